@@ -1,0 +1,261 @@
+//! The list envelope and the common list parameters (page, limit, sort_field, sort_direction,
+//! search_term), parsed from a query string into typed values.
+
+use crate::error::{Error, FieldError, Problems};
+use serde::Serialize;
+
+pub const DEFAULT_LIMIT: u32 = 10;
+pub const MAX_LIMIT: u32 = 100;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Direction {
+    Asc,
+    #[default]
+    Desc,
+}
+
+impl Direction {
+    pub fn sql(self) -> &'static str {
+        match self {
+            Direction::Asc => "ASC",
+            Direction::Desc => "DESC",
+        }
+    }
+}
+
+/// A page request plus sorting and free-text search; `S` is the resource's sort-field enum.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListQuery<S> {
+    pub page: u32,
+    pub limit: u32,
+    pub sort: S,
+    pub direction: Direction,
+    pub search: Option<String>,
+}
+
+impl<S> ListQuery<S> {
+    pub fn new(sort: S) -> Self {
+        Self { page: 1, limit: DEFAULT_LIMIT, sort, direction: Direction::Desc, search: None }
+    }
+    pub fn offset(&self) -> u64 {
+        u64::from(self.page - 1) * u64::from(self.limit)
+    }
+}
+
+/// One page of results and the number of results across all pages (filters applied).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Page<T> {
+    pub items: Vec<T>,
+    pub total: u64,
+    pub page: u32,
+    pub limit: u32,
+}
+
+impl<T> Page<T> {
+    pub fn map<U>(self, f: impl FnMut(T) -> U) -> Page<U> {
+        Page { items: self.items.into_iter().map(f).collect(), total: self.total, page: self.page, limit: self.limit }
+    }
+
+    pub fn pagination(&self) -> Pagination {
+        let max_page = self.total.div_ceil(u64::from(self.limit)).max(1);
+        Pagination {
+            // The spec defines total_count as the number of objects in the current page.
+            total_count: self.items.len() as u64,
+            max_page,
+            current_page: self.page,
+            limit: self.limit,
+            has_next_page: u64::from(self.page) < max_page,
+            has_previous_page: self.page > 1,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Pagination {
+    pub total_count: u64,
+    pub max_page: u64,
+    pub current_page: u32,
+    pub limit: u32,
+    pub has_next_page: bool,
+    pub has_previous_page: bool,
+}
+
+/// Query-string parameters in order, with repeated keys kept (`statuses=A&statuses=B`).
+#[derive(Debug, Clone, Default)]
+pub struct QueryParams(pub Vec<(String, String)>);
+
+impl QueryParams {
+    pub fn parse(query: &str) -> Self {
+        QueryParams(
+            query
+                .split('&')
+                .filter(|p| !p.is_empty())
+                .map(|p| {
+                    let (k, v) = p.split_once('=').unwrap_or((p, ""));
+                    (percent_decode(k), percent_decode(v))
+                })
+                .collect(),
+        )
+    }
+    pub fn get(&self, key: &str) -> Option<&str> {
+        self.0.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
+    }
+    pub fn all<'a>(&'a self, key: &'a str) -> impl Iterator<Item = &'a str> + 'a {
+        self.0.iter().filter(move |(k, _)| k == key).map(|(_, v)| v.as_str())
+    }
+    /// Pairs whose key starts with `prefix`, with the prefix removed (`external_metadata.`).
+    pub fn with_prefix<'a>(&'a self, prefix: &'a str) -> impl Iterator<Item = (&'a str, &'a str)> + 'a {
+        self.0.iter().filter_map(move |(k, v)| k.strip_prefix(prefix).map(|rest| (rest, v.as_str())))
+    }
+}
+
+fn percent_decode(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'+' => out.push(b' '),
+            b'%' if i + 2 < bytes.len() => {
+                let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).ok().and_then(|h| u8::from_str_radix(h, 16).ok());
+                match hex {
+                    Some(b) => {
+                        out.push(b);
+                        i += 2;
+                    }
+                    None => out.push(b'%'),
+                }
+            }
+            b => out.push(b),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Reads query parameters into typed values, collecting `detail` entries with `loc`
+/// `["query", name]`.
+pub struct Query<'a> {
+    pub params: &'a QueryParams,
+    pub problems: Problems,
+}
+
+impl<'a> Query<'a> {
+    pub fn new(params: &'a QueryParams) -> Self {
+        Self { params, problems: Problems::default() }
+    }
+
+    pub fn fail(&mut self, kind: &str, name: &str, msg: impl Into<String>) {
+        self.problems.push(FieldError::query(kind, name, msg));
+    }
+
+    pub fn str(&mut self, name: &str) -> Option<String> {
+        self.params.get(name).map(str::to_string)
+    }
+
+    /// Common list parameters; `parse_sort` maps a `sort_field` to the resource's enum.
+    pub fn list<S: Copy>(&mut self, default_sort: S, parse_sort: impl Fn(&str) -> Option<S>, sort_names: &str) -> ListQuery<S> {
+        let mut q = ListQuery::new(default_sort);
+        if let Some(p) = self.params.get("page") {
+            match p.trim().parse::<u32>() {
+                Ok(n) if n > 0 => q.page = n,
+                _ => self.fail("greater_than", "page", "Input should be an integer greater than 0"),
+            }
+        }
+        let limit = self.params.get("limit").map(|v| ("limit", v)).or_else(|| self.params.get("size").map(|v| ("size", v)));
+        if let Some((name, l)) = limit {
+            match l.trim().parse::<i64>() {
+                // Over the maximum is capped (and echoed capped), as the public API does.
+                Ok(n) if n > 0 => q.limit = n.min(i64::from(MAX_LIMIT)) as u32,
+                _ => self.fail("greater_than", name, "Input should be an integer greater than 0"),
+            }
+        }
+        if let Some(f) = self.params.get("sort_field") {
+            match parse_sort(f.trim()) {
+                Some(s) => q.sort = s,
+                None => self.fail("enum", "sort_field", format!("Input should be {sort_names}")),
+            }
+        }
+        if let Some(d) = self.params.get("sort_direction") {
+            match d.trim().to_ascii_lowercase().as_str() {
+                "asc" => q.direction = Direction::Asc,
+                "desc" => q.direction = Direction::Desc,
+                _ => self.fail("enum", "sort_direction", "Input should be 'asc' or 'desc'"),
+            }
+        }
+        q.search = self.params.get("search_term").map(str::trim).filter(|s| !s.is_empty()).map(str::to_string);
+        q
+    }
+
+    pub fn bool(&mut self, name: &str) -> Option<bool> {
+        let v = self.params.get(name)?;
+        match v.trim().to_ascii_lowercase().as_str() {
+            "true" | "1" | "yes" | "on" => Some(true),
+            "false" | "0" | "no" | "off" => Some(false),
+            _ => {
+                self.fail("bool_parsing", name, "Input should be a valid boolean");
+                None
+            }
+        }
+    }
+
+    pub fn finish(self) -> Result<(), Error> {
+        self.problems.into_result()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, Clone, Copy, PartialEq)]
+    enum S {
+        A,
+        B,
+    }
+    fn ps(s: &str) -> Option<S> {
+        match s {
+            "a" => Some(S::A),
+            "b" => Some(S::B),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn defaults_and_cap() {
+        let p = QueryParams::parse("limit=500&sort_field=b&sort_direction=ASC&search_term=%20x%2By+z");
+        let mut q = Query::new(&p);
+        let l = q.list(S::A, ps, "'a', 'b'");
+        assert!(q.finish().is_ok());
+        assert_eq!((l.page, l.limit, l.sort, l.direction), (1, 100, S::B, Direction::Asc));
+        assert_eq!(l.search.as_deref(), Some("x+y z"));
+    }
+
+    #[test]
+    fn bad_values_are_422_with_loc() {
+        let p = QueryParams::parse("page=0&limit=x&sort_field=zzz&sort_direction=up");
+        let mut q = Query::new(&p);
+        q.list(S::A, ps, "'a', 'b'");
+        let Err(Error::Validation(d)) = q.finish() else { panic!() };
+        let locs: Vec<String> = d.iter().map(|e| serde_json::to_string(&e.loc).unwrap()).collect();
+        assert_eq!(locs, vec![r#"["query","page"]"#, r#"["query","limit"]"#, r#"["query","sort_field"]"#, r#"["query","sort_direction"]"#]);
+    }
+
+    #[test]
+    fn pagination_counts_the_page() {
+        let page = Page { items: vec![1, 2, 3], total: 23, page: 2, limit: 10 };
+        let p = page.pagination();
+        assert_eq!((p.total_count, p.max_page, p.has_next_page, p.has_previous_page), (3, 3, true, true));
+        let empty: Page<u8> = Page { items: vec![], total: 0, page: 1, limit: 10 };
+        assert_eq!(empty.pagination().max_page, 1);
+        assert!(!empty.pagination().has_next_page);
+    }
+
+    #[test]
+    fn repeated_keys_and_prefix() {
+        let p = QueryParams::parse("statuses=A&statuses=B&external_metadata.plan=gold&x=%zz");
+        assert_eq!(p.all("statuses").collect::<Vec<_>>(), vec!["A", "B"]);
+        assert_eq!(p.with_prefix("external_metadata.").collect::<Vec<_>>(), vec![("plan", "gold")]);
+        assert_eq!(p.get("x"), Some("%zz"));
+    }
+}

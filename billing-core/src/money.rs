@@ -1,0 +1,202 @@
+//! Exact money. Amounts are `rust_decimal::Decimal`s rounded half-up to the currency's minor
+//! units; a [`Money`] always carries exactly that many decimal places, so it prints as the wire
+//! format wants (`"99.00"`, KWD `"1.250"`, JPY `"500"`). Never a float.
+
+use rust_decimal::{Decimal, RoundingStrategy};
+use serde::{Deserialize, Serialize, Serializer};
+use std::fmt;
+use std::str::FromStr;
+
+macro_rules! currencies {
+    ($($code:ident = $digits:expr),* $(,)?) => {
+        /// ISO 4217 currencies this service bills in, with their minor-unit digits.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+        pub enum Currency { $($code),* }
+
+        impl Currency {
+            pub const ALL: &'static [Currency] = &[$(Currency::$code),*];
+            /// Number of digits after the decimal point (SAR 2, KWD 3, JPY 0).
+            pub fn minor_digits(self) -> u32 {
+                match self { $(Currency::$code => $digits),* }
+            }
+            pub fn code(self) -> &'static str {
+                match self { $(Currency::$code => stringify!($code)),* }
+            }
+        }
+
+        impl FromStr for Currency {
+            type Err = ();
+            fn from_str(s: &str) -> Result<Self, ()> {
+                match s { $(stringify!($code) => Ok(Currency::$code),)* _ => Err(()) }
+            }
+        }
+    };
+}
+
+currencies!(SAR = 2, USD = 2, EUR = 2, GBP = 2, AED = 2, QAR = 2, BHD = 3, KWD = 3, OMR = 3, JPY = 0);
+
+impl fmt::Display for Currency {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.code())
+    }
+}
+
+/// An amount in a currency, rounded half-up to its minor units.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Money {
+    amount: Decimal,
+    currency: Currency,
+}
+
+impl Money {
+    /// Rounds half-up to the currency's minor units.
+    pub fn new(amount: Decimal, currency: Currency) -> Self {
+        Self { amount: round_to(amount, currency), currency }
+    }
+    pub fn zero(currency: Currency) -> Self {
+        Self::new(Decimal::ZERO, currency)
+    }
+    /// Exact constructor: `None` if the amount has more decimals than the currency allows.
+    pub fn exact(amount: Decimal, currency: Currency) -> Option<Self> {
+        let rounded = round_to(amount, currency);
+        (rounded == amount).then_some(Self { amount: rounded, currency })
+    }
+    pub fn from_minor(minor: i64, currency: Currency) -> Self {
+        Self::new(Decimal::new(minor, currency.minor_digits()), currency)
+    }
+    pub fn amount(&self) -> Decimal {
+        self.amount
+    }
+    pub fn currency(&self) -> Currency {
+        self.currency
+    }
+    /// The integer count of minor units (`"99.00"` SAR → `9900`).
+    pub fn minor_units(&self) -> i64 {
+        let mut a = self.amount;
+        a.rescale(self.currency.minor_digits());
+        i64::try_from(a.mantissa()).expect("amount fits in i64 minor units")
+    }
+    pub fn is_zero(&self) -> bool {
+        self.amount.is_zero()
+    }
+    pub fn is_negative(&self) -> bool {
+        self.amount.is_sign_negative() && !self.amount.is_zero()
+    }
+}
+
+impl fmt::Display for Money {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.amount)
+    }
+}
+
+impl fmt::Debug for Money {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} {}", self.amount, self.currency)
+    }
+}
+
+impl Serialize for Money {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(&self.amount)
+    }
+}
+
+/// Half-up rounding to the currency's minor units, with the scale fixed to exactly that many
+/// digits so that `Display` prints trailing zeros.
+pub fn round_to(amount: Decimal, currency: Currency) -> Decimal {
+    let digits = currency.minor_digits();
+    let mut r = amount.round_dp_with_strategy(digits, RoundingStrategy::MidpointAwayFromZero);
+    r.rescale(digits);
+    r
+}
+
+/// Stores keep every amount as an integer count of thousandths: exact for every supported
+/// currency (none has more than three minor digits) and comparable across currencies, so price
+/// filters and sorts work in SQL without knowing the currency.
+pub const STORED_SCALE: u32 = 3;
+
+pub fn to_stored(amount: Decimal) -> i64 {
+    let mut a = amount;
+    a.rescale(STORED_SCALE);
+    i64::try_from(a.mantissa()).expect("amount fits in stored range")
+}
+
+pub fn from_stored(v: i64) -> Decimal {
+    Decimal::new(v, STORED_SCALE)
+}
+
+impl Money {
+    pub fn to_stored(&self) -> i64 {
+        to_stored(self.amount)
+    }
+    pub fn from_stored(v: i64, currency: Currency) -> Self {
+        Self::new(from_stored(v), currency)
+    }
+}
+
+/// Parses a request amount given as a JSON number or a numeric string (`99`, `"99.5"`).
+/// JSON numbers are read from their text, never through a float.
+pub fn parse_decimal(v: &serde_json::Value) -> Option<Decimal> {
+    let text = match v {
+        serde_json::Value::Number(n) => n.to_string(),
+        serde_json::Value::String(s) => s.trim().to_string(),
+        _ => return None,
+    };
+    if text.is_empty() {
+        return None;
+    }
+    Decimal::from_str_exact(&text).or_else(|_| Decimal::from_scientific(&text)).ok().map(|d| d.normalize())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn d(s: &str) -> Decimal {
+        s.parse().unwrap()
+    }
+
+    #[test]
+    fn rounds_half_up_to_minor_units() {
+        assert_eq!(Money::new(d("10.005"), Currency::SAR).to_string(), "10.01");
+        assert_eq!(Money::new(d("10.004"), Currency::SAR).to_string(), "10.00");
+        assert_eq!(Money::new(d("1.2505"), Currency::KWD).to_string(), "1.251");
+        assert_eq!(Money::new(d("499.5"), Currency::JPY).to_string(), "500");
+        assert_eq!(Money::new(d("99"), Currency::SAR).to_string(), "99.00");
+    }
+
+    #[test]
+    fn exact_refuses_extra_digits() {
+        assert!(Money::exact(d("1.001"), Currency::SAR).is_none());
+        assert!(Money::exact(d("1.001"), Currency::KWD).is_some());
+        assert!(Money::exact(d("1.50"), Currency::JPY).is_none());
+    }
+
+    #[test]
+    fn minor_units() {
+        assert_eq!(Money::new(d("99"), Currency::SAR).minor_units(), 9900);
+        assert_eq!(Money::new(d("1.25"), Currency::KWD).minor_units(), 1250);
+    }
+
+    #[test]
+    fn parses_numbers_and_strings_without_floats() {
+        assert_eq!(parse_decimal(&serde_json::json!(99)), Some(d("99")));
+        assert_eq!(parse_decimal(&serde_json::json!("99.50")), Some(d("99.5")));
+        assert_eq!(parse_decimal(&serde_json::json!(0.1)), Some(d("0.1")));
+        assert_eq!(parse_decimal(&serde_json::json!("abc")), None);
+        assert_eq!(parse_decimal(&serde_json::json!(true)), None);
+    }
+
+    proptest! {
+        #[test]
+        fn stored_form_round_trips(minor in -1_000_000_000_000i64..1_000_000_000_000i64, c in 0usize..Currency::ALL.len()) {
+            let cur = Currency::ALL[c];
+            let m = Money::from_minor(minor, cur);
+            let back = Money::from_stored(m.to_stored(), cur);
+            prop_assert_eq!(back, m);
+            prop_assert_eq!(back.to_string(), m.to_string());
+        }
+    }
+}

@@ -1,0 +1,126 @@
+//! Organizations, users and invitations.
+
+use crate::clock::{wire_time, Clock, Timestamp};
+use crate::fields::{Email, Language};
+use crate::ids::{BranchId, InvitationId, OrgId, UserId};
+use crate::money::Currency;
+use crate::wire_enum;
+use chrono::Duration;
+use rust_decimal::Decimal;
+use serde::{Deserialize, Serialize};
+
+/// Per-organization settings that support (not the API) changes; kept together so that new
+/// settings do not need a schema change.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct OrgSettings {
+    /// VAT rate as a fraction (0.15 = 15 %).
+    pub vat_rate: Decimal,
+    pub home_currency: Currency,
+    pub default_currency: Currency,
+    pub enabled_currencies: Vec<Currency>,
+}
+
+impl Default for OrgSettings {
+    fn default() -> Self {
+        Self {
+            vat_rate: Decimal::new(15, 2),
+            home_currency: Currency::SAR,
+            default_currency: Currency::SAR,
+            enabled_currencies: vec![Currency::SAR],
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Organization {
+    pub id: OrgId,
+    pub name: String,
+    pub name_en: Option<String>,
+    pub sandbox: bool,
+    pub settings: OrgSettings,
+    /// How far the sandbox test clock is ahead of the server clock, in microseconds. Always 0
+    /// for a live organization; only ever grows.
+    pub clock_offset_us: i64,
+    pub created_at: Timestamp,
+}
+
+impl Organization {
+    /// The organization's current time: the server clock, shifted by the test clock in sandbox.
+    pub fn now(&self, clock: &dyn Clock) -> Timestamp {
+        clock.now() + Duration::microseconds(self.clock_offset_us)
+    }
+
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "id": self.id,
+            "name": self.name,
+            "name_en": self.name_en,
+            "sandbox": self.sandbox,
+            "created_at": crate::clock::format_rfc3339(&self.created_at),
+            "currency_config": {
+                "home_currency": self.settings.home_currency,
+                "default_currency": self.settings.default_currency,
+                "enabled_currencies": self.settings.enabled_currencies,
+            }
+        })
+    }
+}
+
+wire_enum!(
+    /// User roles of the public API.
+    Role {
+        OrganizationAdmin = "organization_admin",
+        BranchAdmin = "branch_admin",
+        BranchUser = "branch_user",
+    }
+);
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct User {
+    pub id: UserId,
+    pub org_id: OrgId,
+    pub email: Email,
+    pub first_name: String,
+    pub last_name: String,
+    pub en_first_name: Option<String>,
+    pub en_last_name: Option<String>,
+    pub role: Role,
+    /// Assigned branches (organization admins see every branch regardless).
+    pub branch_ids: Vec<BranchId>,
+    pub created_at: Timestamp,
+}
+
+impl User {
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "id": self.id,
+            "email": self.email,
+            "first_name": self.first_name,
+            "last_name": self.last_name,
+            "en_first_name": self.en_first_name,
+            "en_last_name": self.en_last_name,
+            "created_at": crate::clock::format_rfc3339(&self.created_at),
+        })
+    }
+}
+
+/// An invitation to join the organization; the e-mail is recorded as a notification to send.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Invitation {
+    pub id: InvitationId,
+    pub organization_id: OrgId,
+    pub email: Email,
+    pub role: Role,
+    pub branches: Vec<BranchId>,
+    pub created_by: UserId,
+    #[serde(skip)]
+    pub language: Language,
+    #[serde(with = "wire_time")]
+    pub expire_at: Timestamp,
+    #[serde(skip)]
+    pub created_at: Timestamp,
+}
+
+/// How long an invitation stays valid.
+pub const INVITATION_TTL_DAYS: i64 = 7;
