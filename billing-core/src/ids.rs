@@ -53,6 +53,12 @@ macro_rules! typed_id {
                 Self(u)
             }
         }
+
+        impl From<$name> for Uuid {
+            fn from(id: $name) -> Uuid {
+                id.0
+            }
+        }
     )*};
 }
 

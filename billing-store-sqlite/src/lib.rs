@@ -1,0 +1,160 @@
+//! The SQLite store: rusqlite (bundled SQLite), WAL mode with `synchronous=FULL`, migrations
+//! embedded and applied on open.
+//!
+//! - Writes go through one writer connection with *group commit*: concurrent transactions run
+//!   one after another inside a shared SQLite transaction (each in its own savepoint, so a
+//!   failing one rolls back alone) and are committed together with one fsync; each caller is
+//!   answered only after the commit that made its work durable.
+//! - Reads use a pool of separate connections; in WAL mode they read the last committed state
+//!   and never wait for the writer.
+
+mod migrate;
+mod rows;
+mod tx;
+mod writer;
+
+use billing_core::error::{Result, StoreError};
+use billing_core::store::{Store, Tx};
+use rusqlite::{Connection, OpenFlags};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use writer::Writer;
+
+/// Maps SQLite's "UNIQUE constraint failed: t.a, t.b" column lists to index names, so that the
+/// core sees the same constraint names on every backend.
+pub(crate) type ConstraintNames = Arc<HashMap<String, String>>;
+
+#[derive(Clone)]
+pub struct SqliteStore {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    writer: Writer,
+    /// `None` for an in-memory database, which has a single connection.
+    path: Option<PathBuf>,
+    readers: Mutex<Vec<Connection>>,
+    constraints: ConstraintNames,
+    /// Remove the database files when the store goes away (temporary databases).
+    delete_on_drop: bool,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        if let (true, Some(p)) = (self.delete_on_drop, &self.path) {
+            self.readers.get_mut().map(|r| r.clear()).ok();
+            for suffix in ["", "-wal", "-shm"] {
+                let _ = std::fs::remove_file(format!("{}{suffix}", p.display()));
+            }
+        }
+    }
+}
+
+const READ_POOL_MAX_IDLE: usize = 16;
+
+fn configure(conn: &Connection) -> rusqlite::Result<()> {
+    conn.busy_timeout(std::time::Duration::from_secs(10))?;
+    conn.execute_batch("PRAGMA foreign_keys = ON; PRAGMA temp_store = MEMORY; PRAGMA cache_size = -32768;")?;
+    conn.set_prepared_statement_cache_capacity(256);
+    Ok(())
+}
+
+fn backend(e: rusqlite::Error) -> StoreError {
+    StoreError::Backend(e.to_string())
+}
+
+impl SqliteStore {
+    /// Opens (creating if needed) the database file at `path` and migrates it.
+    pub fn open(path: impl AsRef<Path>) -> std::result::Result<Self, StoreError> {
+        let path = path.as_ref().to_path_buf();
+        let conn = Connection::open(&path).map_err(backend)?;
+        // WAL lets readers run beside the writer; FULL syncs the WAL on every commit, so an
+        // answered write survives power loss.
+        conn.pragma_update(None, "journal_mode", "WAL").map_err(backend)?;
+        conn.pragma_update(None, "synchronous", "FULL").map_err(backend)?;
+        configure(&conn).map_err(backend)?;
+        migrate::apply(&conn)?;
+        let constraints = Arc::new(migrate::unique_constraint_names(&conn)?);
+        Ok(SqliteStore {
+            inner: Arc::new(Inner { writer: Writer::new(conn, true), path: Some(path), readers: Mutex::new(Vec::new()), constraints, delete_on_drop: false }),
+        })
+    }
+
+    /// A new file database in the system's temporary directory, deleted when the last handle to
+    /// the store is dropped (tests and benchmarks).
+    pub fn open_temporary() -> std::result::Result<Self, StoreError> {
+        let path = std::env::temp_dir().join(format!("billing-{}.db", uuid::Uuid::new_v4()));
+        let store = Self::open(&path)?;
+        // Safe: nobody else holds the Arc yet.
+        let mut inner = Arc::try_unwrap(store.inner).map_err(|_| StoreError::Backend("store shared during open".into()))?;
+        inner.delete_on_drop = true;
+        Ok(SqliteStore { inner: Arc::new(inner) })
+    }
+
+    /// A private in-memory database (tests, examples). It has one connection, so reads share
+    /// the writer and there is no group commit.
+    pub fn in_memory() -> std::result::Result<Self, StoreError> {
+        let conn = Connection::open_in_memory().map_err(backend)?;
+        configure(&conn).map_err(backend)?;
+        migrate::apply(&conn)?;
+        let constraints = Arc::new(migrate::unique_constraint_names(&conn)?);
+        Ok(SqliteStore { inner: Arc::new(Inner { writer: Writer::new(conn, false), path: None, readers: Mutex::new(Vec::new()), constraints, delete_on_drop: false }) })
+    }
+
+    /// Accepts `sqlite://path`, `sqlite:path`, `sqlite::memory:` or a plain path.
+    pub fn open_url(url: &str) -> std::result::Result<Self, StoreError> {
+        let path = url.strip_prefix("sqlite://").or_else(|| url.strip_prefix("sqlite:")).unwrap_or(url);
+        if path == ":memory:" {
+            return Self::in_memory();
+        }
+        Self::open(path)
+    }
+
+    fn reader(&self) -> std::result::Result<Connection, StoreError> {
+        if let Some(c) = self.inner.readers.lock().unwrap().pop() {
+            return Ok(c);
+        }
+        let path = self.inner.path.as_ref().expect("file database");
+        let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_URI).map_err(backend)?;
+        configure(&conn).map_err(backend)?;
+        Ok(conn)
+    }
+
+    fn give_back(&self, conn: Connection) {
+        let mut pool = self.inner.readers.lock().unwrap();
+        if pool.len() < READ_POOL_MAX_IDLE {
+            pool.push(conn);
+        }
+    }
+
+    /// Number of transactions committed and of commits (fsyncs) so far: their ratio shows how
+    /// well group commit batches.
+    pub fn commit_stats(&self) -> (u64, u64) {
+        self.inner.writer.stats()
+    }
+}
+
+impl Store for SqliteStore {
+    fn read<R>(&self, mut f: impl FnMut(&mut dyn Tx) -> Result<R>) -> Result<R> {
+        if self.inner.path.is_none() {
+            return self.inner.writer.run_alone(&self.inner.constraints, &mut f);
+        }
+        let conn = self.reader()?;
+        // An explicit transaction gives every statement of `f` the same snapshot.
+        conn.execute_batch("BEGIN").map_err(backend)?;
+        let result = {
+            let mut tx = tx::SqliteTx::new(&conn, &self.inner.constraints);
+            f(&mut tx)
+        };
+        let end = conn.execute_batch("COMMIT");
+        if end.is_ok() {
+            self.give_back(conn);
+        }
+        result
+    }
+
+    fn write<R>(&self, f: impl FnMut(&mut dyn Tx) -> Result<R>) -> Result<R> {
+        self.inner.writer.write(&self.inner.constraints, f)
+    }
+}

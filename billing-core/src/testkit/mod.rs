@@ -87,17 +87,18 @@ macro_rules! conformance_suite {
 #[macro_export]
 macro_rules! conformance_cases {
     ($h:ty; $($module:ident :: $case:ident),* $(,)?) => {
+        /// Case names are unique across the suite's modules, so each is a test of its own here.
         mod conformance {
+            #[allow(unused_imports)]
+            use super::*;
             $(
-                mod $module {
-                    #[test]
-                    fn $case() {
-                        if !<$h as $crate::testkit::Harness>::available() {
-                            eprintln!("SKIPPED conformance::{}::{}: backend not configured", stringify!($module), stringify!($case));
-                            return;
-                        }
-                        $crate::testkit::$module::$case::<$h>();
+                #[test]
+                fn $case() {
+                    if !<$h as $crate::testkit::Harness>::available() {
+                        eprintln!("SKIPPED conformance::{}::{}: backend not configured", stringify!($module), stringify!($case));
+                        return;
                     }
+                    $crate::testkit::$module::$case::<$h>();
                 }
             )*
         }

@@ -1,0 +1,148 @@
+//! The single writer connection, with group commit.
+//!
+//! Each caller runs its transaction on the caller's own thread, in a savepoint inside a shared
+//! SQLite transaction (the *batch*). A caller that sees others queued behind it leaves the batch
+//! open and waits; the last caller in line commits the batch (one fsync) and wakes everyone in
+//! it. So under load many transactions share an fsync, and alone a transaction commits at once.
+//! A transaction that fails rolls back to its savepoint and leaves the batch unharmed.
+
+use crate::tx::SqliteTx;
+use crate::ConstraintNames;
+use billing_core::error::{Result, StoreError};
+use billing_core::store::Tx;
+use rusqlite::Connection;
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Condvar, Mutex, MutexGuard};
+
+/// Upper bound of transactions per commit, so that latency stays bounded under heavy load.
+const MAX_BATCH: usize = 512;
+
+pub struct Writer {
+    state: Mutex<State>,
+    committed: Condvar,
+    /// Callers waiting for the connection: when non-zero, the current holder need not commit.
+    queued: AtomicUsize,
+    group_commit: bool,
+    transactions: AtomicU64,
+    commits: AtomicU64,
+}
+
+struct State {
+    conn: Connection,
+    /// Whether a batch transaction is open.
+    open: bool,
+    /// Id of the open batch (or of the last one).
+    batch: u64,
+    in_batch: usize,
+    /// Every batch up to this id has finished committing (successfully or not).
+    done: u64,
+    /// Recently failed batches and why, for the callers still waiting on them.
+    failed: Vec<(u64, String)>,
+}
+
+impl Writer {
+    pub fn new(conn: Connection, group_commit: bool) -> Self {
+        Writer {
+            state: Mutex::new(State { conn, open: false, batch: 0, in_batch: 0, done: 0, failed: Vec::new() }),
+            committed: Condvar::new(),
+            queued: AtomicUsize::new(0),
+            group_commit,
+            transactions: AtomicU64::new(0),
+            commits: AtomicU64::new(0),
+        }
+    }
+
+    pub fn stats(&self) -> (u64, u64) {
+        (self.transactions.load(Ordering::Relaxed), self.commits.load(Ordering::Relaxed))
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.queued.fetch_add(1, Ordering::SeqCst);
+        let guard = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        self.queued.fetch_sub(1, Ordering::SeqCst);
+        guard
+    }
+
+    /// Runs `f` on the writer connection in a transaction of its own, committed at once (the
+    /// in-memory store's reads and writes).
+    pub fn run_alone<R>(&self, names: &ConstraintNames, f: &mut dyn FnMut(&mut dyn Tx) -> Result<R>) -> Result<R> {
+        let st = self.lock();
+        exec(&st.conn, "BEGIN")?;
+        let result = catch_unwind(AssertUnwindSafe(|| f(&mut SqliteTx::new(&st.conn, names))));
+        match &result {
+            Ok(Ok(_)) => exec(&st.conn, "COMMIT")?,
+            _ => exec(&st.conn, "ROLLBACK")?,
+        }
+        drop(st);
+        match result {
+            Ok(r) => r,
+            Err(p) => resume_unwind(p),
+        }
+    }
+
+    pub fn write<R>(&self, names: &ConstraintNames, mut f: impl FnMut(&mut dyn Tx) -> Result<R>) -> Result<R> {
+        if !self.group_commit {
+            return self.run_alone(names, &mut f);
+        }
+        let mut st = self.lock();
+        if !st.open {
+            exec(&st.conn, "BEGIN IMMEDIATE")?;
+            st.open = true;
+            st.batch += 1;
+            st.in_batch = 0;
+        }
+        let my_batch = st.batch;
+        exec(&st.conn, "SAVEPOINT op")?;
+        let result = catch_unwind(AssertUnwindSafe(|| f(&mut SqliteTx::new(&st.conn, names))));
+        let kept = matches!(result, Ok(Ok(_)));
+        let ended = if kept { exec(&st.conn, "RELEASE op") } else { exec(&st.conn, "ROLLBACK TO op").and_then(|_| exec(&st.conn, "RELEASE op")) };
+        st.in_batch += 1;
+        self.transactions.fetch_add(1, Ordering::Relaxed);
+
+        let commit_now = self.queued.load(Ordering::SeqCst) == 0 || st.in_batch >= MAX_BATCH;
+        if commit_now {
+            self.commit(&mut st);
+        }
+        let result = match result {
+            Ok(r) => r,
+            Err(panic) => {
+                drop(st);
+                resume_unwind(panic)
+            }
+        };
+        if let Err(e) = ended {
+            return Err(e.into());
+        }
+        if !kept {
+            // Nothing of ours is in the batch: no need to wait for its commit.
+            return result;
+        }
+        while st.done < my_batch {
+            st = self.committed.wait(st).unwrap_or_else(|p| p.into_inner());
+        }
+        if let Some((_, why)) = st.failed.iter().find(|(b, _)| *b == my_batch) {
+            return Err(StoreError::Backend(format!("commit failed: {why}")).into());
+        }
+        result
+    }
+
+    fn commit(&self, st: &mut State) {
+        let batch = st.batch;
+        if let Err(e) = st.conn.execute_batch("COMMIT") {
+            let _ = st.conn.execute_batch("ROLLBACK");
+            st.failed.push((batch, e.to_string()));
+            if st.failed.len() > 64 {
+                st.failed.remove(0);
+            }
+        }
+        self.commits.fetch_add(1, Ordering::Relaxed);
+        st.open = false;
+        st.done = batch;
+        self.committed.notify_all();
+    }
+}
+
+fn exec(conn: &Connection, sql: &str) -> std::result::Result<(), StoreError> {
+    conn.execute_batch(sql).map_err(|e| StoreError::Backend(e.to_string()))
+}
