@@ -25,6 +25,10 @@ impl<'a> Body<'a> {
         let mut problems = Problems::default();
         let obj = match v {
             Value::Object(m) => Some(m),
+            Value::Null => {
+                problems.push(FieldError::new("missing", prefix.clone(), "Field required"));
+                None
+            }
             _ => {
                 problems.push(FieldError::new("model_attributes_type", prefix.clone(), "Input should be a valid dictionary or object"));
                 None

@@ -1,1 +1,174 @@
-fn main(){}
+//! `billing-server`: serve the API (default), `init` a database, or manage `keys`.
+
+use billing_core::engine::{BootstrapRequest, NewApiKey};
+use billing_core::fields::Email;
+use billing_core::ids::{BranchId, OrgId};
+use billing_server::{App, Config, DEFAULT_BODY_LIMIT};
+use clap::{Args, Parser, Subcommand};
+use serde_json::json;
+use std::net::SocketAddr;
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(name = "billing-server", version, about = "Billing and payment-collection engine, public API v2")]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+    #[command(flatten)]
+    serve: ServeArgs,
+}
+
+#[derive(Args, Clone)]
+struct DbArgs {
+    /// Database: a SQLite file path, `sqlite://path`, or `sqlite::memory:`.
+    #[arg(long, env = "BILLING_DATABASE_URL", default_value = "./billing.db", global = true)]
+    database_url: String,
+}
+
+#[derive(Args, Clone)]
+struct ServeArgs {
+    /// Address to listen on.
+    #[arg(long, env = "BILLING_LISTEN", default_value = "127.0.0.1:8080")]
+    listen: SocketAddr,
+    /// HS256 secret for bearer tokens. Without it a random one is used, so tokens from
+    /// `init` stop working at restart.
+    #[arg(long, env = "BILLING_JWT_SECRET")]
+    jwt_secret: Option<String>,
+    /// Largest accepted request body, in bytes.
+    #[arg(long, env = "BILLING_BODY_LIMIT", default_value_t = DEFAULT_BODY_LIMIT)]
+    body_limit: usize,
+    #[command(flatten)]
+    db: DbArgs,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Serve the API (what running without a command does).
+    Serve,
+    /// Create an organization with a default branch, an admin user and an all-branches API key.
+    Init {
+        /// Print one JSON object (for scripts) instead of text.
+        #[arg(long)]
+        json: bool,
+        #[arg(long, default_value = "My Organization")]
+        org_name: String,
+        #[arg(long, default_value = "admin@example.com")]
+        admin_email: String,
+        /// Create a live organization instead of a sandbox one.
+        #[arg(long)]
+        live: bool,
+    },
+    /// Manage API keys.
+    Keys {
+        #[command(subcommand)]
+        command: KeysCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum KeysCommand {
+    /// Create an API key; prints the x-api-key value once.
+    Create {
+        /// Organization (default: the first one in the database).
+        #[arg(long)]
+        org_id: Option<OrgId>,
+        /// A branch the key may use (repeat for several).
+        #[arg(long = "branch")]
+        branches: Vec<BranchId>,
+        /// The branch used when a request has no x-branch-id (default: the first --branch).
+        #[arg(long)]
+        default_branch: Option<BranchId>,
+        /// Give the key every present and future branch (it acts as an organization admin).
+        #[arg(long)]
+        all_branches: bool,
+        #[arg(long, default_value = "cli")]
+        name: String,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+fn main() -> ExitCode {
+    tracing_subscriber::fmt().with_env_filter(tracing_subscriber::EnvFilter::try_from_env("BILLING_LOG").unwrap_or_else(|_| "info".into())).with_writer(std::io::stderr).init();
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn config(args: &ServeArgs) -> Config {
+    let jwt_secret = args.jwt_secret.clone().unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
+    Config { database_url: args.db.database_url.clone(), jwt_secret, body_limit: args.body_limit }
+}
+
+fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
+    let args = cli.serve.clone();
+    match cli.command {
+        None | Some(Command::Serve) => serve(args),
+        Some(Command::Init { json, org_name, admin_email, live }) => {
+            let app = App::open(config(&args))?;
+            let boot = app.billing.bootstrap(&BootstrapRequest { org_name, admin_email: Email::parse(&admin_email)?, sandbox: !live })?;
+            if json {
+                println!(
+                    "{}",
+                    json!({
+                        "organization_id": boot.org.id,
+                        "branch_id": boot.branch.id,
+                        "user_id": boot.user.id,
+                        "api_key": boot.api_key.key,
+                        "api_secret": boot.api_key.secret,
+                        "x_api_key": boot.api_key.header_value(),
+                        "token": boot.token,
+                    })
+                );
+            } else {
+                print_bootstrap(&boot);
+            }
+            Ok(())
+        }
+        Some(Command::Keys { command: KeysCommand::Create { org_id, branches, default_branch, all_branches, name, json } }) => {
+            let app = App::open(config(&args))?;
+            let org = match org_id {
+                Some(o) => o,
+                None => app.billing.organizations()?.first().map(|o| o.id).ok_or("the database has no organization; run `billing-server init` first")?,
+            };
+            let (key, pair) = app.billing.create_api_key(org, &NewApiKey { name, branch_ids: branches, default_branch_id: default_branch, is_all_branches: all_branches })?;
+            if json {
+                println!(
+                    "{}",
+                    json!({"id": key.id, "organization_id": org, "api_key": pair.key, "api_secret": pair.secret, "x_api_key": pair.header_value(), "branch_ids": key.branch_ids, "default_branch_id": key.default_branch_id, "is_all_branches": key.is_all_branches})
+                );
+            } else {
+                println!("API key created for organization {org}.\nx-api-key: {}", pair.header_value());
+            }
+            Ok(())
+        }
+    }
+}
+
+fn print_bootstrap(boot: &billing_core::engine::Bootstrap) {
+    println!("Created sandbox organization {} with branch {} and admin {}.", boot.org.id, boot.branch.id, boot.user.email);
+    println!("Your API key (shown once; send it in the x-api-key header):\n\n    {}\n", boot.api_key.header_value());
+}
+
+fn serve(args: ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
+    let app = App::open(config(&args))?;
+    if app.billing.is_empty()? {
+        let boot = app.billing.bootstrap(&BootstrapRequest { org_name: "My Organization".into(), admin_email: Email::parse("admin@example.com")?, sandbox: true })?;
+        print_bootstrap(&boot);
+    }
+    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    rt.block_on(async move {
+        let listener = tokio::net::TcpListener::bind(args.listen).await?;
+        tracing::info!(address = %listener.local_addr()?, database = %app.config.database_url, "billing-server listening");
+        tokio::select! {
+            _ = billing_server::serve(app, listener) => {},
+            _ = tokio::signal::ctrl_c() => tracing::info!("shutting down"),
+        }
+        Ok::<_, Box<dyn std::error::Error>>(())
+    })
+}

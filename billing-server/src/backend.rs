@@ -1,0 +1,33 @@
+//! The store the server runs on, chosen from the database URL.
+
+use billing_core::error::{Result, StoreError};
+use billing_core::store::{Store, Tx};
+use billing_store_sqlite::SqliteStore;
+
+#[derive(Clone)]
+pub enum Backend {
+    Sqlite(SqliteStore),
+}
+
+impl Backend {
+    /// `sqlite://path`, `sqlite::memory:` or a plain path.
+    pub fn open(url: &str) -> std::result::Result<Self, StoreError> {
+        if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            return Err(StoreError::Backend("this build has no PostgreSQL store yet".into()));
+        }
+        Ok(Backend::Sqlite(SqliteStore::open_url(url)?))
+    }
+}
+
+impl Store for Backend {
+    fn read<R>(&self, f: impl FnMut(&mut dyn Tx) -> Result<R>) -> Result<R> {
+        match self {
+            Backend::Sqlite(s) => s.read(f),
+        }
+    }
+    fn write<R>(&self, f: impl FnMut(&mut dyn Tx) -> Result<R>) -> Result<R> {
+        match self {
+            Backend::Sqlite(s) => s.write(f),
+        }
+    }
+}

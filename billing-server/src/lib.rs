@@ -1,0 +1,146 @@
+//! billing-server: the public API v2 over HTTP, as a thin hyper 1.x shell around billing-core.
+
+pub mod api;
+pub mod backend;
+pub mod http;
+pub mod router;
+
+use api::Reply;
+use backend::Backend;
+use billing_core::auth::Credential;
+use billing_core::clock::{Clock, SystemClock};
+use billing_core::error::{Code, Error, FieldError};
+use billing_core::ids::BranchId;
+use billing_core::Billing;
+use http::{envelope, error_response, json_response, read_request, HttpResponse, ReadError};
+use hyper::header::HeaderValue;
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::{Request, StatusCode};
+use hyper_util::rt::TokioIo;
+use router::{resolve, Resolution};
+use std::net::SocketAddr;
+use std::sync::Arc;
+use tokio::net::TcpListener;
+
+pub const DEFAULT_BODY_LIMIT: usize = 1024 * 1024;
+
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub database_url: String,
+    pub jwt_secret: String,
+    /// Largest accepted request body, in bytes.
+    pub body_limit: usize,
+}
+
+pub struct App {
+    pub billing: Billing<Backend>,
+    pub config: Config,
+}
+
+impl App {
+    pub fn open(config: Config) -> Result<Arc<App>, Error> {
+        Self::open_with_clock(config, Arc::new(SystemClock))
+    }
+
+    pub fn open_with_clock(config: Config, clock: Arc<dyn Clock>) -> Result<Arc<App>, Error> {
+        let store = Backend::open(&config.database_url)?;
+        let billing = Billing::new(store, clock).with_jwt_secret(config.jwt_secret.as_bytes().to_vec());
+        Ok(Arc::new(App { billing, config }))
+    }
+}
+
+/// Serves HTTP/1.1 on `listener` until the process ends.
+pub async fn serve(app: Arc<App>, listener: TcpListener) {
+    loop {
+        let (stream, _) = match listener.accept().await {
+            Ok(s) => s,
+            Err(e) => {
+                tracing::warn!(error = %e, "accept failed");
+                continue;
+            }
+        };
+        let _ = stream.set_nodelay(true);
+        let app = app.clone();
+        tokio::spawn(async move {
+            let svc = service_fn(move |req| {
+                let app = app.clone();
+                async move { Ok::<_, std::convert::Infallible>(handle(app, req).await) }
+            });
+            if let Err(e) = http1::Builder::new().keep_alive(true).serve_connection(TokioIo::new(stream), svc).await {
+                tracing::debug!(error = %e, "connection ended with an error");
+            }
+        });
+    }
+}
+
+/// Binds `addr` (port 0 picks a free one) and serves in the background; returns the address.
+pub async fn spawn(app: Arc<App>, addr: SocketAddr) -> std::io::Result<SocketAddr> {
+    let listener = TcpListener::bind(addr).await?;
+    let local = listener.local_addr()?;
+    tokio::spawn(serve(app, listener));
+    Ok(local)
+}
+
+pub async fn handle(app: Arc<App>, req: Request<hyper::body::Incoming>) -> HttpResponse {
+    let request_id = req
+        .headers()
+        .get("x-request-id")
+        .and_then(|v| v.to_str().ok())
+        .filter(|v| !v.is_empty() && v.len() <= 200)
+        .map(str::to_string)
+        .unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
+    let mut resp = respond(app, req).await;
+    if let Ok(v) = HeaderValue::from_str(&request_id) {
+        resp.headers_mut().insert("x-request-id", v);
+    }
+    resp
+}
+
+async fn respond(app: Arc<App>, req: Request<hyper::body::Incoming>) -> HttpResponse {
+    let route = match resolve(req.method(), req.uri().path()) {
+        Resolution::Found(r) => r,
+        Resolution::MethodNotAllowed => return envelope(Code::METHOD_NOT_ALLOWED, Some(format!("{} is not allowed on {}", req.method(), req.uri().path()))),
+        Resolution::NotFound => return envelope(Code::NOT_FOUND, Some(format!("no route for {}", req.uri().path()))),
+    };
+    let req = match read_request(req, app.config.body_limit).await {
+        Ok(r) => r,
+        Err(ReadError::TooLarge) => return envelope(Code::PAYLOAD_TOO_LARGE, Some(format!("the limit is {} bytes", app.config.body_limit))),
+        Err(ReadError::Broken) => return error_response(&Error::invalid(FieldError::new("json_invalid", vec!["body".into()], "the request body could not be read"))),
+    };
+    let credential = credential(&req);
+    let branch = req.header("x-branch-id").map(|v| v.trim().to_string());
+    let op = api::build(route, api::Input::from(&req));
+    // The operation is synchronous (it holds a database connection): run authentication and the
+    // operation together on one blocking thread.
+    let result = tokio::task::spawn_blocking(move || {
+        let credential = credential?;
+        let branch = match branch {
+            Some(b) => Some(b.parse::<BranchId>().map_err(|_| Error::invalid(FieldError::new("uuid_parsing", vec!["header".into(), "x-branch-id".into()], "Input should be a valid UUID")))?),
+            None => None,
+        };
+        let scope = app.billing.authenticate(&credential, branch)?;
+        op(&app.billing, &scope)
+    })
+    .await;
+    match result {
+        Ok(Ok(Reply::Json(v))) => json_response(StatusCode::OK, &v),
+        Ok(Ok(Reply::Empty)) => json_response(StatusCode::OK, &serde_json::json!({})),
+        Ok(Err(e)) => error_response(&e),
+        Err(join) => {
+            tracing::error!(error = %join, "operation panicked");
+            envelope(Code::SERVICE_UNKNOWN_ERROR, None)
+        }
+    }
+}
+
+/// `x-api-key` or `Authorization: Bearer`; neither is a 401.
+fn credential(req: &http::Incoming2) -> Result<Credential, Error> {
+    if let Some(k) = req.header("x-api-key") {
+        return Credential::from_api_key_header(k);
+    }
+    if let Some(a) = req.header("authorization") {
+        return Credential::from_authorization_header(a);
+    }
+    Err(Error::unauthorized("send an x-api-key header or an Authorization: Bearer token"))
+}
