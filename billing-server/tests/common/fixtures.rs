@@ -1,0 +1,2 @@
+//! Shared request bodies and setup steps for the endpoint tests.
+#![allow(dead_code)]

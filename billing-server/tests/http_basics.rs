@@ -1,0 +1,87 @@
+//! Protocol-level behaviour: routing, errors, limits, request ids, authentication.
+
+mod common;
+
+use common::TestServer;
+use hyper::Method;
+use serde_json::json;
+
+fn unknown_path_is_404_in_the_envelope(srv: &TestServer) {
+    let r = srv.get("/api/v2/does-not-exist");
+    assert_eq!(r.status, 404);
+    assert_eq!(r.code(), "NOT_FOUND");
+}
+
+fn wrong_method_is_405(srv: &TestServer) {
+    let r = srv.call(Method::PATCH, "/api/v2/consumers", None);
+    assert_eq!(r.status, 405);
+    assert_eq!(r.code(), "METHOD_NOT_ALLOWED");
+}
+
+fn request_id_is_echoed_or_made(srv: &TestServer) {
+    let r = srv.raw(Method::GET, "/api/v2/me", &[("x-api-key", &srv.key), ("x-request-id", "abc-123")], None);
+    assert_eq!(r.headers["x-request-id"], "abc-123");
+    let r = srv.get("/api/v2/me");
+    assert!(!r.headers["x-request-id"].is_empty());
+    let r = srv.raw(Method::GET, "/api/v2/me", &[], None);
+    assert_eq!(r.status, 401);
+    assert!(!r.headers["x-request-id"].is_empty(), "errors carry a request id too");
+}
+
+fn body_over_the_limit_is_413(srv: &TestServer) {
+    let big = json!({"name": "x".repeat(1024 * 1024 + 10)});
+    let r = srv.unchanged(|| srv.post("/api/v2/consumers", big));
+    assert_eq!(r.status, 413);
+    assert_eq!(r.code(), "PAYLOAD_TOO_LARGE");
+}
+
+fn malformed_json_is_422_at_body(srv: &TestServer) {
+    let r = srv.unchanged(|| srv.raw(Method::POST, "/api/v2/consumers", &[("x-api-key", &srv.key)], Some(b"{nope".to_vec())));
+    assert_eq!(r.status, 422);
+    assert_eq!(r.locs(), vec![json!(["body"])]);
+    assert_eq!(r.body["detail"][0]["type"], "json_invalid");
+}
+
+fn missing_and_bad_credentials_are_401(srv: &TestServer) {
+    for headers in [
+        vec![],
+        vec![("x-api-key", "not base64!")],
+        vec![("x-api-key", "YWJjOmRlZg==")],
+        vec![("authorization", "Bearer a.b.c")],
+        vec![("authorization", "Basic abc")],
+    ] {
+        let r = srv.raw(Method::GET, "/api/v2/me", &headers, None);
+        assert_eq!(r.status, 401, "{headers:?}");
+        assert_eq!(r.code(), "UNAUTHORIZED");
+    }
+}
+
+fn bearer_token_works(srv: &TestServer) {
+    let token = srv.boot.token.clone();
+    let r = srv.raw(Method::GET, "/api/v2/me", &[("authorization", &format!("Bearer {token}"))], None);
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(r.body["user"]["id"], json!(srv.boot.user.id));
+    assert_eq!(r.body["organization"]["sandbox"], json!(true));
+}
+
+fn me_has_the_reference_shape(srv: &TestServer) {
+    let r = srv.get("/api/v2/me");
+    assert_eq!(r.status, 200);
+    for f in ["id", "email", "first_name", "last_name", "en_first_name", "en_last_name", "created_at"] {
+        assert!(r.body["user"].get(f).is_some(), "user.{f}");
+    }
+    for f in ["id", "name", "name_en", "sandbox", "created_at", "currency_config"] {
+        assert!(r.body["organization"].get(f).is_some(), "organization.{f}");
+    }
+}
+
+http_tests!(
+    unknown_path_is_404_in_the_envelope,
+    wrong_method_is_405,
+    request_id_is_echoed_or_made,
+    body_over_the_limit_is_413,
+    malformed_json_is_422_at_body,
+    missing_and_bad_credentials_are_401,
+    bearer_token_works,
+    me_has_the_reference_shape,
+);
