@@ -1,0 +1,12 @@
+DROP TABLE events;
+DROP TABLE coupons;
+DROP TABLE product_prices;
+DROP TABLE products;
+DROP TABLE consumers;
+DROP TABLE notifications;
+DROP TABLE invitations;
+DROP TABLE api_keys;
+DROP TABLE user_branches;
+DROP TABLE users;
+DROP TABLE branches;
+DROP TABLE organizations;

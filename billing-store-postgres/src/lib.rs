@@ -1,0 +1,254 @@
+//! billing-store-postgres: billing-core's [`Store`] on PostgreSQL, with diesel 2 (sync) and an
+//! r2d2 connection pool.
+//!
+//! - [`PgStore::connect`] opens a pool and applies the embedded migrations (`migrations/`, the
+//!   same schema as billing-store-sqlite's in native PostgreSQL types).
+//! - [`Store::write`] runs the closure in a `SERIALIZABLE` transaction and retries it as a whole
+//!   when PostgreSQL reports a serialization failure or a deadlock; each write statement runs in
+//!   a savepoint, so a unique violation leaves the transaction usable.
+//! - [`Store::read`] runs the closure in a `READ ONLY`, `REPEATABLE READ` transaction: one
+//!   snapshot, never waiting for a writer.
+//! - [`testing::TempDatabase`] gives tests a throw-away database on a server named by
+//!   `BILLING_TEST_DATABASE_URL`.
+//!
+//! libpq is built from source (pq-sys's `bundled` feature), so no system libpq is needed.
+
+mod error;
+mod lists;
+mod rows;
+mod schema;
+pub mod testing;
+mod tx;
+
+pub use tx::PgTx;
+
+use billing_core::error::{Error, Result, StoreError};
+use billing_core::store::{Store, Tx};
+use diesel::pg::PgConnection;
+use diesel::r2d2::{ConnectionManager, Pool, PooledConnection, R2D2Connection};
+use diesel::result::Error as DieselError;
+use diesel::{Connection, RunQueryDsl};
+use diesel_migrations::{embed_migrations, EmbeddedMigrations, MigrationHarness};
+use error::{is_retryable, store_error};
+use std::hash::BuildHasher;
+use std::time::Duration;
+use tx::TxState;
+
+/// The schema, compiled into the binary and applied by [`PgStore::connect`].
+pub const MIGRATIONS: EmbeddedMigrations = embed_migrations!("migrations");
+
+type PgPool = Pool<ConnectionManager<PgConnection>>;
+
+/// Pool and retry settings; [`Default`] suits a small service.
+#[derive(Debug, Clone)]
+pub struct PgStoreOptions {
+    /// Most connections the pool opens (PostgreSQL's default `max_connections` is 100).
+    pub max_connections: u32,
+    /// Connections kept open while idle.
+    pub min_idle: u32,
+    /// How long a transaction waits for a free connection before failing.
+    pub connection_timeout: Duration,
+    /// How many times `write` runs its closure when every attempt meets a serialization
+    /// failure or deadlock, before reporting `StoreError::Conflict`.
+    pub max_write_attempts: u32,
+}
+
+impl Default for PgStoreOptions {
+    fn default() -> Self {
+        PgStoreOptions {
+            max_connections: 10,
+            min_idle: 1,
+            connection_timeout: Duration::from_secs(30),
+            max_write_attempts: 10,
+        }
+    }
+}
+
+/// billing-core's [`Store`] on PostgreSQL.
+pub struct PgStore {
+    // Field order matters: the pool (and its connections) is dropped before the temporary
+    // database it may point into, so that dropping the database finds no session in it.
+    pool: PgPool,
+    max_write_attempts: u32,
+    _temp: Option<testing::TempDatabase>,
+}
+
+impl std::fmt::Debug for PgStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PgStore")
+            .field("pool", &self.pool.state())
+            .field("max_write_attempts", &self.max_write_attempts)
+            .finish()
+    }
+}
+
+/// How one transaction attempt ended, when it did not commit.
+enum Attempt {
+    /// The closure's own error.
+    App(Error),
+    /// BEGIN or COMMIT failed.
+    Db(DieselError),
+    /// The closure returned `Ok` although one of its statements had aborted the transaction.
+    Aborted(String),
+    /// The closure returned `Ok` although one of its statements met a conflict.
+    Conflict,
+}
+
+impl From<DieselError> for Attempt {
+    fn from(e: DieselError) -> Self {
+        Attempt::Db(e)
+    }
+}
+
+fn backend(e: impl std::fmt::Display) -> StoreError {
+    StoreError::Backend(e.to_string())
+}
+
+/// Applies the pending migrations, one process at a time (a session-level advisory lock), so
+/// that stores opening together on a new database do not race.
+pub(crate) fn run_migrations(conn: &mut PgConnection) -> std::result::Result<(), StoreError> {
+    // "billing" in ASCII: the lock's key, shared by every process migrating this schema.
+    const LOCK_KEY: i64 = 0x0062_696c_6c69_6e67;
+    diesel::sql_query(format!("SELECT pg_advisory_lock({LOCK_KEY})"))
+        .execute(conn)
+        .map_err(backend)?;
+    let applied = conn
+        .run_pending_migrations(MIGRATIONS)
+        .map(drop)
+        .map_err(|e| StoreError::Backend(format!("migrations failed: {e}")));
+    let unlocked = diesel::sql_query(format!("SELECT pg_advisory_unlock({LOCK_KEY})"))
+        .execute(conn)
+        .map(drop)
+        .map_err(backend);
+    applied.and(unlocked)
+}
+
+/// A pause before retrying a conflicted write: exponential from about 1 ms, capped near 64 ms,
+/// with jitter so that the transactions that collided do not collide again.
+fn backoff(attempt: u32) {
+    let base_us = 1000u64 << attempt.min(6);
+    let jitter = std::collections::hash_map::RandomState::new().hash_one(attempt) % base_us;
+    std::thread::sleep(Duration::from_micros(base_us / 2 + jitter));
+}
+
+impl PgStore {
+    /// Opens a pool on `url` (`postgres://user@host:port/database`) with default options and
+    /// applies the pending migrations.
+    pub fn connect(url: &str) -> std::result::Result<PgStore, StoreError> {
+        Self::connect_with(url, PgStoreOptions::default())
+    }
+
+    pub fn connect_with(
+        url: &str,
+        options: PgStoreOptions,
+    ) -> std::result::Result<PgStore, StoreError> {
+        let mut conn = PgConnection::establish(url).map_err(backend)?;
+        run_migrations(&mut conn)?;
+        drop(conn);
+        let pool = Pool::builder()
+            .max_size(options.max_connections.max(1))
+            .min_idle(Some(options.min_idle.min(options.max_connections)))
+            .connection_timeout(options.connection_timeout)
+            .build(ConnectionManager::<PgConnection>::new(url))
+            .map_err(backend)?;
+        Ok(PgStore {
+            pool,
+            max_write_attempts: options.max_write_attempts.max(1),
+            _temp: None,
+        })
+    }
+
+    /// A store on a temporary database, which is dropped with the store.
+    pub fn open_temp(db: testing::TempDatabase) -> std::result::Result<PgStore, StoreError> {
+        let options = PgStoreOptions {
+            max_connections: 4,
+            min_idle: 0,
+            ..PgStoreOptions::default()
+        };
+        let mut store = Self::connect_with(db.url(), options)?;
+        store._temp = Some(db);
+        Ok(store)
+    }
+
+    fn conn(
+        &self,
+    ) -> std::result::Result<PooledConnection<ConnectionManager<PgConnection>>, StoreError> {
+        self.pool
+            .get()
+            .map_err(|e| StoreError::Backend(format!("no database connection: {e}")))
+    }
+
+    /// Runs one attempt of `f` in a transaction begun by `begin`.
+    fn attempt<R>(
+        conn: &mut PgConnection,
+        write: bool,
+        f: &mut impl FnMut(&mut dyn Tx) -> Result<R>,
+        state: &mut TxState,
+    ) -> std::result::Result<R, Attempt> {
+        let mut builder = conn.build_transaction();
+        builder = if write {
+            builder.serializable().read_write()
+        } else {
+            builder.repeatable_read().read_only()
+        };
+        builder.run(|c| {
+            let mut tx = PgTx::new(c);
+            let out = f(&mut tx);
+            *state = std::mem::take(&mut tx.state);
+            match out {
+                Err(e) => Err(Attempt::App(e)),
+                Ok(_) if state.conflict => Err(Attempt::Conflict),
+                Ok(_) if state.aborted.is_some() => {
+                    Err(Attempt::Aborted(state.aborted.clone().unwrap_or_default()))
+                }
+                Ok(v) => Ok(v),
+            }
+        })
+    }
+
+    fn run<R>(&self, write: bool, mut f: impl FnMut(&mut dyn Tx) -> Result<R>) -> Result<R> {
+        let mut conn = self.conn()?;
+        let max = if write { self.max_write_attempts } else { 1 };
+        let mut attempt = 1;
+        loop {
+            let mut state = TxState::default();
+            let out = Self::attempt(&mut conn, write, &mut f, &mut state);
+            let retry = match &out {
+                Ok(_) => false,
+                Err(Attempt::Db(e)) => is_retryable(e),
+                Err(_) => state.conflict,
+            };
+            if retry && attempt < max {
+                if R2D2Connection::is_broken(&mut *conn) {
+                    conn = self.conn()?;
+                }
+                backoff(attempt);
+                attempt += 1;
+                continue;
+            }
+            return match out {
+                Ok(v) => Ok(v),
+                Err(Attempt::App(e)) => Err(e),
+                Err(Attempt::Db(e)) => Err(store_error(e).into()),
+                Err(Attempt::Aborted(msg)) => Err(StoreError::Backend(format!(
+                    "the transaction was aborted by a failed statement and rolled back: {msg}"
+                ))
+                .into()),
+                Err(Attempt::Conflict) => Err(StoreError::Conflict(format!(
+                    "serialization conflict persisted over {attempt} attempts"
+                ))
+                .into()),
+            };
+        }
+    }
+}
+
+impl Store for PgStore {
+    fn read<R>(&self, f: impl FnMut(&mut dyn Tx) -> Result<R>) -> Result<R> {
+        self.run(false, f)
+    }
+
+    fn write<R>(&self, f: impl FnMut(&mut dyn Tx) -> Result<R>) -> Result<R> {
+        self.run(true, f)
+    }
+}
