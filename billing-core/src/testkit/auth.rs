@@ -1,0 +1,374 @@
+//! Authentication: API keys, bearer tokens, and the branch a request may act in.
+
+use super::{expect_code, expect_invalid, Harness, World, JWT_SECRET};
+use crate::auth::{jwt, BranchAccess, Claims, Credential, KeyPair};
+use crate::engine::NewApiKey;
+use crate::error::Code;
+use crate::ids::{BranchId, OrgId, UserId};
+use crate::org::Role;
+use chrono::Duration;
+
+pub fn api_key_authenticates<H: Harness>() {
+    let w = World::new(H::store());
+    let s = w.billing.authenticate(&w.admin_key(), None).unwrap();
+    assert_eq!(s.org, w.boot.org);
+    assert_eq!(s.branch.id, w.boot.branch.id, "the key's default branch");
+    assert_eq!(s.actor.user_id, w.boot.user.id);
+    assert_eq!(s.actor.role, Role::OrganizationAdmin);
+    assert_eq!(s.actor.access, BranchAccess::All);
+    assert!(s.actor.api_key_id.is_some());
+
+    // The header form decodes to the same credential.
+    let header = w.boot.api_key.header_value();
+    let cred = Credential::from_api_key_header(&header).unwrap();
+    assert_eq!(w.billing.authenticate(&cred, None).unwrap(), s);
+
+    // An all-branches key reaches branches made after it.
+    let later = w.new_branch("Later");
+    let s2 = w
+        .billing
+        .authenticate(&w.admin_key(), Some(later.id))
+        .unwrap();
+    assert_eq!(s2.branch.id, later.id);
+    assert_eq!(s2.branch.name, "Later");
+}
+
+pub fn bad_api_keys_are_unauthorized<H: Harness>() {
+    let w = World::new(H::store());
+    let main = w.boot.branch.id;
+    let wrong_secret = Credential::ApiKey {
+        key: w.boot.api_key.key.clone(),
+        secret: "sk_wrong".into(),
+    };
+    expect_code(
+        w.billing.authenticate(&wrong_secret, None),
+        Code::UNAUTHORIZED,
+    );
+    let unknown = KeyPair::generate();
+    expect_code(
+        w.billing.authenticate(
+            &Credential::ApiKey {
+                key: unknown.key,
+                secret: unknown.secret,
+            },
+            None,
+        ),
+        Code::UNAUTHORIZED,
+    );
+
+    let (_, revoked) = w.insert_key(main, Some(w.now()));
+    expect_code(w.billing.authenticate(&revoked, None), Code::UNAUTHORIZED);
+    expect_code(
+        w.billing.authenticate(&revoked, Some(main)),
+        Code::UNAUTHORIZED,
+    );
+
+    // A live key's secret does not open another key.
+    let (_, live) = w.insert_key(main, None);
+    w.auth(&live, None);
+    let Credential::ApiKey {
+        secret: live_secret,
+        ..
+    } = &live
+    else {
+        unreachable!()
+    };
+    let crossed = Credential::ApiKey {
+        key: w.boot.api_key.key.clone(),
+        secret: live_secret.clone(),
+    };
+    expect_code(w.billing.authenticate(&crossed, None), Code::UNAUTHORIZED);
+}
+
+pub fn inaccessible_branch_is_forbidden<H: Harness>() {
+    let w = World::new(H::store());
+    let main = w.boot.branch.id;
+    let b = w.new_branch("Scoped");
+    let gone = w.new_branch("Gone");
+    w.billing.delete_branch(&w.admin, gone.id).unwrap();
+    let other = w.other_org("Other Org", false);
+    let (_, scoped) = w.scoped_key(&[b.id]);
+
+    assert_eq!(w.auth(&scoped, None).branch.id, b.id);
+    expect_code(
+        w.billing.authenticate(&scoped, Some(main)),
+        Code::PERMISSION_FORBIDDEN,
+    );
+    expect_code(
+        w.billing
+            .authenticate(&w.admin_key(), Some(BranchId::new())),
+        Code::PERMISSION_FORBIDDEN,
+    );
+    expect_code(
+        w.billing
+            .authenticate(&w.admin_key(), Some(other.branch.id)),
+        Code::PERMISSION_FORBIDDEN,
+    );
+    expect_code(
+        w.billing.authenticate(&w.admin_key(), Some(gone.id)),
+        Code::PERMISSION_FORBIDDEN,
+    );
+    expect_code(
+        w.billing
+            .authenticate(&World::<H::S>::key_of(&other), Some(main)),
+        Code::PERMISSION_FORBIDDEN,
+    );
+}
+
+pub fn scoped_key_acts_as_branch_admin<H: Harness>() {
+    let w = World::new(H::store());
+    let main = w.boot.branch.id;
+    let b = w.new_branch("Bravo");
+    let c = w.new_branch("Charlie");
+    let (key, cred) = w.scoped_key(&[b.id, c.id]);
+    assert_eq!(
+        key.default_branch_id, b.id,
+        "the first branch is the default"
+    );
+    assert!(!key.is_all_branches);
+
+    let s = w.auth(&cred, None);
+    assert_eq!(s.branch.id, b.id);
+    assert_eq!(s.actor.role, Role::BranchAdmin);
+    assert_eq!(s.actor.access, BranchAccess::Only(vec![b.id, c.id]));
+    assert_eq!(s.actor.api_key_id, Some(key.id));
+    assert_eq!(w.auth(&cred, Some(c.id)).branch.id, c.id);
+
+    assert_eq!(w.branch_names(&s), vec!["Bravo", "Charlie"]);
+    expect_code(w.billing.get_branch(&s, main), Code::PERMISSION_FORBIDDEN);
+    assert_eq!(w.billing.get_branch(&s, c.id).unwrap().id, c.id);
+
+    // May rename its own branches, not others.
+    let renamed = w
+        .billing
+        .update_branch(&s, c.id, "Charlie 2".into())
+        .unwrap();
+    assert_eq!(renamed.name, "Charlie 2");
+    expect_code(
+        w.billing.update_branch(&s, main, "Mine now".into()),
+        Code::PERMISSION_FORBIDDEN,
+    );
+    assert_eq!(w.billing.get_branch(&w.admin, main).unwrap().name, "Main");
+    assert_eq!(w.branch_names(&w.admin), vec!["Main", "Bravo", "Charlie 2"]);
+}
+
+pub fn create_api_key_refusals_write_nothing<H: Harness>() {
+    let w = World::new(H::store());
+    let b = w.new_branch("Bravo");
+    let c = w.new_branch("Charlie");
+    let other = w.other_org("Other Org", false);
+    let req = NewApiKey {
+        name: "bad".into(),
+        branch_ids: vec![b.id],
+        default_branch_id: Some(c.id),
+        is_all_branches: false,
+    };
+    expect_invalid(
+        w.billing.create_api_key(w.boot.org.id, &req),
+        "default_branch_id",
+    );
+    let req = NewApiKey {
+        name: "bad".into(),
+        branch_ids: vec![other.branch.id],
+        default_branch_id: None,
+        is_all_branches: false,
+    };
+    expect_code(
+        w.billing.create_api_key(w.boot.org.id, &req),
+        Code::NOT_FOUND,
+    );
+    let req = NewApiKey {
+        name: "bad".into(),
+        branch_ids: vec![],
+        default_branch_id: None,
+        is_all_branches: false,
+    };
+    expect_invalid(
+        w.billing.create_api_key(w.boot.org.id, &req),
+        "default_branch_id",
+    );
+    expect_code(
+        w.billing.create_api_key(
+            OrgId::new(),
+            &NewApiKey {
+                is_all_branches: true,
+                ..Default::default()
+            },
+        ),
+        Code::NOT_FOUND,
+    );
+    assert_eq!(w.read(|tx| tx.count_api_keys_defaulting_to(c.id)), 0);
+    assert_eq!(
+        w.read(|tx| tx.count_api_keys_defaulting_to(other.branch.id)),
+        1,
+        "only the other org's bootstrap key"
+    );
+
+    // An all-branches key without a default gets the oldest branch.
+    let (key, pair) = w
+        .billing
+        .create_api_key(
+            w.boot.org.id,
+            &NewApiKey {
+                name: "all".into(),
+                is_all_branches: true,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    assert_eq!(key.default_branch_id, w.boot.branch.id);
+    assert_eq!(key.user_id, w.boot.user.id, "keys act for the oldest admin");
+    assert_eq!(w.read(|tx| tx.api_key_by_key(&pair.key)), Some(key.clone()));
+    let s = w.auth(
+        &Credential::ApiKey {
+            key: pair.key,
+            secret: pair.secret,
+        },
+        Some(c.id),
+    );
+    assert_eq!((s.actor.role, s.branch.id), (Role::OrganizationAdmin, c.id));
+}
+
+pub fn jwt_authenticates<H: Harness>() {
+    let w = World::new(H::store());
+    let b = w.new_branch("Bravo");
+    let cred = Credential::Bearer(w.boot.token.clone());
+    let s = w.auth(&cred, None);
+    assert_eq!(s.org, w.boot.org);
+    assert_eq!(s.actor.user_id, w.boot.user.id);
+    assert_eq!(s.actor.role, Role::OrganizationAdmin);
+    assert_eq!(s.actor.access, BranchAccess::All);
+    assert_eq!(s.actor.api_key_id, None);
+    assert_eq!(
+        s.branch.id, w.boot.branch.id,
+        "without x-branch-id: the oldest branch"
+    );
+    assert_eq!(w.auth(&cred, Some(b.id)).branch.id, b.id);
+    let header = format!("Bearer {}", w.boot.token);
+    assert_eq!(
+        w.auth(
+            &Credential::from_authorization_header(&header).unwrap(),
+            None
+        ),
+        s
+    );
+    // A token the server issues now works the same.
+    let fresh = w.billing.issue_token(&w.boot.user, Duration::minutes(5));
+    assert_eq!(
+        w.auth(&Credential::Bearer(fresh), None).actor.user_id,
+        w.boot.user.id
+    );
+}
+
+pub fn bad_and_expired_jwts_are_unauthorized<H: Harness>() {
+    let w = World::new(H::store());
+    let token = w.billing.issue_token(&w.boot.user, Duration::hours(1));
+    let cred = Credential::Bearer(token.clone());
+    w.tick(3599);
+    w.auth(&cred, None);
+    w.tick(1);
+    expect_code(w.billing.authenticate(&cred, None), Code::UNAUTHORIZED);
+    // The 30-day bootstrap token is still fine.
+    w.auth(&Credential::Bearer(w.boot.token.clone()), None);
+
+    let claims = Claims {
+        sub: w.boot.user.id,
+        org: w.boot.org.id,
+        exp: (w.now() + Duration::hours(1)).timestamp(),
+    };
+    let foreign = jwt::encode(b"another-secret", &claims);
+    expect_code(
+        w.billing.authenticate(&Credential::Bearer(foreign), None),
+        Code::UNAUTHORIZED,
+    );
+    let ghost = jwt::encode(
+        JWT_SECRET,
+        &Claims {
+            sub: UserId::new(),
+            ..claims.clone()
+        },
+    );
+    expect_code(
+        w.billing.authenticate(&Credential::Bearer(ghost), None),
+        Code::UNAUTHORIZED,
+    );
+    let other = w.other_org("Other Org", false);
+    let wrong_org = jwt::encode(
+        JWT_SECRET,
+        &Claims {
+            org: other.org.id,
+            ..claims.clone()
+        },
+    );
+    expect_code(
+        w.billing.authenticate(&Credential::Bearer(wrong_org), None),
+        Code::UNAUTHORIZED,
+    );
+    let good = jwt::encode(JWT_SECRET, &claims);
+    let mut tampered = good.clone();
+    tampered.pop();
+    tampered.push(if good.ends_with('A') { 'B' } else { 'A' });
+    expect_code(
+        w.billing.authenticate(&Credential::Bearer(tampered), None),
+        Code::UNAUTHORIZED,
+    );
+    expect_code(
+        w.billing
+            .authenticate(&Credential::Bearer("not.a.jwt".into()), None),
+        Code::UNAUTHORIZED,
+    );
+    w.auth(&Credential::Bearer(good), None);
+}
+
+pub fn branch_user_jwt_sees_only_its_branches<H: Harness>() {
+    let w = World::new(H::store());
+    let main = w.boot.branch.id;
+    let b = w.new_branch("Bravo");
+    let c = w.new_branch("Charlie");
+    let d = w.new_branch("Delta");
+    let user = w.user(Role::BranchUser, &[c.id, b.id]);
+    let cred = w.bearer(&user);
+    let s = w.auth(&cred, None);
+    assert_eq!(s.actor.role, Role::BranchUser);
+    assert_eq!(s.actor.user_id, user.id);
+    assert_eq!(s.branch.id, b.id, "the oldest of its branches");
+    assert_eq!(w.branch_names(&s), vec!["Bravo", "Charlie"]);
+    assert_eq!(w.auth(&cred, Some(c.id)).branch.id, c.id);
+    expect_code(
+        w.billing.authenticate(&cred, Some(d.id)),
+        Code::PERMISSION_FORBIDDEN,
+    );
+    expect_code(
+        w.billing.authenticate(&cred, Some(main)),
+        Code::PERMISSION_FORBIDDEN,
+    );
+    expect_code(w.billing.get_branch(&s, d.id), Code::PERMISSION_FORBIDDEN);
+    assert_eq!(w.billing.get_branch(&s, c.id).unwrap().name, "Charlie");
+
+    let badmin = w.user(Role::BranchAdmin, &[d.id]);
+    let s = w.auth(&w.bearer(&badmin), None);
+    assert_eq!((s.actor.role, s.branch.id), (Role::BranchAdmin, d.id));
+    assert_eq!(w.branch_names(&s), vec!["Delta"]);
+
+    let oadmin = w.user(Role::OrganizationAdmin, &[]);
+    let s = w.auth(&w.bearer(&oadmin), Some(d.id));
+    assert_eq!(s.actor.access, BranchAccess::All);
+    assert_eq!(
+        w.branch_names(&s),
+        vec!["Main", "Bravo", "Charlie", "Delta"]
+    );
+}
+
+pub fn user_without_branches_is_forbidden<H: Harness>() {
+    let w = World::new(H::store());
+    let user = w.user(Role::BranchUser, &[]);
+    expect_code(
+        w.billing.authenticate(&w.bearer(&user), None),
+        Code::PERMISSION_FORBIDDEN,
+    );
+    expect_code(
+        w.billing
+            .authenticate(&w.bearer(&user), Some(w.boot.branch.id)),
+        Code::PERMISSION_FORBIDDEN,
+    );
+}
