@@ -17,6 +17,12 @@ impl Backend {
         }
         Ok(Backend::Sqlite(SqliteStore::open_url(url)?))
     }
+
+    /// Whether a read is served from this process's memory and disk without waiting on other
+    /// transactions or the network, so it may run on an async worker thread.
+    pub fn reads_are_local(&self) -> bool {
+        matches!(self, Backend::Sqlite(_))
+    }
 }
 
 impl Store for Backend {

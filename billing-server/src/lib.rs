@@ -111,9 +111,7 @@ async fn respond(app: Arc<App>, req: Request<hyper::body::Incoming>) -> HttpResp
     let credential = credential(&req);
     let branch = req.header("x-branch-id").map(|v| v.trim().to_string());
     let op = api::build(route, api::Input::from(&req));
-    // The operation is synchronous (it holds a database connection): run authentication and the
-    // operation together on one blocking thread.
-    let result = tokio::task::spawn_blocking(move || {
+    let run = move |app: Arc<App>| {
         let credential = credential?;
         let branch = match branch {
             Some(b) => Some(b.parse::<BranchId>().map_err(|_| Error::invalid(FieldError::new("uuid_parsing", vec!["header".into(), "x-branch-id".into()], "Input should be a valid UUID")))?),
@@ -121,8 +119,16 @@ async fn respond(app: Arc<App>, req: Request<hyper::body::Incoming>) -> HttpResp
         };
         let scope = app.billing.authenticate(&credential, branch)?;
         op(&app.billing, &scope)
-    })
-    .await;
+    };
+    // Operations are synchronous (they hold a database connection). Reads that the backend
+    // serves from local memory without waiting (SQLite in WAL mode) run right here; everything
+    // else runs on a blocking thread so that waiting for a disk or a network never stalls the
+    // connections sharing this worker.
+    let result = if req.method == hyper::Method::GET && app.billing.store.reads_are_local() {
+        Ok(run(app))
+    } else {
+        tokio::task::spawn_blocking(move || run(app)).await
+    };
     match result {
         Ok(Ok(Reply::Json(v))) => json_response(StatusCode::OK, &v),
         Ok(Ok(Reply::Empty)) => json_response(StatusCode::OK, &serde_json::json!({})),

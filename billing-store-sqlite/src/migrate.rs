@@ -4,7 +4,7 @@ use billing_core::error::StoreError;
 use rusqlite::Connection;
 use std::collections::HashMap;
 
-const MIGRATIONS: &[(i64, &str)] = &[(1, include_str!("../migrations/0001_foundation.sql"))];
+const MIGRATIONS: &[(i64, &str)] = &[(1, include_str!("../migrations/0001_foundation.sql")), (2, include_str!("../migrations/0002_consumer_search.sql"))];
 
 pub fn apply(conn: &Connection) -> Result<(), StoreError> {
     let err = |e: rusqlite::Error| StoreError::Backend(format!("migration failed: {e}"));

@@ -522,14 +522,26 @@ impl Tx for SqliteTx<'_> {
     }
 
     fn consumer_conflict(&mut self, branch: BranchId, phone: Option<&str>, email_lower: Option<&str>, except: ConsumerId) -> StoreResult<Option<Consumer>> {
-        if phone.is_none() && email_lower.is_none() {
-            return Ok(None);
+        // Two lookups rather than `phone = ? OR email = ?`: each one is served by its partial
+        // unique index, while the OR would scan the whole branch.
+        if let Some(p) = phone {
+            let hit = self.one(
+                &format!("SELECT {CONSUMER_COLS} FROM consumers WHERE branch_id = ?1 AND phone_number = ?2 AND is_deleted = 0 AND id <> ?3 LIMIT 1"),
+                vec![u(branch), s(p), u(except)],
+                consumer_row,
+            )?;
+            if hit.is_some() {
+                return Ok(hit);
+            }
         }
-        self.one(
-            &format!("SELECT {CONSUMER_COLS} FROM consumers WHERE branch_id = ?1 AND is_deleted = 0 AND id <> ?2 AND (phone_number = ?3 OR email_lower = ?4) LIMIT 1"),
-            vec![u(branch), u(except), s_opt(phone), s_opt(email_lower)],
-            consumer_row,
-        )
+        if let Some(e) = email_lower {
+            return self.one(
+                &format!("SELECT {CONSUMER_COLS} FROM consumers WHERE branch_id = ?1 AND email_lower = ?2 AND is_deleted = 0 AND id <> ?3 LIMIT 1"),
+                vec![u(branch), s(e), u(except)],
+                consumer_row,
+            );
+        }
+        Ok(None)
     }
 
     fn list_consumers(&mut self, branch: BranchId, q: &ListQuery<ConsumerSort>, f: &ConsumerFilter) -> StoreResult<Page<Consumer>> {
@@ -537,12 +549,22 @@ impl Tx for SqliteTx<'_> {
         let mut params = vec![u(branch)];
         if let Some(term) = &q.search {
             let n = params.len();
-            sql.push_str(&format!(
-                " AND (name LIKE ?{a} ESCAPE '\\' OR email LIKE ?{a} ESCAPE '\\' OR phone_number LIKE ?{a} ESCAPE '\\' OR alias LIKE ?{a} ESCAPE '\\' OR external_id LIKE ?{a} ESCAPE '\\' OR iban = ?{b})",
-                a = n + 1,
-                b = n + 2
-            ));
-            params.push(s(contains_pattern(term)));
+            if term.chars().count() >= 3 {
+                // Trigram phrase query: case-insensitive substring of any searched column.
+                sql.push_str(&format!(
+                    " AND rowid IN (SELECT rowid FROM consumers_search WHERE consumers_search MATCH ?{a} UNION SELECT rowid FROM consumers WHERE branch_id = ?1 AND iban = ?{b} AND is_deleted = 0)",
+                    a = n + 1,
+                    b = n + 2
+                ));
+                params.push(s(format!("\"{}\"", term.replace('"', "\"\""))));
+            } else {
+                sql.push_str(&format!(
+                    " AND (name LIKE ?{a} ESCAPE '\\' OR email LIKE ?{a} ESCAPE '\\' OR phone_number LIKE ?{a} ESCAPE '\\' OR alias LIKE ?{a} ESCAPE '\\' OR external_id LIKE ?{a} ESCAPE '\\' OR iban = ?{b})",
+                    a = n + 1,
+                    b = n + 2
+                ));
+                params.push(s(contains_pattern(term)));
+            }
             params.push(s(term.as_str()));
         }
         if let Some(ext) = &f.external_id {

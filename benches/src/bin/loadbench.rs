@@ -1,0 +1,146 @@
+//! The HTTP load benchmark of the foundation:
+//!
+//! ```text
+//! cargo run --release -p benches --bin loadbench -- [--consumers 100000] [--seconds 10] [--connections 64]
+//! ```
+//!
+//! Starts billing-server in this process on a fresh SQLite file (WAL, synchronous=FULL), loads
+//! the consumers through billing-core, then drives, at 64 keep-alive connections each:
+//! a bare hyper JSON endpoint (the ceiling of the stack), `GET /api/v2/consumers/{id}`,
+//! `GET /api/v2/consumers?search_term=…` and durable `POST /api/v2/consumers`.
+
+use benches::{run, spawn_bare_server, RequestFn};
+use billing_core::consumer::ConsumerFields;
+use billing_core::engine::BootstrapRequest;
+use billing_core::fields::{Email, PhoneNumber};
+use billing_core::store::Store;
+use billing_server::{App, Config};
+use clap::Parser;
+use hyper::Method;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+#[derive(Parser)]
+struct Args {
+    #[arg(long, default_value_t = 100_000)]
+    consumers: usize,
+    #[arg(long, default_value_t = 10)]
+    seconds: u64,
+    #[arg(long, default_value_t = 64)]
+    connections: usize,
+    /// Worker threads of the server's runtime (the load generator gets its own).
+    #[arg(long, default_value_t = 2)]
+    server_threads: usize,
+}
+
+fn main() {
+    let args = Args::parse();
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("bench.db").display());
+    let app = App::open(Config { database_url: url.clone(), jwt_secret: "bench".into(), body_limit: 1 << 20 }).unwrap();
+    let boot = app.billing.bootstrap(&BootstrapRequest { org_name: "Bench".into(), admin_email: Email::parse("bench@example.com").unwrap(), sandbox: true }).unwrap();
+    let key = boot.api_key.header_value();
+    let scope = app.billing.authenticate(&billing_core::auth::Credential::ApiKey { key: boot.api_key.key.clone(), secret: boot.api_key.secret.clone() }, None).unwrap();
+
+    // Load the consumers in large transactions (the load itself is not what is measured).
+    let t = Instant::now();
+    let mut ids = Vec::with_capacity(args.consumers);
+    for chunk in (0..args.consumers).collect::<Vec<_>>().chunks(2000) {
+        let made: Vec<billing_core::consumer::Consumer> = chunk
+            .iter()
+            .map(|i| {
+                let f = ConsumerFields {
+                    name: Some(format!("Consumer {i} Name{}", i % 977)),
+                    phone_number: Some(PhoneNumber::parse(&format!("+9665{:08}", 10_000_000 + i)).unwrap()),
+                    email: Some(Email::parse(&format!("user{i}@example.com")).unwrap()),
+                    external_id: Some(format!("ext-{i}")),
+                    ..Default::default()
+                };
+                consumer_from(&scope, f)
+            })
+            .collect();
+        app.billing
+            .store
+            .write(|tx| {
+                for c in &made {
+                    tx.insert_consumer(c)?;
+                }
+                Ok(())
+            })
+            .unwrap();
+        ids.extend(made.iter().map(|c| c.id));
+    }
+    eprintln!("loaded {} consumers in {:.1}s", ids.len(), t.elapsed().as_secs_f64());
+
+    let server_rt = tokio::runtime::Builder::new_multi_thread().worker_threads(args.server_threads).enable_all().build().unwrap();
+    let addr = server_rt.block_on(billing_server::spawn(app.clone(), "127.0.0.1:0".parse().unwrap())).unwrap();
+    let bare = server_rt.block_on(spawn_bare_server());
+
+    let client_rt = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+    let headers = vec![("x-api-key".to_string(), key), ("content-type".to_string(), "application/json".to_string())];
+    let d = Duration::from_secs(args.seconds);
+    let warm = Duration::from_secs(1);
+    let c = args.connections;
+    let ids = Arc::new(ids);
+
+    println!("loadbench: {} consumers, {} connections, {}s per scenario, SQLite WAL synchronous=FULL", args.consumers, c, args.seconds);
+    let bare_r = client_rt.block_on(run("bare hyper JSON endpoint", bare, vec![], c, warm, d, Arc::new(|_| (Method::GET, "/".into(), None))));
+    println!("{bare_r}");
+
+    let ids2 = ids.clone();
+    let get: RequestFn = Arc::new(move |n| {
+        let id = ids2[(n as usize * 7919) % ids2.len()];
+        (Method::GET, format!("/api/v2/consumers/{id}"), None)
+    });
+    let get_r = client_rt.block_on(run("GET /api/v2/consumers/{id}", addr, headers.clone(), c, warm, d, get));
+    println!("{get_r}");
+
+    // A customer lookup: a fragment of one consumer's e-mail address.
+    let total = args.consumers as u64;
+    let search: RequestFn = Arc::new(move |n| (Method::GET, format!("/api/v2/consumers?search_term=user{}%40&limit=10", (n * 7919) % total), None));
+    let search_r = client_rt.block_on(run("GET /api/v2/consumers?search_term=", addr, headers.clone(), c, warm, d, search));
+    println!("{search_r}");
+
+    let offset = args.consumers as u64;
+    let post: RequestFn = Arc::new(move |n| {
+        let i = offset + n;
+        let body = serde_json::json!({"name": format!("New {i}"), "phone_number": format!("+9665{:08}", 10_000_000 + i), "email": format!("new{i}@example.com")});
+        (Method::POST, "/api/v2/consumers".into(), Some(serde_json::to_vec(&body).unwrap()))
+    });
+    let before = match &app.billing.store {
+        billing_server::backend::Backend::Sqlite(s) => s.commit_stats(),
+    };
+    let post_r = client_rt.block_on(run("POST /api/v2/consumers (durable)", addr, headers.clone(), c, warm, d, post));
+    let after = match &app.billing.store {
+        billing_server::backend::Backend::Sqlite(s) => s.commit_stats(),
+    };
+    println!("{post_r}");
+    let (txs, commits) = (after.0 - before.0, after.1 - before.1);
+    println!("group commit: {txs} transactions in {commits} commits ({:.1} per fsync)", txs as f64 / commits.max(1) as f64);
+    println!("GET by id / bare endpoint: {:.2}", get_r.rps() / bare_r.rps());
+}
+
+fn consumer_from(scope: &billing_core::auth::Scope, f: ConsumerFields) -> billing_core::consumer::Consumer {
+    billing_core::consumer::Consumer {
+        id: billing_core::ids::ConsumerId::new(),
+        org_id: scope.org_id(),
+        branch_id: scope.branch_id(),
+        name: f.name.unwrap(),
+        phone_number: f.phone_number,
+        email: f.email,
+        external_id: f.external_id,
+        iban: None,
+        alias: None,
+        comment: None,
+        preferred_language: Default::default(),
+        communication_methods: vec![],
+        consumer_type: billing_core::consumer::ConsumerType::Individual,
+        address: None,
+        vat_number: None,
+        commercial_registration: None,
+        external_metadata: Default::default(),
+        is_deleted: false,
+        created_at: billing_core::clock::Clock::now(&billing_core::clock::SystemClock),
+        updated_at: None,
+    }
+}
