@@ -21,22 +21,54 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let billing = Billing::new(store, Arc::new(SystemClock));
 
     // An organization with a branch, an admin and an API key; the key resolves to a scope.
-    let boot = billing.bootstrap(&BootstrapRequest { org_name: "Embedded Shop".into(), admin_email: Email::parse("owner@shop.example")?, sandbox: true })?;
-    let scope = billing.authenticate(&Credential::ApiKey { key: boot.api_key.key.clone(), secret: boot.api_key.secret.clone() }, None)?;
+    let boot = billing.bootstrap(&BootstrapRequest {
+        org_name: "Embedded Shop".into(),
+        admin_email: Email::parse("owner@shop.example")?,
+        sandbox: true,
+    })?;
+    let scope = billing.authenticate(
+        &Credential::ApiKey {
+            key: boot.api_key.key.clone(),
+            secret: boot.api_key.secret.clone(),
+        },
+        None,
+    )?;
 
     // Typed input, built directly…
     let sara = billing.create_consumer(
         &scope,
-        ConsumerFields { name: Some("Sara Al-Harbi".into()), phone_number: Some(PhoneNumber::parse("+966501234567")?), ..Default::default() },
+        ConsumerFields {
+            name: Some("Sara Al-Harbi".into()),
+            phone_number: Some(PhoneNumber::parse("+966501234567")?),
+            ..Default::default()
+        },
     )?;
     println!("consumer {} ({})", sara.name, sara.id);
 
     // …or parsed from the public API's JSON, with the same validation the server applies.
-    let product = billing.create_product(&scope, ProductFields::parse(&serde_json::json!({"name": "Gym membership", "type": "ONE_OFF", "price": "115.00"}), true, scope.org.settings.default_currency)?)?;
-    println!("product {}: {}", product.name, serde_json::to_string(&product.to_json(&scope.org.settings)["vat_amount"])?);
+    let product = billing.create_product(
+        &scope,
+        ProductFields::parse(
+            &serde_json::json!({"name": "Gym membership", "type": "ONE_OFF", "price": "115.00"}),
+            true,
+            scope.org.settings.default_currency,
+        )?,
+    )?;
+    println!(
+        "product {}: {}",
+        product.name,
+        serde_json::to_string(&product.to_json(&scope.org.settings)["vat_amount"])?
+    );
 
     // A refused operation is a typed error carrying the API's code.
-    let dup = billing.create_consumer(&scope, ConsumerFields { name: Some("Copy".into()), phone_number: Some(PhoneNumber::parse("+966501234567")?), ..Default::default() });
+    let dup = billing.create_consumer(
+        &scope,
+        ConsumerFields {
+            name: Some("Copy".into()),
+            phone_number: Some(PhoneNumber::parse("+966501234567")?),
+            ..Default::default()
+        },
+    );
     println!("duplicate refused with {:?}", dup.unwrap_err().rule_code());
 
     let (q, f) = parse_consumer_list(&QueryParams::parse("search_term=sara"))?;

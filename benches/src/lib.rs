@@ -48,7 +48,15 @@ impl std::fmt::Display for LoadResult {
 /// Runs `connections` keep-alive connections, each sending requests back to back for `duration`
 /// (after `warmup`), and reports throughput and latency percentiles. A non-2xx answer counts as
 /// an error.
-pub async fn run(name: &str, addr: SocketAddr, headers: Vec<(String, String)>, connections: usize, warmup: Duration, duration: Duration, make: RequestFn) -> LoadResult {
+pub async fn run(
+    name: &str,
+    addr: SocketAddr,
+    headers: Vec<(String, String)>,
+    connections: usize,
+    warmup: Duration,
+    duration: Duration,
+    make: RequestFn,
+) -> LoadResult {
     let counter = Arc::new(AtomicU64::new(0));
     let errors = Arc::new(AtomicU64::new(0));
     let start = Instant::now();
@@ -104,7 +112,11 @@ pub async fn run(name: &str, addr: SocketAddr, headers: Vec<(String, String)>, c
         all.extend(t.await.expect("load task"));
     }
     all.sort();
-    let pct = |p: f64| all.get(((all.len() as f64 * p) as usize).min(all.len().saturating_sub(1))).map(|d| d.as_secs_f64() * 1000.0).unwrap_or(0.0);
+    let pct = |p: f64| {
+        all.get(((all.len() as f64 * p) as usize).min(all.len().saturating_sub(1)))
+            .map(|d| d.as_secs_f64() * 1000.0)
+            .unwrap_or(0.0)
+    };
     LoadResult {
         name: name.to_string(),
         requests: all.len() as u64,
@@ -131,7 +143,8 @@ pub async fn spawn_bare_server() -> SocketAddr {
                 let svc = service_fn(|_req| async {
                     let body = serde_json::to_vec(&serde_json::json!({"id": "01a1fca4-f47c-7138-9cc4-6c2c98b2912a", "name": "bare"})).unwrap();
                     let mut r = hyper::Response::new(Full::new(Bytes::from(body)));
-                    r.headers_mut().insert("content-type", hyper::header::HeaderValue::from_static("application/json"));
+                    r.headers_mut()
+                        .insert("content-type", hyper::header::HeaderValue::from_static("application/json"));
                     Ok::<_, std::convert::Infallible>(r)
                 });
                 let _ = server::Builder::new().serve_connection(TokioIo::new(stream), svc).await;

@@ -111,7 +111,10 @@ pub struct KeyPair {
 
 impl KeyPair {
     pub fn generate() -> Self {
-        KeyPair { key: format!("ak_{}", random_token(16)), secret: format!("sk_{}", random_token(32)) }
+        KeyPair {
+            key: format!("ak_{}", random_token(16)),
+            secret: format!("sk_{}", random_token(32)),
+        }
     }
     /// The `x-api-key` header value.
     pub fn header_value(&self) -> String {
@@ -142,16 +145,24 @@ impl Credential {
     pub fn from_api_key_header(v: &str) -> Result<Self> {
         let raw = STANDARD.decode(v.trim()).map_err(|_| Error::unauthorized("x-api-key is not valid base64"))?;
         let text = String::from_utf8(raw).map_err(|_| Error::unauthorized("x-api-key is not valid text"))?;
-        let (key, secret) = text.split_once(':').ok_or_else(|| Error::unauthorized("x-api-key must encode <api-key>:<api-secret>"))?;
+        let (key, secret) = text
+            .split_once(':')
+            .ok_or_else(|| Error::unauthorized("x-api-key must encode <api-key>:<api-secret>"))?;
         if key.is_empty() || secret.is_empty() {
             return Err(Error::unauthorized("x-api-key must encode <api-key>:<api-secret>"));
         }
-        Ok(Credential::ApiKey { key: key.to_string(), secret: secret.to_string() })
+        Ok(Credential::ApiKey {
+            key: key.to_string(),
+            secret: secret.to_string(),
+        })
     }
 
     /// Decodes an `Authorization` header value (`Bearer <jwt>`).
     pub fn from_authorization_header(v: &str) -> Result<Self> {
-        let (scheme, token) = v.trim().split_once(' ').ok_or_else(|| Error::unauthorized("Authorization must be 'Bearer <token>'"))?;
+        let (scheme, token) = v
+            .trim()
+            .split_once(' ')
+            .ok_or_else(|| Error::unauthorized("Authorization must be 'Bearer <token>'"))?;
         if !scheme.eq_ignore_ascii_case("bearer") || token.trim().is_empty() {
             return Err(Error::unauthorized("Authorization must be 'Bearer <token>'"));
         }
@@ -220,7 +231,13 @@ mod tests {
     fn api_key_header_round_trip() {
         let kp = KeyPair::generate();
         let c = Credential::from_api_key_header(&kp.header_value()).unwrap();
-        assert_eq!(c, Credential::ApiKey { key: kp.key.clone(), secret: kp.secret.clone() });
+        assert_eq!(
+            c,
+            Credential::ApiKey {
+                key: kp.key.clone(),
+                secret: kp.secret.clone()
+            }
+        );
         assert!(Credential::from_api_key_header("!!!").is_err());
         assert!(Credential::from_api_key_header(&STANDARD.encode("nocolon")).is_err());
     }
@@ -228,7 +245,11 @@ mod tests {
     #[test]
     fn jwt_round_trip_and_refusals() {
         let now = SystemClock.now();
-        let claims = Claims { sub: UserId::new(), org: OrgId::new(), exp: now.timestamp() + 60 };
+        let claims = Claims {
+            sub: UserId::new(),
+            org: OrgId::new(),
+            exp: now.timestamp() + 60,
+        };
         let t = jwt::encode(b"secret", &claims);
         assert_eq!(jwt::decode(b"secret", &t, now).unwrap(), claims);
         assert!(jwt::decode(b"other", &t, now).is_err());

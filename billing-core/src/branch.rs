@@ -24,7 +24,14 @@ pub struct Branch {
 
 impl Branch {
     pub fn new(org_id: OrgId, name: &str, now: Timestamp) -> Self {
-        Branch { id: BranchId::new(), org_id, name: name.to_string(), created_at: now, deleted_at: None, user_count: 0 }
+        Branch {
+            id: BranchId::new(),
+            org_id,
+            name: name.to_string(),
+            created_at: now,
+            deleted_at: None,
+            user_count: 0,
+        }
     }
 
     /// BranchItem.
@@ -71,7 +78,10 @@ impl<S: Store> Billing<S> {
     }
 
     pub fn get_branch(&self, scope: &Scope, id: BranchId) -> Result<Branch> {
-        let b = self.store.read(|tx| Ok(tx.branch(scope.org_id(), id)?))?.ok_or_else(|| Error::not_found("Branch", id))?;
+        let b = self
+            .store
+            .read(|tx| Ok(tx.branch(scope.org_id(), id)?))?
+            .ok_or_else(|| Error::not_found("Branch", id))?;
         if !scope.actor.access.allows(b.id) {
             return Err(Error::forbidden(format!("no access to branch '{id}'")));
         }

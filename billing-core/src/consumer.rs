@@ -219,7 +219,9 @@ impl<S: Store> Billing<S> {
             id: ConsumerId::new(),
             org_id: scope.org_id(),
             branch_id: scope.branch_id(),
-            name: f.name.ok_or_else(|| Error::invalid(crate::error::FieldError::body("missing", "name", "Field required")))?,
+            name: f
+                .name
+                .ok_or_else(|| Error::invalid(crate::error::FieldError::body("missing", "name", "Field required")))?,
             phone_number: f.phone_number,
             email: f.email,
             external_id: f.external_id,
@@ -248,7 +250,9 @@ impl<S: Store> Billing<S> {
 
     /// A consumer of the request's branch (deleted ones too: they show `is_deleted`).
     pub fn get_consumer(&self, scope: &Scope, id: ConsumerId) -> Result<Consumer> {
-        self.store.read(|tx| Ok(tx.consumer(scope.branch_id(), id)?))?.ok_or_else(|| Error::not_found("Consumer", id))
+        self.store
+            .read(|tx| Ok(tx.consumer(scope.branch_id(), id)?))?
+            .ok_or_else(|| Error::not_found("Consumer", id))
     }
 
     pub fn list_consumers(&self, scope: &Scope, q: &ListQuery<ConsumerSort>, f: &ConsumerFilter) -> Result<Page<Consumer>> {
@@ -259,12 +263,25 @@ impl<S: Store> Billing<S> {
         let now = self.now(scope);
         self.store
             .write(|tx| {
-                let mut c = tx.consumer(scope.branch_id(), id)?.filter(|c| !c.is_deleted).ok_or_else(|| Error::not_found("Consumer", id))?;
+                let mut c = tx
+                    .consumer(scope.branch_id(), id)?
+                    .filter(|c| !c.is_deleted)
+                    .ok_or_else(|| Error::not_found("Consumer", id))?;
                 let f = f.clone();
                 macro_rules! set {
                     ($($field:ident),*) => {$( if let Some(v) = f.$field { c.$field = Some(v); } )*};
                 }
-                set!(phone_number, email, external_id, iban, alias, comment, address, vat_number, commercial_registration);
+                set!(
+                    phone_number,
+                    email,
+                    external_id,
+                    iban,
+                    alias,
+                    comment,
+                    address,
+                    vat_number,
+                    commercial_registration
+                );
                 if let Some(n) = f.name {
                     c.name = n;
                 }
@@ -292,7 +309,10 @@ impl<S: Store> Billing<S> {
     pub fn delete_consumer(&self, scope: &Scope, id: ConsumerId) -> Result<()> {
         let now = self.now(scope);
         self.store.write(|tx| {
-            let mut c = tx.consumer(scope.branch_id(), id)?.filter(|c| !c.is_deleted).ok_or_else(|| Error::not_found("Consumer", id))?;
+            let mut c = tx
+                .consumer(scope.branch_id(), id)?
+                .filter(|c| !c.is_deleted)
+                .ok_or_else(|| Error::not_found("Consumer", id))?;
             c.is_deleted = true;
             c.updated_at = Some(now);
             tx.update_consumer(&c)?;

@@ -108,7 +108,11 @@ impl CouponFields {
         let mut b = Body::new(v);
         let f = CouponFields {
             name: if create { b.req_text("name", 255) } else { b.opt_text("name", 255) },
-            discount_value: if create { b.req_decimal("discount_value") } else { b.opt_decimal("discount_value") },
+            discount_value: if create {
+                b.req_decimal("discount_value")
+            } else {
+                b.opt_decimal("discount_value")
+            },
             currency: b.opt_currency("currency"),
             is_percentage: b.opt_bool("is_percentage"),
             is_active: b.opt_bool("is_active"),
@@ -123,10 +127,18 @@ fn discount(value: Decimal, is_percentage: bool, currency: Option<Currency>) -> 
     let bad = |kind: &str, field: &str, msg: &str| Error::invalid(FieldError::body(kind, field, msg));
     if is_percentage {
         if value <= Decimal::ZERO || value > Decimal::ONE_HUNDRED {
-            return Err(bad("value_error", "discount_value", "Value error, a percentage must be greater than 0 and at most 100"));
+            return Err(bad(
+                "value_error",
+                "discount_value",
+                "Value error, a percentage must be greater than 0 and at most 100",
+            ));
         }
         if value.scale() > 2 && value.normalize().scale() > 2 {
-            return Err(bad("decimal_max_places", "discount_value", "Decimal input should have no more than 2 decimal places"));
+            return Err(bad(
+                "decimal_max_places",
+                "discount_value",
+                "Decimal input should have no more than 2 decimal places",
+            ));
         }
         Ok(Discount::Percentage(value.normalize()))
     } else {
@@ -134,7 +146,13 @@ fn discount(value: Decimal, is_percentage: bool, currency: Option<Currency>) -> 
         if value <= Decimal::ZERO {
             return Err(bad("greater_than", "discount_value", "Input should be greater than 0"));
         }
-        let m = Money::exact(value, c).ok_or_else(|| bad("decimal_max_places", "discount_value", &format!("Decimal input should have no more than {} decimal places for {c}", c.minor_digits())))?;
+        let m = Money::exact(value, c).ok_or_else(|| {
+            bad(
+                "decimal_max_places",
+                "discount_value",
+                &format!("Decimal input should have no more than {} decimal places for {c}", c.minor_digits()),
+            )
+        })?;
         Ok(Discount::Fixed(m))
     }
 }
@@ -148,7 +166,10 @@ pub struct CouponFilter {
 pub fn parse_coupon_list(params: &QueryParams) -> Result<(ListQuery<CouponSort>, CouponFilter)> {
     let mut q = Query::new(params);
     let list = q.list(CouponSort::CreatedAt, CouponSort::parse, &CouponSort::expected());
-    let filter = CouponFilter { active: q.bool("active"), is_percentage: q.bool("is_percentage") };
+    let filter = CouponFilter {
+        active: q.bool("active"),
+        is_percentage: q.bool("is_percentage"),
+    };
     q.finish()?;
     Ok((list, filter))
 }
@@ -156,7 +177,9 @@ pub fn parse_coupon_list(params: &QueryParams) -> Result<(ListQuery<CouponSort>,
 impl<S: Store> Billing<S> {
     pub fn create_coupon(&self, scope: &Scope, f: CouponFields) -> Result<Coupon> {
         let now = self.now(scope);
-        let value = f.discount_value.ok_or_else(|| Error::invalid(FieldError::body("missing", "discount_value", "Field required")))?;
+        let value = f
+            .discount_value
+            .ok_or_else(|| Error::invalid(FieldError::body("missing", "discount_value", "Field required")))?;
         let c = Coupon {
             id: CouponId::new(),
             org_id: scope.org_id(),
@@ -177,7 +200,9 @@ impl<S: Store> Billing<S> {
     }
 
     pub fn get_coupon(&self, scope: &Scope, id: CouponId) -> Result<Coupon> {
-        self.store.read(|tx| Ok(tx.coupon(scope.branch_id(), id)?))?.ok_or_else(|| Error::not_found("Coupon", id))
+        self.store
+            .read(|tx| Ok(tx.coupon(scope.branch_id(), id)?))?
+            .ok_or_else(|| Error::not_found("Coupon", id))
     }
 
     pub fn list_coupons(&self, scope: &Scope, q: &ListQuery<CouponSort>, f: &CouponFilter) -> Result<Page<Coupon>> {
@@ -189,7 +214,10 @@ impl<S: Store> Billing<S> {
         self.store.write(|tx| {
             let mut c = tx.coupon(scope.branch_id(), id)?.ok_or_else(|| Error::not_found("Coupon", id))?;
             if c.used_in_finalized_invoice {
-                return Err(Error::rule(Code::COUPON_USED_IN_FINALIZED_INVOICE, format!("Coupon '{id}' is used by a finalized invoice")));
+                return Err(Error::rule(
+                    Code::COUPON_USED_IN_FINALIZED_INVOICE,
+                    format!("Coupon '{id}' is used by a finalized invoice"),
+                ));
             }
             if let Some(n) = &f.name {
                 c.name = n.clone();

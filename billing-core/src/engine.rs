@@ -24,7 +24,11 @@ pub struct Billing<S> {
 
 impl<S: Store> Billing<S> {
     pub fn new(store: S, clock: Arc<dyn Clock>) -> Self {
-        Billing { store, clock, jwt_secret: Vec::new() }
+        Billing {
+            store,
+            clock,
+            jwt_secret: Vec::new(),
+        }
     }
 
     /// The HS256 secret for bearer tokens; without one, bearer tokens are refused.
@@ -49,11 +53,16 @@ impl<S: Store> Billing<S> {
         self.store.read(|tx| {
             let (org_id, user, access, role, default_branch, api_key_id) = match cred {
                 Credential::ApiKey { key, secret } => {
-                    let k = tx.api_key_by_key(key)?.filter(|k| k.revoked_at.is_none()).ok_or_else(|| Error::unauthorized("unknown API key"))?;
+                    let k = tx
+                        .api_key_by_key(key)?
+                        .filter(|k| k.revoked_at.is_none())
+                        .ok_or_else(|| Error::unauthorized("unknown API key"))?;
                     if !k.secret_matches(secret) {
                         return Err(Error::unauthorized("wrong API secret"));
                     }
-                    let user = tx.user(k.org_id, k.user_id)?.ok_or_else(|| Error::unauthorized("the key's user no longer exists"))?;
+                    let user = tx
+                        .user(k.org_id, k.user_id)?
+                        .ok_or_else(|| Error::unauthorized("the key's user no longer exists"))?;
                     (k.org_id, user, k.access(), k.role(), Some(k.default_branch_id), Some(k.id))
                 }
                 Credential::Bearer(token) => {
@@ -62,7 +71,11 @@ impl<S: Store> Billing<S> {
                     }
                     let claims = jwt::decode(&self.jwt_secret, token, server_now)?;
                     let user = tx.user(claims.org, claims.sub)?.ok_or_else(|| Error::unauthorized("unknown user"))?;
-                    let access = if user.role == Role::OrganizationAdmin { BranchAccess::All } else { BranchAccess::Only(user.branch_ids.clone()) };
+                    let access = if user.role == Role::OrganizationAdmin {
+                        BranchAccess::All
+                    } else {
+                        BranchAccess::Only(user.branch_ids.clone())
+                    };
                     let role = user.role;
                     (claims.org, user, access, role, None, None)
                 }
@@ -81,14 +94,22 @@ impl<S: Store> Billing<S> {
                     .find(|b| access.allows(b.id))
                     .ok_or_else(|| Error::forbidden("the user has no branch"))?,
             };
-            let actor = crate::auth::Actor { user_id: user.id, role, access: access.clone(), api_key_id };
+            let actor = crate::auth::Actor {
+                user_id: user.id,
+                role,
+                access: access.clone(),
+                api_key_id,
+            };
             Ok(Scope { org, branch, actor })
         })
     }
 
     /// The authenticated user and organization (MeResponse).
     pub fn me(&self, scope: &Scope) -> Result<Value> {
-        let user = self.store.read(|tx| Ok(tx.user(scope.org_id(), scope.actor.user_id)?))?.ok_or_else(|| Error::not_found("User", scope.actor.user_id))?;
+        let user = self
+            .store
+            .read(|tx| Ok(tx.user(scope.org_id(), scope.actor.user_id)?))?
+            .ok_or_else(|| Error::not_found("User", scope.actor.user_id))?;
         Ok(json!({"user": user.to_json(), "organization": scope.org.to_json()}))
     }
 
@@ -177,7 +198,13 @@ impl<S: Store> Billing<S> {
             Ok(())
         })?;
         let token = self.issue_token(&user, Duration::days(30));
-        Ok(Bootstrap { org, branch, user, api_key: pair, token })
+        Ok(Bootstrap {
+            org,
+            branch,
+            user,
+            api_key: pair,
+            token,
+        })
     }
 
     /// Makes another API key for an organization (`billing-server keys create`).
@@ -190,10 +217,18 @@ impl<S: Store> Billing<S> {
             if let Some(b) = req.branch_ids.iter().chain(req.default_branch_id.iter()).find(|b| !exists(b)) {
                 return Err(Error::not_found("Branch", b));
             }
-            let default = req.default_branch_id.or(req.branch_ids.first().copied()).or(if req.is_all_branches { branches.first().map(|b| b.id) } else { None });
-            let default = default.ok_or_else(|| Error::invalid(FieldError::new("missing", vec!["default_branch_id".into()], "a key needs a default branch")))?;
+            let default = req
+                .default_branch_id
+                .or(req.branch_ids.first().copied())
+                .or(if req.is_all_branches { branches.first().map(|b| b.id) } else { None });
+            let default =
+                default.ok_or_else(|| Error::invalid(FieldError::new("missing", vec!["default_branch_id".into()], "a key needs a default branch")))?;
             if !req.is_all_branches && !req.branch_ids.contains(&default) {
-                return Err(Error::invalid(FieldError::new("value_error", vec!["default_branch_id".into()], "the default branch must be one of the key's branches")));
+                return Err(Error::invalid(FieldError::new(
+                    "value_error",
+                    vec!["default_branch_id".into()],
+                    "the default branch must be one of the key's branches",
+                )));
             }
             let user = admin_of(tx, &org)?;
             let pair = KeyPair::generate();
@@ -205,7 +240,11 @@ impl<S: Store> Billing<S> {
 
     /// A bearer token for `user`, valid for `ttl`.
     pub fn issue_token(&self, user: &User, ttl: Duration) -> String {
-        let claims = Claims { sub: user.id, org: user.org_id, exp: (self.clock.now() + ttl).timestamp() };
+        let claims = Claims {
+            sub: user.id,
+            org: user.org_id,
+            exp: (self.clock.now() + ttl).timestamp(),
+        };
         jwt::encode(&self.jwt_secret, &claims)
     }
 
@@ -240,7 +279,8 @@ impl<S: Store> Billing<S> {
 /// Keys act for a user: the CLI makes keys for the organization's oldest admin, which
 /// `bootstrap` always creates.
 fn admin_of(tx: &mut dyn Tx, org: &Organization) -> Result<User> {
-    tx.first_org_admin(org.id)?.ok_or_else(|| Error::rule(Code::SERVICE_ERROR, format!("no administrator recorded for organization '{}'", org.id)))
+    tx.first_org_admin(org.id)?
+        .ok_or_else(|| Error::rule(Code::SERVICE_ERROR, format!("no administrator recorded for organization '{}'", org.id)))
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -302,13 +342,17 @@ impl InviteRequest {
             b.opt_parsed("email", Email::parse)
         };
         let role = b.req_enum("role", Role::parse, &Role::expected());
-        let branches = b.req_list("branches", |v, loc, p| uuid_item::<BranchId>(v, loc, p));
+        let branches = b.req_list("branches", uuid_item::<BranchId>);
         if let (Some(r), Some(bs)) = (role, &branches) {
             if r != Role::OrganizationAdmin && bs.is_empty() {
                 b.fail("too_short", "branches", "List should have at least 1 item for a branch role");
             }
         }
         b.finish()?;
-        Ok(InviteRequest { email: email.expect("checked"), role: role.expect("checked"), branches: branches.expect("checked") })
+        Ok(InviteRequest {
+            email: email.expect("checked"),
+            role: role.expect("checked"),
+            branches: branches.expect("checked"),
+        })
     }
 }

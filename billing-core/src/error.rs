@@ -126,7 +126,11 @@ impl From<usize> for LocPart {
 
 impl FieldError {
     pub fn new(kind: &str, loc: Vec<LocPart>, msg: impl Into<String>) -> Self {
-        Self { kind: kind.to_string(), loc, msg: msg.into() }
+        Self {
+            kind: kind.to_string(),
+            loc,
+            msg: msg.into(),
+        }
     }
     /// A failure of a body field: `loc` is `["body", field]`.
     pub fn body(kind: &str, field: &str, msg: impl Into<String>) -> Self {

@@ -43,7 +43,9 @@ pub struct PhoneNumber(String);
 impl PhoneNumber {
     pub fn parse(s: &str) -> Result<Self, &'static str> {
         let s = s.trim();
-        let digits = s.strip_prefix('+').ok_or("value is not a valid phone number: E.164 format +<country code><number> expected")?;
+        let digits = s
+            .strip_prefix('+')
+            .ok_or("value is not a valid phone number: E.164 format +<country code><number> expected")?;
         if digits.is_empty() || digits.len() > 15 || !digits.bytes().all(|b| b.is_ascii_digit()) {
             return Err("value is not a valid phone number: E.164 format +<country code><number> expected");
         }

@@ -35,7 +35,13 @@ pub struct ListQuery<S> {
 
 impl<S> ListQuery<S> {
     pub fn new(sort: S) -> Self {
-        Self { page: 1, limit: DEFAULT_LIMIT, sort, direction: Direction::Desc, search: None }
+        Self {
+            page: 1,
+            limit: DEFAULT_LIMIT,
+            sort,
+            direction: Direction::Desc,
+            search: None,
+        }
     }
     pub fn offset(&self) -> u64 {
         u64::from(self.page - 1) * u64::from(self.limit)
@@ -53,7 +59,12 @@ pub struct Page<T> {
 
 impl<T> Page<T> {
     pub fn map<U>(self, f: impl FnMut(T) -> U) -> Page<U> {
-        Page { items: self.items.into_iter().map(f).collect(), total: self.total, page: self.page, limit: self.limit }
+        Page {
+            items: self.items.into_iter().map(f).collect(),
+            total: self.total,
+            page: self.page,
+            limit: self.limit,
+        }
     }
 
     pub fn pagination(&self) -> Pagination {
@@ -142,7 +153,10 @@ pub struct Query<'a> {
 
 impl<'a> Query<'a> {
     pub fn new(params: &'a QueryParams) -> Self {
-        Self { params, problems: Problems::default() }
+        Self {
+            params,
+            problems: Problems::default(),
+        }
     }
 
     pub fn fail(&mut self, kind: &str, name: &str, msg: impl Into<String>) {
@@ -162,7 +176,11 @@ impl<'a> Query<'a> {
                 _ => self.fail("greater_than", "page", "Input should be an integer greater than 0"),
             }
         }
-        let limit = self.params.get("limit").map(|v| ("limit", v)).or_else(|| self.params.get("size").map(|v| ("size", v)));
+        let limit = self
+            .params
+            .get("limit")
+            .map(|v| ("limit", v))
+            .or_else(|| self.params.get("size").map(|v| ("size", v)));
         if let Some((name, l)) = limit {
             match l.trim().parse::<i64>() {
                 // Over the maximum is capped (and echoed capped), as the public API does.
@@ -238,15 +256,33 @@ mod tests {
         q.list(S::A, ps, "'a', 'b'");
         let Err(Error::Validation(d)) = q.finish() else { panic!() };
         let locs: Vec<String> = d.iter().map(|e| serde_json::to_string(&e.loc).unwrap()).collect();
-        assert_eq!(locs, vec![r#"["query","page"]"#, r#"["query","limit"]"#, r#"["query","sort_field"]"#, r#"["query","sort_direction"]"#]);
+        assert_eq!(
+            locs,
+            vec![
+                r#"["query","page"]"#,
+                r#"["query","limit"]"#,
+                r#"["query","sort_field"]"#,
+                r#"["query","sort_direction"]"#
+            ]
+        );
     }
 
     #[test]
     fn pagination_counts_the_page() {
-        let page = Page { items: vec![1, 2, 3], total: 23, page: 2, limit: 10 };
+        let page = Page {
+            items: vec![1, 2, 3],
+            total: 23,
+            page: 2,
+            limit: 10,
+        };
         let p = page.pagination();
         assert_eq!((p.total_count, p.max_page, p.has_next_page, p.has_previous_page), (3, 3, true, true));
-        let empty: Page<u8> = Page { items: vec![], total: 0, page: 1, limit: 10 };
+        let empty: Page<u8> = Page {
+            items: vec![],
+            total: 0,
+            page: 1,
+            limit: 10,
+        };
         assert_eq!(empty.pagination().max_page, 1);
         assert!(!empty.pagination().has_next_page);
     }

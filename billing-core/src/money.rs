@@ -51,7 +51,10 @@ pub struct Money {
 impl Money {
     /// Rounds half-up to the currency's minor units.
     pub fn new(amount: Decimal, currency: Currency) -> Self {
-        Self { amount: round_to(amount, currency), currency }
+        Self {
+            amount: round_to(amount, currency),
+            currency,
+        }
     }
     pub fn zero(currency: Currency) -> Self {
         Self::new(Decimal::ZERO, currency)
@@ -146,7 +149,10 @@ pub fn parse_decimal(v: &serde_json::Value) -> Option<Decimal> {
     if text.is_empty() {
         return None;
     }
-    Decimal::from_str_exact(&text).or_else(|_| Decimal::from_scientific(&text)).ok().map(|d| d.normalize())
+    Decimal::from_str_exact(&text)
+        .or_else(|_| Decimal::from_scientific(&text))
+        .ok()
+        .map(|d| d.normalize())
 }
 
 #[cfg(test)]

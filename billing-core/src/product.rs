@@ -59,14 +59,26 @@ impl VatBreakdown {
     pub fn of(amount: Money, mode: VatMode, rate: Decimal) -> Self {
         let c = amount.currency();
         match mode {
-            VatMode::Exempt => VatBreakdown { excluding_vat: amount, vat: Money::zero(c), gross: amount },
+            VatMode::Exempt => VatBreakdown {
+                excluding_vat: amount,
+                vat: Money::zero(c),
+                gross: amount,
+            },
             VatMode::Inclusive => {
                 let excl = Money::new(amount.amount() / (Decimal::ONE + rate), c);
-                VatBreakdown { excluding_vat: excl, vat: Money::new(amount.amount() - excl.amount(), c), gross: amount }
+                VatBreakdown {
+                    excluding_vat: excl,
+                    vat: Money::new(amount.amount() - excl.amount(), c),
+                    gross: amount,
+                }
             }
             VatMode::Exclusive => {
                 let vat = Money::new(amount.amount() * rate, c);
-                VatBreakdown { excluding_vat: amount, vat, gross: Money::new(amount.amount() + vat.amount(), c) }
+                VatBreakdown {
+                    excluding_vat: amount,
+                    vat,
+                    gross: Money::new(amount.amount() + vat.amount(), c),
+                }
             }
         }
     }
@@ -194,7 +206,11 @@ fn vat_flags(b: &mut Body<'_>, inclusive_default: bool) -> Option<VatMode> {
     let inclusive = b.opt_bool("is_price_inclusive_of_vat");
     let exempt = b.opt_bool("is_price_exempt_from_vat");
     if inclusive == Some(true) && exempt == Some(true) {
-        b.fail("value_error", "is_price_exempt_from_vat", "Value error, a price cannot be both VAT-exempt and VAT-inclusive");
+        b.fail(
+            "value_error",
+            "is_price_exempt_from_vat",
+            "Value error, a price cannot be both VAT-exempt and VAT-inclusive",
+        );
         return None;
     }
     Some(VatMode::from_flags(inclusive.unwrap_or(inclusive_default), exempt.unwrap_or(false)))
@@ -246,14 +262,22 @@ pub struct PriceUpdate {
 
 pub fn parse_price_update(v: &Value) -> Result<PriceUpdate> {
     let mut b = Body::new(v);
-    let u = PriceUpdate { amount: b.opt_decimal("amount"), inclusive: b.opt_bool("is_price_inclusive_of_vat"), exempt: b.opt_bool("is_price_exempt_from_vat") };
+    let u = PriceUpdate {
+        amount: b.opt_decimal("amount"),
+        inclusive: b.opt_bool("is_price_inclusive_of_vat"),
+        exempt: b.opt_bool("is_price_exempt_from_vat"),
+    };
     if let Some(a) = u.amount {
         if a <= Decimal::ZERO {
             b.fail("greater_than", "amount", "Input should be greater than 0");
         }
     }
     if u.inclusive == Some(true) && u.exempt == Some(true) {
-        b.fail("value_error", "is_price_exempt_from_vat", "Value error, a price cannot be both VAT-exempt and VAT-inclusive");
+        b.fail(
+            "value_error",
+            "is_price_exempt_from_vat",
+            "Value error, a price cannot be both VAT-exempt and VAT-inclusive",
+        );
     }
     b.finish()?;
     Ok(u)
@@ -316,7 +340,16 @@ impl ProductFields {
             prices = Some(all);
         }
         b.finish()?;
-        Ok(ProductFields { name, description, product_type, recurring_interval, recurring_interval_count, is_active, external_metadata, prices })
+        Ok(ProductFields {
+            name,
+            description,
+            product_type,
+            recurring_interval,
+            recurring_interval_count,
+            is_active,
+            external_metadata,
+            prices,
+        })
     }
 }
 
@@ -364,7 +397,10 @@ pub fn parse_product_list(params: &QueryParams) -> Result<(ListQuery<ProductSort
 
 fn check_not_frozen(p: &Product) -> Result<()> {
     if p.used_in_finalized_invoice {
-        return Err(Error::rule(Code::PRODUCT_USED_IN_FINALIZED_INVOICE, format!("Product '{}' is used by a finalized invoice", p.id)));
+        return Err(Error::rule(
+            Code::PRODUCT_USED_IN_FINALIZED_INVOICE,
+            format!("Product '{}' is used by a finalized invoice", p.id),
+        ));
     }
     Ok(())
 }
@@ -403,7 +439,9 @@ fn apply_prices(p: &mut Product, inputs: Vec<PriceInput>, now: Timestamp) {
 impl<S: Store> Billing<S> {
     pub fn create_product(&self, scope: &Scope, f: ProductFields) -> Result<Product> {
         let now = self.now(scope);
-        let product_type = f.product_type.ok_or_else(|| Error::invalid(FieldError::body("missing", "type", "Field required")))?;
+        let product_type = f
+            .product_type
+            .ok_or_else(|| Error::invalid(FieldError::body("missing", "type", "Field required")))?;
         let mut p = Product {
             id: ProductId::new(),
             org_id: scope.org_id(),
@@ -429,7 +467,9 @@ impl<S: Store> Billing<S> {
     }
 
     pub fn get_product(&self, scope: &Scope, id: ProductId) -> Result<Product> {
-        self.store.read(|tx| Ok(tx.product(scope.branch_id(), id)?))?.ok_or_else(|| Error::not_found("Product", id))
+        self.store
+            .read(|tx| Ok(tx.product(scope.branch_id(), id)?))?
+            .ok_or_else(|| Error::not_found("Product", id))
     }
 
     pub fn list_products(&self, scope: &Scope, q: &ListQuery<ProductSort>, f: &ProductFilter) -> Result<Page<Product>> {
@@ -472,7 +512,11 @@ impl<S: Store> Billing<S> {
                 p.recurring_interval_count = c;
             }
             if p.product_type == ProductType::Recurring && p.recurring_interval.is_none() {
-                return Err(Error::invalid(FieldError::body("missing", "recurring_interval", "Field required for RECURRING products")));
+                return Err(Error::invalid(FieldError::body(
+                    "missing",
+                    "recurring_interval",
+                    "Field required for RECURRING products",
+                )));
             }
             if let Some(a) = f.is_active {
                 p.is_active = a;
@@ -500,9 +544,20 @@ impl<S: Store> Billing<S> {
         let mut new_id = None;
         let p = self.change_product(scope, id, |p, now| {
             if p.active_price(input.amount.currency()).is_some() {
-                return Err(Error::rule(Code::RESOURCE_ALREADY_EXISTS, format!("Product already has an active price in {}", input.amount.currency())));
+                return Err(Error::rule(
+                    Code::RESOURCE_ALREADY_EXISTS,
+                    format!("Product already has an active price in {}", input.amount.currency()),
+                ));
             }
-            let price = ProductPrice { id: PriceId::new(), product_id: p.id, amount: input.amount, vat_mode: input.vat_mode, is_active: true, created_at: now, updated_at: None };
+            let price = ProductPrice {
+                id: PriceId::new(),
+                product_id: p.id,
+                amount: input.amount,
+                vat_mode: input.vat_mode,
+                is_active: true,
+                created_at: now,
+                updated_at: None,
+            };
             p.prices.push(price);
             Ok(())
         })?;
@@ -514,10 +569,18 @@ impl<S: Store> Billing<S> {
 
     pub fn update_product_price(&self, scope: &Scope, id: ProductId, price_id: PriceId, u: PriceUpdate) -> Result<Product> {
         self.change_product(scope, id, |p, now| {
-            let price = p.prices.iter_mut().find(|x| x.id == price_id && x.is_active).ok_or_else(|| Error::not_found("Price", price_id))?;
+            let price = p
+                .prices
+                .iter_mut()
+                .find(|x| x.id == price_id && x.is_active)
+                .ok_or_else(|| Error::not_found("Price", price_id))?;
             if let Some(a) = u.amount {
                 price.amount = Money::exact(a, price.currency()).ok_or_else(|| {
-                    Error::invalid(FieldError::body("decimal_max_places", "amount", format!("Decimal input should have no more than {} decimal places", price.currency().minor_digits())))
+                    Error::invalid(FieldError::body(
+                        "decimal_max_places",
+                        "amount",
+                        format!("Decimal input should have no more than {} decimal places", price.currency().minor_digits()),
+                    ))
                 })?;
             }
             price.vat_mode = match (u.exempt, u.inclusive) {
@@ -534,7 +597,11 @@ impl<S: Store> Billing<S> {
 
     pub fn delete_product_price(&self, scope: &Scope, id: ProductId, price_id: PriceId) -> Result<Product> {
         self.change_product(scope, id, |p, now| {
-            let price = p.prices.iter_mut().find(|x| x.id == price_id && x.is_active).ok_or_else(|| Error::not_found("Price", price_id))?;
+            let price = p
+                .prices
+                .iter_mut()
+                .find(|x| x.id == price_id && x.is_active)
+                .ok_or_else(|| Error::not_found("Price", price_id))?;
             price.is_active = false;
             price.updated_at = Some(now);
             Ok(())
@@ -552,7 +619,10 @@ mod tests {
         let rate = Decimal::new(15, 2);
         let m = Money::new(Decimal::new(115, 0), Currency::SAR);
         let inc = VatBreakdown::of(m, VatMode::Inclusive, rate);
-        assert_eq!((inc.excluding_vat.to_string(), inc.vat.to_string(), inc.gross.to_string()), ("100.00".into(), "15.00".into(), "115.00".into()));
+        assert_eq!(
+            (inc.excluding_vat.to_string(), inc.vat.to_string(), inc.gross.to_string()),
+            ("100.00".into(), "15.00".into(), "115.00".into())
+        );
         let exc = VatBreakdown::of(Money::new(Decimal::new(100, 0), Currency::SAR), VatMode::Exclusive, rate);
         assert_eq!((exc.vat.to_string(), exc.gross.to_string()), ("15.00".into(), "115.00".into()));
         let ex = VatBreakdown::of(m, VatMode::Exempt, rate);

@@ -30,7 +30,11 @@ impl Advance {
         }
         if let Some(s) = seconds {
             if s < 0 {
-                b.fail("greater_than_equal", "seconds", "Input should be greater than or equal to 0 (the clock never goes back)");
+                b.fail(
+                    "greater_than_equal",
+                    "seconds",
+                    "Input should be greater than or equal to 0 (the clock never goes back)",
+                );
             }
             if s > 100 * 366 * 24 * 3600 {
                 b.fail("less_than_equal", "seconds", "Input should be at most a century");
@@ -77,7 +81,14 @@ impl<S: Store> Billing<S> {
                 Advance::To(t) => t,
             };
             if target < current {
-                return Err(Error::invalid(FieldError::body("value_error", "to", format!("Value error, the test clock is at {} and never goes back", crate::clock::format_rfc3339(&current)))));
+                return Err(Error::invalid(FieldError::body(
+                    "value_error",
+                    "to",
+                    format!(
+                        "Value error, the test clock is at {} and never goes back",
+                        crate::clock::format_rfc3339(&current)
+                    ),
+                )));
             }
             org.clock_offset_us = (target - server_now).num_microseconds().unwrap_or(i64::MAX);
             tx.update_org(&org)?;

@@ -30,7 +30,11 @@ impl<'a> Body<'a> {
                 None
             }
             _ => {
-                problems.push(FieldError::new("model_attributes_type", prefix.clone(), "Input should be a valid dictionary or object"));
+                problems.push(FieldError::new(
+                    "model_attributes_type",
+                    prefix.clone(),
+                    "Input should be a valid dictionary or object",
+                ));
                 None
             }
         };
@@ -174,7 +178,11 @@ impl<'a> Body<'a> {
             self.err(
                 "decimal_max_places",
                 field,
-                format!("Decimal input should have no more than {} decimal places for {}", currency.minor_digits(), currency),
+                format!(
+                    "Decimal input should have no more than {} decimal places for {}",
+                    currency.minor_digits(),
+                    currency
+                ),
             );
         }
         m

@@ -31,7 +31,10 @@ pub fn error_response(e: &Error) -> HttpResponse {
         Error::Validation(detail) => json_response(StatusCode::UNPROCESSABLE_ENTITY, &json!({ "detail": detail })),
         Error::Rule { code, info } => envelope(*code, info.clone()),
         Error::MultiplePayments { payment_ids, total_amount } => {
-            let mut body = envelope_body(Code::INVALID_PARAMETERS, Some("The payment was paid in one transaction with other payments; refund them together with allow_refund_multiple_related_payments".into()));
+            let mut body = envelope_body(
+                Code::INVALID_PARAMETERS,
+                Some("The payment was paid in one transaction with other payments; refund them together with allow_refund_multiple_related_payments".into()),
+            );
             body["payment_ids"] = json!(payment_ids);
             body["total_amount"] = json!(total_amount);
             json_response(StatusCode::BAD_REQUEST, &body)
@@ -69,7 +72,12 @@ pub enum ReadError {
 /// Reads the whole body, refusing more than `limit` bytes.
 pub async fn read_request(req: Request<Incoming>, limit: usize) -> Result<Incoming2, ReadError> {
     let (parts, body) = req.into_parts();
-    if let Some(len) = parts.headers.get(hyper::header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<usize>().ok()) {
+    if let Some(len) = parts
+        .headers
+        .get(hyper::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<usize>().ok())
+    {
         if len > limit {
             return Err(ReadError::TooLarge);
         }

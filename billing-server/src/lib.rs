@@ -100,13 +100,24 @@ pub async fn handle(app: Arc<App>, req: Request<hyper::body::Incoming>) -> HttpR
 async fn respond(app: Arc<App>, req: Request<hyper::body::Incoming>) -> HttpResponse {
     let route = match resolve(req.method(), req.uri().path()) {
         Resolution::Found(r) => r,
-        Resolution::MethodNotAllowed => return envelope(Code::METHOD_NOT_ALLOWED, Some(format!("{} is not allowed on {}", req.method(), req.uri().path()))),
+        Resolution::MethodNotAllowed => {
+            return envelope(
+                Code::METHOD_NOT_ALLOWED,
+                Some(format!("{} is not allowed on {}", req.method(), req.uri().path())),
+            )
+        }
         Resolution::NotFound => return envelope(Code::NOT_FOUND, Some(format!("no route for {}", req.uri().path()))),
     };
     let req = match read_request(req, app.config.body_limit).await {
         Ok(r) => r,
         Err(ReadError::TooLarge) => return envelope(Code::PAYLOAD_TOO_LARGE, Some(format!("the limit is {} bytes", app.config.body_limit))),
-        Err(ReadError::Broken) => return error_response(&Error::invalid(FieldError::new("json_invalid", vec!["body".into()], "the request body could not be read"))),
+        Err(ReadError::Broken) => {
+            return error_response(&Error::invalid(FieldError::new(
+                "json_invalid",
+                vec!["body".into()],
+                "the request body could not be read",
+            )))
+        }
     };
     let credential = credential(&req);
     let branch = req.header("x-branch-id").map(|v| v.trim().to_string());
@@ -114,7 +125,13 @@ async fn respond(app: Arc<App>, req: Request<hyper::body::Incoming>) -> HttpResp
     let run = move |app: Arc<App>| {
         let credential = credential?;
         let branch = match branch {
-            Some(b) => Some(b.parse::<BranchId>().map_err(|_| Error::invalid(FieldError::new("uuid_parsing", vec!["header".into(), "x-branch-id".into()], "Input should be a valid UUID")))?),
+            Some(b) => Some(b.parse::<BranchId>().map_err(|_| {
+                Error::invalid(FieldError::new(
+                    "uuid_parsing",
+                    vec!["header".into(), "x-branch-id".into()],
+                    "Input should be a valid UUID",
+                ))
+            })?),
             None => None,
         };
         let scope = app.billing.authenticate(&credential, branch)?;

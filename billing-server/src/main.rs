@@ -89,7 +89,10 @@ enum KeysCommand {
 }
 
 fn main() -> ExitCode {
-    tracing_subscriber::fmt().with_env_filter(tracing_subscriber::EnvFilter::try_from_env("BILLING_LOG").unwrap_or_else(|_| "info".into())).with_writer(std::io::stderr).init();
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::try_from_env("BILLING_LOG").unwrap_or_else(|_| "info".into()))
+        .with_writer(std::io::stderr)
+        .init();
     let cli = Cli::parse();
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
@@ -102,16 +105,29 @@ fn main() -> ExitCode {
 
 fn config(args: &ServeArgs) -> Config {
     let jwt_secret = args.jwt_secret.clone().unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
-    Config { database_url: args.db.database_url.clone(), jwt_secret, body_limit: args.body_limit }
+    Config {
+        database_url: args.db.database_url.clone(),
+        jwt_secret,
+        body_limit: args.body_limit,
+    }
 }
 
 fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
     let args = cli.serve.clone();
     match cli.command {
         None | Some(Command::Serve) => serve(args),
-        Some(Command::Init { json, org_name, admin_email, live }) => {
+        Some(Command::Init {
+            json,
+            org_name,
+            admin_email,
+            live,
+        }) => {
             let app = App::open(config(&args))?;
-            let boot = app.billing.bootstrap(&BootstrapRequest { org_name, admin_email: Email::parse(&admin_email)?, sandbox: !live })?;
+            let boot = app.billing.bootstrap(&BootstrapRequest {
+                org_name,
+                admin_email: Email::parse(&admin_email)?,
+                sandbox: !live,
+            })?;
             if json {
                 println!(
                     "{}",
@@ -130,13 +146,36 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
             }
             Ok(())
         }
-        Some(Command::Keys { command: KeysCommand::Create { org_id, branches, default_branch, all_branches, name, json } }) => {
+        Some(Command::Keys {
+            command:
+                KeysCommand::Create {
+                    org_id,
+                    branches,
+                    default_branch,
+                    all_branches,
+                    name,
+                    json,
+                },
+        }) => {
             let app = App::open(config(&args))?;
             let org = match org_id {
                 Some(o) => o,
-                None => app.billing.organizations()?.first().map(|o| o.id).ok_or("the database has no organization; run `billing-server init` first")?,
+                None => app
+                    .billing
+                    .organizations()?
+                    .first()
+                    .map(|o| o.id)
+                    .ok_or("the database has no organization; run `billing-server init` first")?,
             };
-            let (key, pair) = app.billing.create_api_key(org, &NewApiKey { name, branch_ids: branches, default_branch_id: default_branch, is_all_branches: all_branches })?;
+            let (key, pair) = app.billing.create_api_key(
+                org,
+                &NewApiKey {
+                    name,
+                    branch_ids: branches,
+                    default_branch_id: default_branch,
+                    is_all_branches: all_branches,
+                },
+            )?;
             if json {
                 println!(
                     "{}",
@@ -151,14 +190,24 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
 }
 
 fn print_bootstrap(boot: &billing_core::engine::Bootstrap) {
-    println!("Created sandbox organization {} with branch {} and admin {}.", boot.org.id, boot.branch.id, boot.user.email);
-    println!("Your API key (shown once; send it in the x-api-key header):\n\n    {}\n", boot.api_key.header_value());
+    println!(
+        "Created sandbox organization {} with branch {} and admin {}.",
+        boot.org.id, boot.branch.id, boot.user.email
+    );
+    println!(
+        "Your API key (shown once; send it in the x-api-key header):\n\n    {}\n",
+        boot.api_key.header_value()
+    );
 }
 
 fn serve(args: ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
     let app = App::open(config(&args))?;
     if app.billing.is_empty()? {
-        let boot = app.billing.bootstrap(&BootstrapRequest { org_name: "My Organization".into(), admin_email: Email::parse("admin@example.com")?, sandbox: true })?;
+        let boot = app.billing.bootstrap(&BootstrapRequest {
+            org_name: "My Organization".into(),
+            admin_email: Email::parse("admin@example.com")?,
+            sandbox: true,
+        })?;
         print_bootstrap(&boot);
     }
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;

@@ -58,15 +58,34 @@ pub fn resolve(method: &Method, path: &str) -> Resolution {
         ["me"] => pick(vec![(Method::GET, Me)]),
         ["organization", "invite"] => pick(vec![(Method::POST, Invite)]),
         ["branch"] => pick(vec![(Method::GET, ListBranches), (Method::POST, CreateBranch)]),
-        ["branch", id] => pick(vec![(Method::GET, GetBranch(s(id))), (Method::PUT, UpdateBranch(s(id))), (Method::DELETE, DeleteBranch(s(id)))]),
+        ["branch", id] => pick(vec![
+            (Method::GET, GetBranch(s(id))),
+            (Method::PUT, UpdateBranch(s(id))),
+            (Method::DELETE, DeleteBranch(s(id))),
+        ]),
         ["consumers"] => pick(vec![(Method::GET, ListConsumers), (Method::POST, CreateConsumer)]),
-        ["consumers", id] => pick(vec![(Method::GET, GetConsumer(s(id))), (Method::PUT, UpdateConsumer(s(id))), (Method::DELETE, DeleteConsumer(s(id)))]),
+        ["consumers", id] => pick(vec![
+            (Method::GET, GetConsumer(s(id))),
+            (Method::PUT, UpdateConsumer(s(id))),
+            (Method::DELETE, DeleteConsumer(s(id))),
+        ]),
         ["products"] => pick(vec![(Method::GET, ListProducts), (Method::POST, CreateProduct)]),
-        ["products", id] => pick(vec![(Method::GET, GetProduct(s(id))), (Method::PUT, UpdateProduct(s(id))), (Method::DELETE, DeleteProduct(s(id)))]),
+        ["products", id] => pick(vec![
+            (Method::GET, GetProduct(s(id))),
+            (Method::PUT, UpdateProduct(s(id))),
+            (Method::DELETE, DeleteProduct(s(id))),
+        ]),
         ["products", id, "prices"] => pick(vec![(Method::POST, AddPrice(s(id)))]),
-        ["products", id, "prices", price] => pick(vec![(Method::PUT, UpdatePrice(s(id), s(price))), (Method::DELETE, DeletePrice(s(id), s(price)))]),
+        ["products", id, "prices", price] => pick(vec![
+            (Method::PUT, UpdatePrice(s(id), s(price))),
+            (Method::DELETE, DeletePrice(s(id), s(price))),
+        ]),
         ["coupons"] => pick(vec![(Method::GET, ListCoupons), (Method::POST, CreateCoupon)]),
-        ["coupons", id] => pick(vec![(Method::GET, GetCoupon(s(id))), (Method::PUT, UpdateCoupon(s(id))), (Method::DELETE, DeleteCoupon(s(id)))]),
+        ["coupons", id] => pick(vec![
+            (Method::GET, GetCoupon(s(id))),
+            (Method::PUT, UpdateCoupon(s(id))),
+            (Method::DELETE, DeleteCoupon(s(id))),
+        ]),
         ["sandbox", "clock"] => pick(vec![(Method::GET, SandboxClock)]),
         ["sandbox", "clock", "advance"] => pick(vec![(Method::POST, AdvanceSandboxClock)]),
         _ => NotFound,
@@ -80,10 +99,16 @@ mod tests {
     #[test]
     fn resolves_paths_and_methods() {
         assert_eq!(resolve(&Method::GET, "/api/v2/me"), Resolution::Found(Route::Me));
-        assert_eq!(resolve(&Method::GET, "/api/v2/consumers/abc"), Resolution::Found(Route::GetConsumer("abc".into())));
+        assert_eq!(
+            resolve(&Method::GET, "/api/v2/consumers/abc"),
+            Resolution::Found(Route::GetConsumer("abc".into()))
+        );
         assert_eq!(resolve(&Method::PATCH, "/api/v2/consumers/abc"), Resolution::MethodNotAllowed);
         assert_eq!(resolve(&Method::GET, "/api/v2/nothing"), Resolution::NotFound);
         assert_eq!(resolve(&Method::GET, "/api/v1/me"), Resolution::NotFound);
-        assert_eq!(resolve(&Method::DELETE, "/api/v2/products/p/prices/x"), Resolution::Found(Route::DeletePrice("p".into(), "x".into())));
+        assert_eq!(
+            resolve(&Method::DELETE, "/api/v2/products/p/prices/x"),
+            Resolution::Found(Route::DeletePrice("p".into(), "x".into()))
+        );
     }
 }

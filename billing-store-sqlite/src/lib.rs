@@ -86,7 +86,11 @@ impl SqliteStore {
         init_sqlite();
         let path = path.as_ref().to_path_buf();
         // The writer is only ever used under the Writer's mutex: SQLite's own mutex is not needed.
-        let conn = Connection::open_with_flags(&path, OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE | OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_URI).map_err(backend)?;
+        let conn = Connection::open_with_flags(
+            &path,
+            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE | OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_URI,
+        )
+        .map_err(backend)?;
         // WAL lets readers run beside the writer; FULL syncs the WAL on every commit, so an
         // answered write survives power loss.
         conn.pragma_update(None, "journal_mode", "WAL").map_err(backend)?;
@@ -95,7 +99,13 @@ impl SqliteStore {
         migrate::apply(&conn)?;
         let constraints = Arc::new(migrate::unique_constraint_names(&conn)?);
         Ok(SqliteStore {
-            inner: Arc::new(Inner { writer: Writer::new(conn, true), path: Some(path), readers: Mutex::new(Vec::new()), constraints, delete_on_drop: false }),
+            inner: Arc::new(Inner {
+                writer: Writer::new(conn, true),
+                path: Some(path),
+                readers: Mutex::new(Vec::new()),
+                constraints,
+                delete_on_drop: false,
+            }),
         })
     }
 
@@ -118,7 +128,15 @@ impl SqliteStore {
         configure(&conn).map_err(backend)?;
         migrate::apply(&conn)?;
         let constraints = Arc::new(migrate::unique_constraint_names(&conn)?);
-        Ok(SqliteStore { inner: Arc::new(Inner { writer: Writer::new(conn, false), path: None, readers: Mutex::new(Vec::new()), constraints, delete_on_drop: false }) })
+        Ok(SqliteStore {
+            inner: Arc::new(Inner {
+                writer: Writer::new(conn, false),
+                path: None,
+                readers: Mutex::new(Vec::new()),
+                constraints,
+                delete_on_drop: false,
+            }),
+        })
     }
 
     /// Accepts `sqlite://path`, `sqlite:path`, `sqlite::memory:` or a plain path.
@@ -135,7 +153,11 @@ impl SqliteStore {
             return Ok(c);
         }
         let path = self.inner.path.as_ref().expect("file database");
-        let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_URI).map_err(backend)?;
+        let conn = Connection::open_with_flags(
+            path,
+            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_URI,
+        )
+        .map_err(backend)?;
         configure(&conn).map_err(backend)?;
         Ok(conn)
     }

@@ -4,16 +4,26 @@ use billing_core::error::StoreError;
 use rusqlite::Connection;
 use std::collections::HashMap;
 
-const MIGRATIONS: &[(i64, &str)] = &[(1, include_str!("../migrations/0001_foundation.sql")), (2, include_str!("../migrations/0002_consumer_search.sql"))];
+const MIGRATIONS: &[(i64, &str)] = &[
+    (1, include_str!("../migrations/0001_foundation.sql")),
+    (2, include_str!("../migrations/0002_consumer_search.sql")),
+];
 
 pub fn apply(conn: &Connection) -> Result<(), StoreError> {
     let err = |e: rusqlite::Error| StoreError::Backend(format!("migration failed: {e}"));
-    conn.execute_batch("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)").map_err(err)?;
-    let current: i64 = conn.query_row("SELECT COALESCE(MAX(version), 0) FROM schema_migrations", [], |r| r.get(0)).map_err(err)?;
+    conn.execute_batch("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)")
+        .map_err(err)?;
+    let current: i64 = conn
+        .query_row("SELECT COALESCE(MAX(version), 0) FROM schema_migrations", [], |r| r.get(0))
+        .map_err(err)?;
     for (version, sql) in MIGRATIONS.iter().filter(|(v, _)| *v > current) {
         let tx = conn.unchecked_transaction().map_err(err)?;
         tx.execute_batch(sql).map_err(err)?;
-        tx.execute("INSERT INTO schema_migrations (version, applied_at) VALUES (?1, strftime('%s','now'))", [version]).map_err(err)?;
+        tx.execute(
+            "INSERT INTO schema_migrations (version, applied_at) VALUES (?1, strftime('%s','now'))",
+            [version],
+        )
+        .map_err(err)?;
         tx.commit().map_err(err)?;
     }
     Ok(())
@@ -26,14 +36,18 @@ pub fn unique_constraint_names(conn: &Connection) -> Result<HashMap<String, Stri
     let err = |e: rusqlite::Error| StoreError::Backend(e.to_string());
     let mut out = HashMap::new();
     let tables: Vec<String> = {
-        let mut st = conn.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'").map_err(err)?;
+        let mut st = conn
+            .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
+            .map_err(err)?;
         let rows = st.query_map([], |r| r.get(0)).map_err(err)?;
         rows.collect::<Result<_, _>>().map_err(err)?
     };
     for t in tables {
         let indexes: Vec<(String, bool, String)> = {
             let mut st = conn.prepare(&format!("PRAGMA index_list('{t}')")).map_err(err)?;
-            let rows = st.query_map([], |r| Ok((r.get::<_, String>(1)?, r.get::<_, bool>(2)?, r.get::<_, String>(3)?))).map_err(err)?;
+            let rows = st
+                .query_map([], |r| Ok((r.get::<_, String>(1)?, r.get::<_, bool>(2)?, r.get::<_, String>(3)?)))
+                .map_err(err)?;
             rows.collect::<Result<_, _>>().map_err(err)?
         };
         for (name, unique, origin) in indexes.into_iter().filter(|i| i.1) {
@@ -44,7 +58,13 @@ pub fn unique_constraint_names(conn: &Connection) -> Result<HashMap<String, Stri
                 rows.collect::<Result<_, _>>().map_err(err)?
             };
             let key = cols.iter().map(|c| format!("{t}.{c}")).collect::<Vec<_>>().join(", ");
-            let label = if origin == "pk" { format!("{t}_pkey") } else if origin == "u" { format!("{t}_{}_key", cols.join("_")) } else { name };
+            let label = if origin == "pk" {
+                format!("{t}_pkey")
+            } else if origin == "u" {
+                format!("{t}_{}_key", cols.join("_"))
+            } else {
+                name
+            };
             out.insert(key, label);
         }
         // A BLOB PRIMARY KEY on a rowid table shows as an automatic index with origin "pk".

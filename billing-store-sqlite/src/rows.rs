@@ -29,7 +29,9 @@ pub fn json<T: serde::de::DeserializeOwned>(r: &Row, i: usize) -> rusqlite::Resu
 pub fn json_opt<T: serde::de::DeserializeOwned>(r: &Row, i: usize) -> rusqlite::Result<Option<T>> {
     match r.get::<_, Option<String>>(i)? {
         None => Ok(None),
-        Some(s) => serde_json::from_str(&s).map(Some).map_err(|e| rusqlite::Error::FromSqlConversionFailure(i, rusqlite::types::Type::Text, Box::new(e))),
+        Some(s) => serde_json::from_str(&s)
+            .map(Some)
+            .map_err(|e| rusqlite::Error::FromSqlConversionFailure(i, rusqlite::types::Type::Text, Box::new(e))),
     }
 }
 

@@ -20,6 +20,14 @@ use rusqlite::types::Value as SqlValue;
 use rusqlite::{params_from_iter, Connection, OptionalExtension, Row};
 use std::str::FromStr;
 
+/// Sort column, direction and page of a list query.
+struct Paging<'a> {
+    order: &'a str,
+    dir: Direction,
+    page: u32,
+    limit: u32,
+}
+
 pub struct SqliteTx<'c> {
     conn: &'c Connection,
     names: &'c ConstraintNames,
@@ -68,26 +76,41 @@ impl<'c> SqliteTx<'c> {
     }
 
     /// Runs a list query: `select` and `from_where` are joined with the ordering and paging.
-    fn page<T>(&self, select: &str, from_where: &str, params: Vec<SqlValue>, order: &str, dir: Direction, page: (u32, u32), map: impl FnMut(&Row) -> rusqlite::Result<T>) -> StoreResult<Page<T>> {
+    fn page<T>(&self, select: &str, from_where: &str, params: Vec<SqlValue>, paging: Paging<'_>, map: impl FnMut(&Row) -> rusqlite::Result<T>) -> StoreResult<Page<T>> {
         let total = self.count(&format!("SELECT COUNT(*) {from_where}"), params.clone())?;
+        let Paging { order, dir, page, limit } = paging;
         let d = dir.sql();
-        let sql = format!("{select} {from_where} ORDER BY {order} {d}, id {d} LIMIT {} OFFSET {}", page.1, u64::from(page.0 - 1) * u64::from(page.1));
+        let sql = format!("{select} {from_where} ORDER BY {order} {d}, id {d} LIMIT {limit} OFFSET {}", u64::from(page - 1) * u64::from(limit));
         let items = self.all(&sql, params, map)?;
-        Ok(Page { items, total, page: page.0, limit: page.1 })
+        Ok(Page { items, total, page, limit })
     }
 
     fn user_branches(&self, user: UserId) -> StoreResult<Vec<BranchId>> {
-        self.all("SELECT branch_id FROM user_branches WHERE user_id = ?1 ORDER BY position", vec![u(user)], |r| id(r, 0))
+        self.all("SELECT branch_id FROM user_branches WHERE user_id = ?1 ORDER BY position", vec![u(user)], |r| {
+            id(r, 0)
+        })
     }
 
     fn prices_of(&self, product: ProductId) -> StoreResult<Vec<ProductPrice>> {
-        self.all(&format!("SELECT {PRICE_COLS} FROM product_prices WHERE product_id = ?1 ORDER BY created_at, id"), vec![u(product)], price_row)
+        self.all(
+            &format!("SELECT {PRICE_COLS} FROM product_prices WHERE product_id = ?1 ORDER BY created_at, id"),
+            vec![u(product)],
+            price_row,
+        )
     }
 }
 
 const ORG_COLS: &str = "id, name, name_en, sandbox, settings, clock_offset_us, created_at";
 fn org_row(r: &Row) -> rusqlite::Result<Organization> {
-    Ok(Organization { id: id(r, 0)?, name: r.get(1)?, name_en: r.get(2)?, sandbox: r.get(3)?, settings: json(r, 4)?, clock_offset_us: r.get(5)?, created_at: ts(r, 6)? })
+    Ok(Organization {
+        id: id(r, 0)?,
+        name: r.get(1)?,
+        name_en: r.get(2)?,
+        sandbox: r.get(3)?,
+        settings: json(r, 4)?,
+        clock_offset_us: r.get(5)?,
+        created_at: ts(r, 6)?,
+    })
 }
 
 const USER_COLS: &str = "id, org_id, email, first_name, last_name, en_first_name, en_last_name, role, created_at";
@@ -125,7 +148,14 @@ fn key_row(r: &Row) -> rusqlite::Result<ApiKey> {
 
 const BRANCH_COLS: &str = "id, org_id, name, created_at, deleted_at, (SELECT COUNT(*) FROM user_branches ub WHERE ub.branch_id = branches.id)";
 fn branch_row(r: &Row) -> rusqlite::Result<Branch> {
-    Ok(Branch { id: id(r, 0)?, org_id: id(r, 1)?, name: r.get(2)?, created_at: ts(r, 3)?, deleted_at: ts_opt(r, 4)?, user_count: r.get::<_, i64>(5)? as u64 })
+    Ok(Branch {
+        id: id(r, 0)?,
+        org_id: id(r, 1)?,
+        name: r.get(2)?,
+        created_at: ts(r, 3)?,
+        deleted_at: ts_opt(r, 4)?,
+        user_count: r.get::<_, i64>(5)? as u64,
+    })
 }
 
 fn name_key(name: &str) -> String {
@@ -163,7 +193,10 @@ fn consumer_row(r: &Row) -> rusqlite::Result<Consumer> {
         alias: r.get(8)?,
         comment: r.get(9)?,
         preferred_language: parsed(r, 10, |s| Language::parse(s).ok())?,
-        communication_methods: methods.iter().map(|m| CommunicationMethod::parse(m).ok_or_else(|| bad(11, m.clone()))).collect::<Result<_, _>>()?,
+        communication_methods: methods
+            .iter()
+            .map(|m| CommunicationMethod::parse(m).ok_or_else(|| bad(11, m.clone())))
+            .collect::<Result<_, _>>()?,
         consumer_type: parsed(r, 12, ConsumerType::parse)?,
         address: json_opt(r, 13)?,
         vat_number: r.get(14)?,
@@ -211,7 +244,10 @@ fn product_row(r: &Row) -> rusqlite::Result<Product> {
         name: r.get(3)?,
         description: r.get(4)?,
         product_type: parsed(r, 5, ProductType::parse)?,
-        recurring_interval: r.get::<_, Option<String>>(6)?.map(|s| RecurringInterval::parse(&s).ok_or_else(|| bad(6, s))).transpose()?,
+        recurring_interval: r
+            .get::<_, Option<String>>(6)?
+            .map(|s| RecurringInterval::parse(&s).ok_or_else(|| bad(6, s)))
+            .transpose()?,
         recurring_interval_count: r.get::<_, i64>(7)? as u32,
         is_active: r.get(8)?,
         external_metadata: json(r, 9)?,
@@ -275,7 +311,10 @@ const COUPON_COLS: &str = "id, org_id, branch_id, name, is_percentage, discount_
 fn coupon_row(r: &Row) -> rusqlite::Result<Coupon> {
     let pct: bool = r.get(4)?;
     let value = from_stored(r.get(5)?);
-    let currency = r.get::<_, Option<String>>(6)?.map(|s| Currency::from_str(&s).map_err(|_| bad(6, s))).transpose()?;
+    let currency = r
+        .get::<_, Option<String>>(6)?
+        .map(|s| Currency::from_str(&s).map_err(|_| bad(6, s)))
+        .transpose()?;
     let discount = match (pct, currency) {
         (true, _) => Discount::Percentage(value.normalize()),
         (false, Some(c)) => Discount::Fixed(Money::new(value, c)),
@@ -331,7 +370,11 @@ fn event_row(r: &Row) -> rusqlite::Result<Event> {
 fn metadata_filter(sql: &mut String, params: &mut Vec<SqlValue>, filters: &[(String, String)]) {
     for (k, v) in filters {
         let path = format!("$.\"{}\"", k.replace('"', "\\\""));
-        sql.push_str(&format!(" AND CAST(json_extract(external_metadata, ?{}) AS TEXT) = ?{}", params.len() + 1, params.len() + 2));
+        sql.push_str(&format!(
+            " AND CAST(json_extract(external_metadata, ?{}) AS TEXT) = ?{}",
+            params.len() + 1,
+            params.len() + 2
+        ));
         params.push(s(path));
         params.push(s(v.as_str()));
     }
@@ -341,7 +384,15 @@ impl Tx for SqliteTx<'_> {
     fn insert_org(&mut self, org: &Organization) -> StoreResult<()> {
         self.exec(
             &format!("INSERT INTO organizations ({ORG_COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"),
-            vec![u(org.id), s(&org.name), s_opt(org.name_en.as_deref()), b(org.sandbox), j(&org.settings), i(org.clock_offset_us), t(&org.created_at)],
+            vec![
+                u(org.id),
+                s(&org.name),
+                s_opt(org.name_en.as_deref()),
+                b(org.sandbox),
+                j(&org.settings),
+                i(org.clock_offset_us),
+                t(&org.created_at),
+            ],
         )?;
         Ok(())
     }
@@ -353,7 +404,14 @@ impl Tx for SqliteTx<'_> {
     fn update_org(&mut self, org: &Organization) -> StoreResult<()> {
         self.exec(
             "UPDATE organizations SET name = ?2, name_en = ?3, sandbox = ?4, settings = ?5, clock_offset_us = ?6 WHERE id = ?1",
-            vec![u(org.id), s(&org.name), s_opt(org.name_en.as_deref()), b(org.sandbox), j(&org.settings), i(org.clock_offset_us)],
+            vec![
+                u(org.id),
+                s(&org.name),
+                s_opt(org.name_en.as_deref()),
+                b(org.sandbox),
+                j(&org.settings),
+                i(org.clock_offset_us),
+            ],
         )?;
         Ok(())
     }
@@ -378,13 +436,21 @@ impl Tx for SqliteTx<'_> {
             ],
         )?;
         for (pos, b) in user.branch_ids.iter().enumerate() {
-            self.exec("INSERT INTO user_branches (user_id, branch_id, position) VALUES (?1, ?2, ?3)", vec![u(user.id), u(*b), i(pos as i64)])?;
+            self.exec(
+                "INSERT INTO user_branches (user_id, branch_id, position) VALUES (?1, ?2, ?3)",
+                vec![u(user.id), u(*b), i(pos as i64)],
+            )?;
         }
         Ok(())
     }
 
     fn user(&mut self, org: OrgId, user: UserId) -> StoreResult<Option<User>> {
-        let Some(mut found) = self.one(&format!("SELECT {USER_COLS} FROM users WHERE id = ?1 AND org_id = ?2"), vec![u(user), u(org)], user_row)? else {
+        let Some(mut found) = self.one(
+            &format!("SELECT {USER_COLS} FROM users WHERE id = ?1 AND org_id = ?2"),
+            vec![u(user), u(org)],
+            user_row,
+        )?
+        else {
             return Ok(None);
         };
         found.branch_ids = self.user_branches(found.id)?;
@@ -429,27 +495,49 @@ impl Tx for SqliteTx<'_> {
     }
 
     fn count_api_keys_defaulting_to(&mut self, branch: BranchId) -> StoreResult<u64> {
-        self.count("SELECT COUNT(*) FROM api_keys WHERE default_branch_id = ?1 AND revoked_at IS NULL", vec![u(branch)])
+        self.count(
+            "SELECT COUNT(*) FROM api_keys WHERE default_branch_id = ?1 AND revoked_at IS NULL",
+            vec![u(branch)],
+        )
     }
 
     fn insert_branch(&mut self, br: &Branch) -> StoreResult<()> {
         self.exec(
             "INSERT INTO branches (id, org_id, name, name_key, created_at, deleted_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            vec![u(br.id), u(br.org_id), s(&br.name), s(name_key(&br.name)), t(&br.created_at), t_opt(&br.deleted_at)],
+            vec![
+                u(br.id),
+                u(br.org_id),
+                s(&br.name),
+                s(name_key(&br.name)),
+                t(&br.created_at),
+                t_opt(&br.deleted_at),
+            ],
         )?;
         Ok(())
     }
 
     fn branch(&mut self, org: OrgId, branch: BranchId) -> StoreResult<Option<Branch>> {
-        self.one(&format!("SELECT {BRANCH_COLS} FROM branches WHERE id = ?1 AND org_id = ?2 AND deleted_at IS NULL"), vec![u(branch), u(org)], branch_row)
+        self.one(
+            &format!("SELECT {BRANCH_COLS} FROM branches WHERE id = ?1 AND org_id = ?2 AND deleted_at IS NULL"),
+            vec![u(branch), u(org)],
+            branch_row,
+        )
     }
 
     fn branch_by_name(&mut self, org: OrgId, name: &str) -> StoreResult<Option<Branch>> {
-        self.one(&format!("SELECT {BRANCH_COLS} FROM branches WHERE org_id = ?1 AND name_key = ?2 AND deleted_at IS NULL"), vec![u(org), s(name_key(name))], branch_row)
+        self.one(
+            &format!("SELECT {BRANCH_COLS} FROM branches WHERE org_id = ?1 AND name_key = ?2 AND deleted_at IS NULL"),
+            vec![u(org), s(name_key(name))],
+            branch_row,
+        )
     }
 
     fn list_branches(&mut self, org: OrgId) -> StoreResult<Vec<Branch>> {
-        self.all(&format!("SELECT {BRANCH_COLS} FROM branches WHERE org_id = ?1 AND deleted_at IS NULL ORDER BY created_at, id"), vec![u(org)], branch_row)
+        self.all(
+            &format!("SELECT {BRANCH_COLS} FROM branches WHERE org_id = ?1 AND deleted_at IS NULL ORDER BY created_at, id"),
+            vec![u(org)],
+            branch_row,
+        )
     }
 
     fn update_branch(&mut self, br: &Branch) -> StoreResult<()> {
@@ -498,7 +586,11 @@ impl Tx for SqliteTx<'_> {
     }
 
     fn list_notifications(&mut self, org: OrgId) -> StoreResult<Vec<Notification>> {
-        self.all(&format!("SELECT {NOTIFICATION_COLS} FROM notifications WHERE org_id = ?1 ORDER BY created_at, id"), vec![u(org)], notification_row)
+        self.all(
+            &format!("SELECT {NOTIFICATION_COLS} FROM notifications WHERE org_id = ?1 ORDER BY created_at, id"),
+            vec![u(org)],
+            notification_row,
+        )
     }
 
     fn insert_consumer(&mut self, c: &Consumer) -> StoreResult<()> {
@@ -510,7 +602,11 @@ impl Tx for SqliteTx<'_> {
     }
 
     fn consumer(&mut self, branch: BranchId, consumer: ConsumerId) -> StoreResult<Option<Consumer>> {
-        self.one(&format!("SELECT {CONSUMER_COLS} FROM consumers WHERE id = ?1 AND branch_id = ?2"), vec![u(consumer), u(branch)], consumer_row)
+        self.one(
+            &format!("SELECT {CONSUMER_COLS} FROM consumers WHERE id = ?1 AND branch_id = ?2"),
+            vec![u(consumer), u(branch)],
+            consumer_row,
+        )
     }
 
     fn update_consumer(&mut self, c: &Consumer) -> StoreResult<()> {
@@ -579,16 +675,24 @@ impl Tx for SqliteTx<'_> {
             ConsumerSort::PhoneNumber => "phone_number",
             ConsumerSort::ExternalId => "external_id",
         };
-        self.page(&format!("SELECT {CONSUMER_COLS}"), &sql, params, order, q.direction, (q.page, q.limit), consumer_row)
+        self.page(&format!("SELECT {CONSUMER_COLS}"), &sql, params, Paging { order, dir: q.direction, page: q.page, limit: q.limit }, consumer_row)
     }
 
     fn insert_product(&mut self, p: &Product, default_currency: Currency) -> StoreResult<()> {
-        self.exec(&format!("INSERT INTO products ({PRODUCT_COLS_W}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)"), product_params(p, default_currency))?;
+        self.exec(
+            &format!("INSERT INTO products ({PRODUCT_COLS_W}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)"),
+            product_params(p, default_currency),
+        )?;
         self.upsert_prices(p)
     }
 
     fn product(&mut self, branch: BranchId, product: ProductId) -> StoreResult<Option<Product>> {
-        let Some(mut p) = self.one(&format!("SELECT {PRODUCT_COLS} FROM products WHERE id = ?1 AND branch_id = ?2 AND is_deleted = 0"), vec![u(product), u(branch)], product_row)? else {
+        let Some(mut p) = self.one(
+            &format!("SELECT {PRODUCT_COLS} FROM products WHERE id = ?1 AND branch_id = ?2 AND is_deleted = 0"),
+            vec![u(product), u(branch)],
+            product_row,
+        )?
+        else {
             return Ok(None);
         };
         p.prices = self.prices_of(p.id)?;
@@ -607,7 +711,10 @@ impl Tx for SqliteTx<'_> {
         let mut sql = String::from("FROM products WHERE branch_id = ?1 AND is_deleted = 0");
         let mut params = vec![u(branch)];
         if let Some(term) = &q.search {
-            sql.push_str(&format!(" AND (name LIKE ?{n} ESCAPE '\\' OR description LIKE ?{n} ESCAPE '\\')", n = params.len() + 1));
+            sql.push_str(&format!(
+                " AND (name LIKE ?{n} ESCAPE '\\' OR description LIKE ?{n} ESCAPE '\\')",
+                n = params.len() + 1
+            ));
             params.push(s(contains_pattern(term)));
         }
         if let Some(a) = f.active {
@@ -619,7 +726,10 @@ impl Tx for SqliteTx<'_> {
             params.push(s(t.as_str()));
         }
         if let Some(c) = &f.currency {
-            sql.push_str(&format!(" AND EXISTS (SELECT 1 FROM product_prices pp WHERE pp.product_id = products.id AND pp.is_active = 1 AND pp.currency = ?{})", params.len() + 1));
+            sql.push_str(&format!(
+                " AND EXISTS (SELECT 1 FROM product_prices pp WHERE pp.product_id = products.id AND pp.is_active = 1 AND pp.currency = ?{})",
+                params.len() + 1
+            ));
             params.push(s(c.as_str()));
         }
         metadata_filter(&mut sql, &mut params, &f.metadata);
@@ -628,7 +738,7 @@ impl Tx for SqliteTx<'_> {
             ProductSort::Name => "name",
             ProductSort::CreatedAt => "created_at",
         };
-        let mut page = self.page(&format!("SELECT {PRODUCT_COLS}"), &sql, params, order, q.direction, (q.page, q.limit), product_row)?;
+        let mut page = self.page(&format!("SELECT {PRODUCT_COLS}"), &sql, params, Paging { order, dir: q.direction, page: q.page, limit: q.limit }, product_row)?;
         for p in page.items.iter_mut() {
             p.prices = self.prices_of(p.id)?;
         }
@@ -644,7 +754,11 @@ impl Tx for SqliteTx<'_> {
     }
 
     fn coupon(&mut self, branch: BranchId, coupon: CouponId) -> StoreResult<Option<Coupon>> {
-        self.one(&format!("SELECT {COUPON_COLS} FROM coupons WHERE id = ?1 AND branch_id = ?2 AND is_deleted = 0"), vec![u(coupon), u(branch)], coupon_row)
+        self.one(
+            &format!("SELECT {COUPON_COLS} FROM coupons WHERE id = ?1 AND branch_id = ?2 AND is_deleted = 0"),
+            vec![u(coupon), u(branch)],
+            coupon_row,
+        )
     }
 
     fn update_coupon(&mut self, c: &Coupon) -> StoreResult<()> {
@@ -676,19 +790,32 @@ impl Tx for SqliteTx<'_> {
             CouponSort::Name => "name",
             CouponSort::DiscountValue => "discount_value",
         };
-        self.page(&format!("SELECT {COUPON_COLS}"), &sql, params, order, q.direction, (q.page, q.limit), coupon_row)
+        self.page(&format!("SELECT {COUPON_COLS}"), &sql, params, Paging { order, dir: q.direction, page: q.page, limit: q.limit }, coupon_row)
     }
 
     fn insert_event(&mut self, e: &Event) -> StoreResult<()> {
         self.exec(
             &format!("INSERT INTO events ({EVENT_COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"),
-            vec![u(e.id), u(e.org_id), u(e.branch_id), s(e.event_type.as_str()), s(e.entity_type.as_str()), u(e.entity_id), j(&e.payload), t(&e.created_at)],
+            vec![
+                u(e.id),
+                u(e.org_id),
+                u(e.branch_id),
+                s(e.event_type.as_str()),
+                s(e.entity_type.as_str()),
+                u(e.entity_id),
+                j(&e.payload),
+                t(&e.created_at),
+            ],
         )?;
         Ok(())
     }
 
     fn list_events(&mut self, org: OrgId) -> StoreResult<Vec<Event>> {
-        self.all(&format!("SELECT {EVENT_COLS} FROM events WHERE org_id = ?1 ORDER BY seq"), vec![u(org)], event_row)
+        self.all(
+            &format!("SELECT {EVENT_COLS} FROM events WHERE org_id = ?1 ORDER BY seq"),
+            vec![u(org)],
+            event_row,
+        )
     }
 }
 

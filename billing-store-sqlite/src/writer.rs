@@ -44,7 +44,14 @@ struct State {
 impl Writer {
     pub fn new(conn: Connection, group_commit: bool) -> Self {
         Writer {
-            state: Mutex::new(State { conn, open: false, batch: 0, in_batch: 0, done: 0, failed: Vec::new() }),
+            state: Mutex::new(State {
+                conn,
+                open: false,
+                batch: 0,
+                in_batch: 0,
+                done: 0,
+                failed: Vec::new(),
+            }),
             committed: Condvar::new(),
             queued: AtomicUsize::new(0),
             group_commit,
@@ -96,7 +103,11 @@ impl Writer {
         exec(&st.conn, "SAVEPOINT op")?;
         let result = catch_unwind(AssertUnwindSafe(|| f(&mut SqliteTx::new(&st.conn, names))));
         let kept = matches!(result, Ok(Ok(_)));
-        let ended = if kept { exec(&st.conn, "RELEASE op") } else { exec(&st.conn, "ROLLBACK TO op").and_then(|_| exec(&st.conn, "RELEASE op")) };
+        let ended = if kept {
+            exec(&st.conn, "RELEASE op")
+        } else {
+            exec(&st.conn, "ROLLBACK TO op").and_then(|_| exec(&st.conn, "RELEASE op"))
+        };
         st.in_batch += 1;
         self.transactions.fetch_add(1, Ordering::Relaxed);
 

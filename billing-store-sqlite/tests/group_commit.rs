@@ -49,7 +49,10 @@ fn concurrent_writes_all_commit_and_share_fsyncs() {
     assert_eq!(n, threads * per_thread);
     let (txs, commits) = store.commit_stats();
     assert_eq!(txs as usize, threads * per_thread);
-    assert!(commits < txs, "group commit should batch some transactions ({commits} commits for {txs} transactions)");
+    assert!(
+        commits < txs,
+        "group commit should batch some transactions ({commits} commits for {txs} transactions)"
+    );
 }
 
 #[test]
@@ -130,7 +133,10 @@ fn a_panicking_transaction_leaves_the_writer_usable() {
     })
     .join();
     assert!(r.is_err());
-    assert!(store.read(|tx| Ok(tx.org(o.id)?)).unwrap().is_none(), "the panicking transaction must not be kept");
+    assert!(
+        store.read(|tx| Ok(tx.org(o.id)?)).unwrap().is_none(),
+        "the panicking transaction must not be kept"
+    );
     let o3 = org("after-panic");
     store.write(|tx| Ok(tx.insert_org(&o3)?)).unwrap();
     assert!(store.read(|tx| Ok(tx.org(o3.id)?)).unwrap().is_some());

@@ -37,10 +37,31 @@ fn main() {
     let args = Args::parse();
     let dir = tempfile::tempdir().unwrap();
     let url = format!("sqlite://{}", dir.path().join("bench.db").display());
-    let app = App::open(Config { database_url: url.clone(), jwt_secret: "bench".into(), body_limit: 1 << 20 }).unwrap();
-    let boot = app.billing.bootstrap(&BootstrapRequest { org_name: "Bench".into(), admin_email: Email::parse("bench@example.com").unwrap(), sandbox: true }).unwrap();
+    let app = App::open(Config {
+        database_url: url.clone(),
+        jwt_secret: "bench".into(),
+        body_limit: 1 << 20,
+    })
+    .unwrap();
+    let boot = app
+        .billing
+        .bootstrap(&BootstrapRequest {
+            org_name: "Bench".into(),
+            admin_email: Email::parse("bench@example.com").unwrap(),
+            sandbox: true,
+        })
+        .unwrap();
     let key = boot.api_key.header_value();
-    let scope = app.billing.authenticate(&billing_core::auth::Credential::ApiKey { key: boot.api_key.key.clone(), secret: boot.api_key.secret.clone() }, None).unwrap();
+    let scope = app
+        .billing
+        .authenticate(
+            &billing_core::auth::Credential::ApiKey {
+                key: boot.api_key.key.clone(),
+                secret: boot.api_key.secret.clone(),
+            },
+            None,
+        )
+        .unwrap();
 
     // Load the consumers in large transactions (the load itself is not what is measured).
     let t = Instant::now();
@@ -72,7 +93,11 @@ fn main() {
     }
     eprintln!("loaded {} consumers in {:.1}s", ids.len(), t.elapsed().as_secs_f64());
 
-    let server_rt = tokio::runtime::Builder::new_multi_thread().worker_threads(args.server_threads).enable_all().build().unwrap();
+    let server_rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(args.server_threads)
+        .enable_all()
+        .build()
+        .unwrap();
     let addr = server_rt.block_on(billing_server::spawn(app.clone(), "127.0.0.1:0".parse().unwrap())).unwrap();
     let bare = server_rt.block_on(spawn_bare_server());
 
@@ -83,8 +108,19 @@ fn main() {
     let c = args.connections;
     let ids = Arc::new(ids);
 
-    println!("loadbench: {} consumers, {} connections, {}s per scenario, SQLite WAL synchronous=FULL", args.consumers, c, args.seconds);
-    let bare_r = client_rt.block_on(run("bare hyper JSON endpoint", bare, vec![], c, warm, d, Arc::new(|_| (Method::GET, "/".into(), None))));
+    println!(
+        "loadbench: {} consumers, {} connections, {}s per scenario, SQLite WAL synchronous=FULL",
+        args.consumers, c, args.seconds
+    );
+    let bare_r = client_rt.block_on(run(
+        "bare hyper JSON endpoint",
+        bare,
+        vec![],
+        c,
+        warm,
+        d,
+        Arc::new(|_| (Method::GET, "/".into(), None)),
+    ));
     println!("{bare_r}");
 
     let ids2 = ids.clone();
@@ -97,14 +133,21 @@ fn main() {
 
     // A customer lookup: a fragment of one consumer's e-mail address.
     let total = args.consumers as u64;
-    let search: RequestFn = Arc::new(move |n| (Method::GET, format!("/api/v2/consumers?search_term=user{}%40&limit=10", (n * 7919) % total), None));
+    let search: RequestFn = Arc::new(move |n| {
+        (
+            Method::GET,
+            format!("/api/v2/consumers?search_term=user{}%40&limit=10", (n * 7919) % total),
+            None,
+        )
+    });
     let search_r = client_rt.block_on(run("GET /api/v2/consumers?search_term=", addr, headers.clone(), c, warm, d, search));
     println!("{search_r}");
 
     let offset = args.consumers as u64;
     let post: RequestFn = Arc::new(move |n| {
         let i = offset + n;
-        let body = serde_json::json!({"name": format!("New {i}"), "phone_number": format!("+9665{:08}", 10_000_000 + i), "email": format!("new{i}@example.com")});
+        let body =
+            serde_json::json!({"name": format!("New {i}"), "phone_number": format!("+9665{:08}", 10_000_000 + i), "email": format!("new{i}@example.com")});
         (Method::POST, "/api/v2/consumers".into(), Some(serde_json::to_vec(&body).unwrap()))
     });
     let before = match &app.billing.store {
@@ -116,7 +159,10 @@ fn main() {
     };
     println!("{post_r}");
     let (txs, commits) = (after.0 - before.0, after.1 - before.1);
-    println!("group commit: {txs} transactions in {commits} commits ({:.1} per fsync)", txs as f64 / commits.max(1) as f64);
+    println!(
+        "group commit: {txs} transactions in {commits} commits ({:.1} per fsync)",
+        txs as f64 / commits.max(1) as f64
+    );
     println!("GET by id / bare endpoint: {:.2}", get_r.rps() / bare_r.rps());
 }
 

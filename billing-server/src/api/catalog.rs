@@ -15,7 +15,9 @@ pub fn build(route: Route, input: Input) -> Op {
         Route::ListProducts => Box::new(move |b, s| {
             let (q, f) = parse_product_list(&input.query)?;
             let page = b.list_products(s, &q, &f)?;
-            Ok(Reply::Json(json!({"data": page.items.iter().map(|p| p.to_json(&s.org.settings)).collect::<Vec<_>>(), "pagination": page.pagination()})))
+            Ok(Reply::Json(
+                json!({"data": page.items.iter().map(|p| p.to_json(&s.org.settings)).collect::<Vec<_>>(), "pagination": page.pagination()}),
+            ))
         }),
         Route::GetProduct(id) => Box::new(move |b, s| Ok(Reply::Json(b.get_product(s, path_id("product_id", &id)?)?.to_json(&s.org.settings)))),
         Route::UpdateProduct(id) => Box::new(move |b, s| {
@@ -49,7 +51,9 @@ pub fn build(route: Route, input: Input) -> Op {
         Route::ListCoupons => Box::new(move |b, s| {
             let (q, f) = parse_coupon_list(&input.query)?;
             let page = b.list_coupons(s, &q, &f)?;
-            Ok(Reply::Json(json!({"data": page.items.iter().map(|c| c.to_detailed_json()).collect::<Vec<_>>(), "pagination": page.pagination()})))
+            Ok(Reply::Json(
+                json!({"data": page.items.iter().map(|c| c.to_detailed_json()).collect::<Vec<_>>(), "pagination": page.pagination()}),
+            ))
         }),
         Route::GetCoupon(id) => Box::new(move |b, s| Ok(Reply::Json(b.get_coupon(s, path_id("coupon_id", &id)?)?.to_detailed_json()))),
         Route::UpdateCoupon(id) => Box::new(move |b, s| {

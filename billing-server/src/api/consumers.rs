@@ -14,7 +14,9 @@ pub fn build(route: Route, input: Input) -> Op {
         Route::ListConsumers => Box::new(move |b, s| {
             let (q, f) = parse_consumer_list(&input.query)?;
             let page = b.list_consumers(s, &q, &f)?;
-            Ok(Reply::Json(json!({"data": page.items.iter().map(|c| c.to_json(&s.branch)).collect::<Vec<_>>(), "pagination": page.pagination()})))
+            Ok(Reply::Json(
+                json!({"data": page.items.iter().map(|c| c.to_json(&s.branch)).collect::<Vec<_>>(), "pagination": page.pagination()}),
+            ))
         }),
         Route::GetConsumer(id) => Box::new(move |b, s| Ok(Reply::Json(b.get_consumer(s, path_id("consumer_id", &id)?)?.to_json(&s.branch)))),
         Route::UpdateConsumer(id) => Box::new(move |b, s| {

@@ -32,19 +32,31 @@ pub struct Input {
 
 impl Input {
     pub fn from(req: &Incoming2) -> Self {
-        Input { body: req.json(), query: req.query.clone(), language: req.header("language").map(str::to_string) }
+        Input {
+            body: req.json(),
+            query: req.query.clone(),
+            language: req.header("language").map(str::to_string),
+        }
     }
 }
 
 /// A path parameter that must be a UUID; anything else is a 422 at `["path", name]`.
 pub fn path_id<T: FromStr>(name: &str, raw: &str) -> Result<T> {
-    T::from_str(raw).map_err(|_| Error::invalid(FieldError::new("uuid_parsing", vec!["path".into(), name.into()], "Input should be a valid UUID")))
+    T::from_str(raw).map_err(|_| {
+        Error::invalid(FieldError::new(
+            "uuid_parsing",
+            vec!["path".into(), name.into()],
+            "Input should be a valid UUID",
+        ))
+    })
 }
 
 pub fn build(route: Route, input: Input) -> Op {
     use Route::*;
     match route {
-        Me | Invite | SandboxClock | AdvanceSandboxClock | ListBranches | CreateBranch | GetBranch(_) | UpdateBranch(_) | DeleteBranch(_) => account::build(route, input),
+        Me | Invite | SandboxClock | AdvanceSandboxClock | ListBranches | CreateBranch | GetBranch(_) | UpdateBranch(_) | DeleteBranch(_) => {
+            account::build(route, input)
+        }
         ListConsumers | CreateConsumer | GetConsumer(_) | UpdateConsumer(_) | DeleteConsumer(_) => consumers::build(route, input),
         _ => catalog::build(route, input),
     }

@@ -43,7 +43,10 @@ impl Resp {
     }
     /// The `loc` arrays of a 422 `detail` list.
     pub fn locs(&self) -> Vec<Value> {
-        self.body["detail"].as_array().map(|d| d.iter().map(|e| e["loc"].clone()).collect()).unwrap_or_default()
+        self.body["detail"]
+            .as_array()
+            .map(|d| d.iter().map(|e| e["loc"].clone()).collect())
+            .unwrap_or_default()
     }
 }
 
@@ -58,17 +61,33 @@ impl TestServer {
     }
 
     pub fn start(database_url: String, db_dir: Option<tempfile::TempDir>) -> Self {
-        let config = Config { database_url, jwt_secret: JWT_SECRET.into(), body_limit: 1024 * 1024 };
+        let config = Config {
+            database_url,
+            jwt_secret: JWT_SECRET.into(),
+            body_limit: 1024 * 1024,
+        };
         let app = App::open(config).expect("open app");
         let boot = app
             .billing
-            .bootstrap(&BootstrapRequest { org_name: "Test Org".into(), admin_email: Email::parse("admin@example.com").unwrap(), sandbox: true })
+            .bootstrap(&BootstrapRequest {
+                org_name: "Test Org".into(),
+                admin_email: Email::parse("admin@example.com").unwrap(),
+                sandbox: true,
+            })
             .expect("bootstrap");
         let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
         let addr = rt.block_on(billing_server::spawn(app.clone(), "127.0.0.1:0".parse().unwrap())).unwrap();
         let client = Client::builder(TokioExecutor::new()).build_http();
         let key = boot.api_key.header_value();
-        TestServer { base: format!("http://{addr}"), app, boot, key, rt, client, _db_dir: db_dir }
+        TestServer {
+            base: format!("http://{addr}"),
+            app,
+            boot,
+            key,
+            rt,
+            client,
+            _db_dir: db_dir,
+        }
     }
 
     /// Sends a request; `headers` are added as given (no credentials are added for you).
@@ -129,12 +148,23 @@ impl TestServer {
             .store
             .read(|tx| {
                 for org in tx.list_orgs()? {
-                    out.push_str(&format!("{org:?}\n{:?}\n{:?}\n{:?}\n", tx.list_branches(org.id)?, tx.list_notifications(org.id)?, tx.list_events(org.id)?));
+                    out.push_str(&format!(
+                        "{org:?}\n{:?}\n{:?}\n{:?}\n",
+                        tx.list_branches(org.id)?,
+                        tx.list_notifications(org.id)?,
+                        tx.list_events(org.id)?
+                    ));
                     // Deleted branches keep their data; read every branch ever listed by id.
                     for b in tx.list_branches(org.id)? {
                         let mut page = 1;
                         loop {
-                            let q = ListQuery { page, limit: 100, sort: ConsumerSort::CreatedAt, direction: Direction::Asc, search: None };
+                            let q = ListQuery {
+                                page,
+                                limit: 100,
+                                sort: ConsumerSort::CreatedAt,
+                                direction: Direction::Asc,
+                                search: None,
+                            };
                             let p = tx.list_consumers(b.id, &q, &Default::default())?;
                             out.push_str(&format!("{:?}\n", p.items));
                             if p.items.len() < 100 {
@@ -142,9 +172,21 @@ impl TestServer {
                             }
                             page += 1;
                         }
-                        let q = ListQuery { page: 1, limit: 100, sort: ProductSort::CreatedAt, direction: Direction::Asc, search: None };
+                        let q = ListQuery {
+                            page: 1,
+                            limit: 100,
+                            sort: ProductSort::CreatedAt,
+                            direction: Direction::Asc,
+                            search: None,
+                        };
                         out.push_str(&format!("{:?}\n", tx.list_products(b.id, &q, &Default::default())?.items));
-                        let q = ListQuery { page: 1, limit: 100, sort: CouponSort::CreatedAt, direction: Direction::Asc, search: None };
+                        let q = ListQuery {
+                            page: 1,
+                            limit: 100,
+                            sort: CouponSort::CreatedAt,
+                            direction: Direction::Asc,
+                            search: None,
+                        };
                         out.push_str(&format!("{:?}\n", tx.list_coupons(b.id, &q, &Default::default())?.items));
                     }
                 }
