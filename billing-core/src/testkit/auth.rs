@@ -25,10 +25,7 @@ pub fn api_key_authenticates<H: Harness>() {
 
     // An all-branches key reaches branches made after it.
     let later = w.new_branch("Later");
-    let s2 = w
-        .billing
-        .authenticate(&w.admin_key(), Some(later.id))
-        .unwrap();
+    let s2 = w.billing.authenticate(&w.admin_key(), Some(later.id)).unwrap();
     assert_eq!(s2.branch.id, later.id);
     assert_eq!(s2.branch.name, "Later");
 }
@@ -40,10 +37,7 @@ pub fn bad_api_keys_are_unauthorized<H: Harness>() {
         key: w.boot.api_key.key.clone(),
         secret: "sk_wrong".into(),
     };
-    expect_code(
-        w.billing.authenticate(&wrong_secret, None),
-        Code::UNAUTHORIZED,
-    );
+    expect_code(w.billing.authenticate(&wrong_secret, None), Code::UNAUTHORIZED);
     let unknown = KeyPair::generate();
     expect_code(
         w.billing.authenticate(
@@ -58,19 +52,12 @@ pub fn bad_api_keys_are_unauthorized<H: Harness>() {
 
     let (_, revoked) = w.insert_key(main, Some(w.now()));
     expect_code(w.billing.authenticate(&revoked, None), Code::UNAUTHORIZED);
-    expect_code(
-        w.billing.authenticate(&revoked, Some(main)),
-        Code::UNAUTHORIZED,
-    );
+    expect_code(w.billing.authenticate(&revoked, Some(main)), Code::UNAUTHORIZED);
 
     // A live key's secret does not open another key.
     let (_, live) = w.insert_key(main, None);
     w.auth(&live, None);
-    let Credential::ApiKey {
-        secret: live_secret,
-        ..
-    } = &live
-    else {
+    let Credential::ApiKey { secret: live_secret, .. } = &live else {
         unreachable!()
     };
     let crossed = Credential::ApiKey {
@@ -90,29 +77,11 @@ pub fn inaccessible_branch_is_forbidden<H: Harness>() {
     let (_, scoped) = w.scoped_key(&[b.id]);
 
     assert_eq!(w.auth(&scoped, None).branch.id, b.id);
-    expect_code(
-        w.billing.authenticate(&scoped, Some(main)),
-        Code::PERMISSION_FORBIDDEN,
-    );
-    expect_code(
-        w.billing
-            .authenticate(&w.admin_key(), Some(BranchId::new())),
-        Code::PERMISSION_FORBIDDEN,
-    );
-    expect_code(
-        w.billing
-            .authenticate(&w.admin_key(), Some(other.branch.id)),
-        Code::PERMISSION_FORBIDDEN,
-    );
-    expect_code(
-        w.billing.authenticate(&w.admin_key(), Some(gone.id)),
-        Code::PERMISSION_FORBIDDEN,
-    );
-    expect_code(
-        w.billing
-            .authenticate(&World::<H::S>::key_of(&other), Some(main)),
-        Code::PERMISSION_FORBIDDEN,
-    );
+    expect_code(w.billing.authenticate(&scoped, Some(main)), Code::PERMISSION_FORBIDDEN);
+    expect_code(w.billing.authenticate(&w.admin_key(), Some(BranchId::new())), Code::PERMISSION_FORBIDDEN);
+    expect_code(w.billing.authenticate(&w.admin_key(), Some(other.branch.id)), Code::PERMISSION_FORBIDDEN);
+    expect_code(w.billing.authenticate(&w.admin_key(), Some(gone.id)), Code::PERMISSION_FORBIDDEN);
+    expect_code(w.billing.authenticate(&World::<H::S>::key_of(&other), Some(main)), Code::PERMISSION_FORBIDDEN);
 }
 
 pub fn scoped_key_acts_as_branch_admin<H: Harness>() {
@@ -121,10 +90,7 @@ pub fn scoped_key_acts_as_branch_admin<H: Harness>() {
     let b = w.new_branch("Bravo");
     let c = w.new_branch("Charlie");
     let (key, cred) = w.scoped_key(&[b.id, c.id]);
-    assert_eq!(
-        key.default_branch_id, b.id,
-        "the first branch is the default"
-    );
+    assert_eq!(key.default_branch_id, b.id, "the first branch is the default");
     assert!(!key.is_all_branches);
 
     let s = w.auth(&cred, None);
@@ -139,15 +105,9 @@ pub fn scoped_key_acts_as_branch_admin<H: Harness>() {
     assert_eq!(w.billing.get_branch(&s, c.id).unwrap().id, c.id);
 
     // May rename its own branches, not others.
-    let renamed = w
-        .billing
-        .update_branch(&s, c.id, "Charlie 2".into())
-        .unwrap();
+    let renamed = w.billing.update_branch(&s, c.id, "Charlie 2".into()).unwrap();
     assert_eq!(renamed.name, "Charlie 2");
-    expect_code(
-        w.billing.update_branch(&s, main, "Mine now".into()),
-        Code::PERMISSION_FORBIDDEN,
-    );
+    expect_code(w.billing.update_branch(&s, main, "Mine now".into()), Code::PERMISSION_FORBIDDEN);
     assert_eq!(w.billing.get_branch(&w.admin, main).unwrap().name, "Main");
     assert_eq!(w.branch_names(&w.admin), vec!["Main", "Bravo", "Charlie 2"]);
 }
@@ -163,30 +123,21 @@ pub fn create_api_key_refusals_write_nothing<H: Harness>() {
         default_branch_id: Some(c.id),
         is_all_branches: false,
     };
-    expect_invalid(
-        w.billing.create_api_key(w.boot.org.id, &req),
-        "default_branch_id",
-    );
+    expect_invalid(w.billing.create_api_key(w.boot.org.id, &req), "default_branch_id");
     let req = NewApiKey {
         name: "bad".into(),
         branch_ids: vec![other.branch.id],
         default_branch_id: None,
         is_all_branches: false,
     };
-    expect_code(
-        w.billing.create_api_key(w.boot.org.id, &req),
-        Code::NOT_FOUND,
-    );
+    expect_code(w.billing.create_api_key(w.boot.org.id, &req), Code::NOT_FOUND);
     let req = NewApiKey {
         name: "bad".into(),
         branch_ids: vec![],
         default_branch_id: None,
         is_all_branches: false,
     };
-    expect_invalid(
-        w.billing.create_api_key(w.boot.org.id, &req),
-        "default_branch_id",
-    );
+    expect_invalid(w.billing.create_api_key(w.boot.org.id, &req), "default_branch_id");
     expect_code(
         w.billing.create_api_key(
             OrgId::new(),
@@ -239,25 +190,13 @@ pub fn jwt_authenticates<H: Harness>() {
     assert_eq!(s.actor.role, Role::OrganizationAdmin);
     assert_eq!(s.actor.access, BranchAccess::All);
     assert_eq!(s.actor.api_key_id, None);
-    assert_eq!(
-        s.branch.id, w.boot.branch.id,
-        "without x-branch-id: the oldest branch"
-    );
+    assert_eq!(s.branch.id, w.boot.branch.id, "without x-branch-id: the oldest branch");
     assert_eq!(w.auth(&cred, Some(b.id)).branch.id, b.id);
     let header = format!("Bearer {}", w.boot.token);
-    assert_eq!(
-        w.auth(
-            &Credential::from_authorization_header(&header).unwrap(),
-            None
-        ),
-        s
-    );
+    assert_eq!(w.auth(&Credential::from_authorization_header(&header).unwrap(), None), s);
     // A token the server issues now works the same.
     let fresh = w.billing.issue_token(&w.boot.user, Duration::minutes(5));
-    assert_eq!(
-        w.auth(&Credential::Bearer(fresh), None).actor.user_id,
-        w.boot.user.id
-    );
+    assert_eq!(w.auth(&Credential::Bearer(fresh), None).actor.user_id, w.boot.user.id);
 }
 
 pub fn bad_and_expired_jwts_are_unauthorized<H: Harness>() {
@@ -277,10 +216,7 @@ pub fn bad_and_expired_jwts_are_unauthorized<H: Harness>() {
         exp: (w.now() + Duration::hours(1)).timestamp(),
     };
     let foreign = jwt::encode(b"another-secret", &claims);
-    expect_code(
-        w.billing.authenticate(&Credential::Bearer(foreign), None),
-        Code::UNAUTHORIZED,
-    );
+    expect_code(w.billing.authenticate(&Credential::Bearer(foreign), None), Code::UNAUTHORIZED);
     let ghost = jwt::encode(
         JWT_SECRET,
         &Claims {
@@ -288,10 +224,7 @@ pub fn bad_and_expired_jwts_are_unauthorized<H: Harness>() {
             ..claims.clone()
         },
     );
-    expect_code(
-        w.billing.authenticate(&Credential::Bearer(ghost), None),
-        Code::UNAUTHORIZED,
-    );
+    expect_code(w.billing.authenticate(&Credential::Bearer(ghost), None), Code::UNAUTHORIZED);
     let other = w.other_org("Other Org", false);
     let wrong_org = jwt::encode(
         JWT_SECRET,
@@ -300,23 +233,13 @@ pub fn bad_and_expired_jwts_are_unauthorized<H: Harness>() {
             ..claims.clone()
         },
     );
-    expect_code(
-        w.billing.authenticate(&Credential::Bearer(wrong_org), None),
-        Code::UNAUTHORIZED,
-    );
+    expect_code(w.billing.authenticate(&Credential::Bearer(wrong_org), None), Code::UNAUTHORIZED);
     let good = jwt::encode(JWT_SECRET, &claims);
     let mut tampered = good.clone();
     tampered.pop();
     tampered.push(if good.ends_with('A') { 'B' } else { 'A' });
-    expect_code(
-        w.billing.authenticate(&Credential::Bearer(tampered), None),
-        Code::UNAUTHORIZED,
-    );
-    expect_code(
-        w.billing
-            .authenticate(&Credential::Bearer("not.a.jwt".into()), None),
-        Code::UNAUTHORIZED,
-    );
+    expect_code(w.billing.authenticate(&Credential::Bearer(tampered), None), Code::UNAUTHORIZED);
+    expect_code(w.billing.authenticate(&Credential::Bearer("not.a.jwt".into()), None), Code::UNAUTHORIZED);
     w.auth(&Credential::Bearer(good), None);
 }
 
@@ -334,14 +257,8 @@ pub fn branch_user_jwt_sees_only_its_branches<H: Harness>() {
     assert_eq!(s.branch.id, b.id, "the oldest of its branches");
     assert_eq!(w.branch_names(&s), vec!["Bravo", "Charlie"]);
     assert_eq!(w.auth(&cred, Some(c.id)).branch.id, c.id);
-    expect_code(
-        w.billing.authenticate(&cred, Some(d.id)),
-        Code::PERMISSION_FORBIDDEN,
-    );
-    expect_code(
-        w.billing.authenticate(&cred, Some(main)),
-        Code::PERMISSION_FORBIDDEN,
-    );
+    expect_code(w.billing.authenticate(&cred, Some(d.id)), Code::PERMISSION_FORBIDDEN);
+    expect_code(w.billing.authenticate(&cred, Some(main)), Code::PERMISSION_FORBIDDEN);
     expect_code(w.billing.get_branch(&s, d.id), Code::PERMISSION_FORBIDDEN);
     assert_eq!(w.billing.get_branch(&s, c.id).unwrap().name, "Charlie");
 
@@ -353,22 +270,12 @@ pub fn branch_user_jwt_sees_only_its_branches<H: Harness>() {
     let oadmin = w.user(Role::OrganizationAdmin, &[]);
     let s = w.auth(&w.bearer(&oadmin), Some(d.id));
     assert_eq!(s.actor.access, BranchAccess::All);
-    assert_eq!(
-        w.branch_names(&s),
-        vec!["Main", "Bravo", "Charlie", "Delta"]
-    );
+    assert_eq!(w.branch_names(&s), vec!["Main", "Bravo", "Charlie", "Delta"]);
 }
 
 pub fn user_without_branches_is_forbidden<H: Harness>() {
     let w = World::new(H::store());
     let user = w.user(Role::BranchUser, &[]);
-    expect_code(
-        w.billing.authenticate(&w.bearer(&user), None),
-        Code::PERMISSION_FORBIDDEN,
-    );
-    expect_code(
-        w.billing
-            .authenticate(&w.bearer(&user), Some(w.boot.branch.id)),
-        Code::PERMISSION_FORBIDDEN,
-    );
+    expect_code(w.billing.authenticate(&w.bearer(&user), None), Code::PERMISSION_FORBIDDEN);
+    expect_code(w.billing.authenticate(&w.bearer(&user), Some(w.boot.branch.id)), Code::PERMISSION_FORBIDDEN);
 }

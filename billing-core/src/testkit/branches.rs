@@ -29,27 +29,13 @@ pub fn list_visibility_per_role<H: Harness>() {
         "organization admin: all, oldest first"
     );
     let (_, key) = w.scoped_key(&[c.id]);
-    assert_eq!(
-        w.branch_names(&w.auth(&key, None)),
-        vec!["Charlie"],
-        "branch admin key: its branches"
-    );
+    assert_eq!(w.branch_names(&w.auth(&key, None)), vec!["Charlie"], "branch admin key: its branches");
     let bu = w.user(Role::BranchUser, &[b.id]);
-    assert_eq!(
-        w.branch_names(&w.auth(&w.bearer(&bu), None)),
-        vec!["Bravo"],
-        "branch user: its branches"
-    );
+    assert_eq!(w.branch_names(&w.auth(&w.bearer(&bu), None)), vec!["Bravo"], "branch user: its branches");
     let ba = w.user(Role::BranchAdmin, &[c.id, b.id]);
-    assert_eq!(
-        w.branch_names(&w.auth(&w.bearer(&ba), None)),
-        vec!["Bravo", "Charlie"]
-    );
+    assert_eq!(w.branch_names(&w.auth(&w.bearer(&ba), None)), vec!["Bravo", "Charlie"]);
     let oa = w.user(Role::OrganizationAdmin, &[]);
-    assert_eq!(
-        w.branch_names(&w.auth(&w.bearer(&oa), None)),
-        vec!["Main", "Bravo", "Charlie"]
-    );
+    assert_eq!(w.branch_names(&w.auth(&w.bearer(&oa), None)), vec!["Main", "Bravo", "Charlie"]);
     // Branches made later are visible to all-branch actors only.
     w.new_branch("Delta");
     assert_eq!(w.branch_names(&w.auth(&key, None)), vec!["Charlie"]);
@@ -65,10 +51,7 @@ pub fn create_existing_name_returns_it<H: Harness>() {
     w.tick(5);
     let again = w.billing.create_branch(&w.admin, "NORTH".into()).unwrap();
     assert_eq!(again.id, north.id);
-    assert_eq!(
-        again.name, "North",
-        "the existing branch is returned unchanged"
-    );
+    assert_eq!(again.name, "North", "the existing branch is returned unchanged");
     assert_eq!(again.created_at, north.created_at);
     let main = w.billing.create_branch(&w.admin, "main".into()).unwrap();
     assert_eq!(main.id, w.boot.branch.id);
@@ -85,56 +68,30 @@ pub fn rename_rules<H: Harness>() {
     let w = World::new(H::store());
     let north = w.new_branch("North");
     let south = w.new_branch("South");
-    let e = expect_code(
-        w.billing.update_branch(&w.admin, south.id, "north".into()),
-        Code::RESOURCE_ALREADY_EXISTS,
-    );
+    let e = expect_code(w.billing.update_branch(&w.admin, south.id, "north".into()), Code::RESOURCE_ALREADY_EXISTS);
     assert!(e.to_string().contains("north"), "names the value: {e}");
     assert_eq!(
         w.billing.get_branch(&w.admin, south.id).unwrap().name,
         "South",
         "refused rename changes nothing"
     );
-    expect_code(
-        w.billing.update_branch(&w.admin, south.id, "MAIN".into()),
-        Code::RESOURCE_ALREADY_EXISTS,
-    );
+    expect_code(w.billing.update_branch(&w.admin, south.id, "MAIN".into()), Code::RESOURCE_ALREADY_EXISTS);
 
-    let same = w
-        .billing
-        .update_branch(&w.admin, south.id, "SOUTH".into())
-        .unwrap();
+    let same = w.billing.update_branch(&w.admin, south.id, "SOUTH".into()).unwrap();
     assert_eq!(
         (same.id, same.name.as_str()),
         (south.id, "SOUTH"),
         "renaming to its own name (any case) is fine"
     );
-    let east = w
-        .billing
-        .update_branch(&w.admin, south.id, "East".into())
-        .unwrap();
+    let east = w.billing.update_branch(&w.admin, south.id, "East".into()).unwrap();
     assert_eq!(east.name, "East");
     assert_eq!(east.created_at, south.created_at);
-    assert_eq!(
-        w.billing.get_branch(&w.admin, south.id).unwrap().name,
-        "East"
-    );
-    assert_eq!(
-        w.billing.create_branch(&w.admin, "east".into()).unwrap().id,
-        south.id,
-        "found by its new name"
-    );
+    assert_eq!(w.billing.get_branch(&w.admin, south.id).unwrap().name, "East");
+    assert_eq!(w.billing.create_branch(&w.admin, "east".into()).unwrap().id, south.id, "found by its new name");
     // The old name is free now.
-    let again = w
-        .billing
-        .update_branch(&w.admin, north.id, "South".into())
-        .unwrap();
+    let again = w.billing.update_branch(&w.admin, north.id, "South".into()).unwrap();
     assert_eq!(again.name, "South");
-    expect_code(
-        w.billing
-            .update_branch(&w.admin, BranchId::new(), "Nowhere".into()),
-        Code::NOT_FOUND,
-    );
+    expect_code(w.billing.update_branch(&w.admin, BranchId::new(), "Nowhere".into()), Code::NOT_FOUND);
     assert_eq!(w.branch_names(&w.admin), vec!["Main", "South", "East"]);
 }
 
@@ -157,10 +114,7 @@ pub fn delete_last_branch_refused<H: Harness>() {
         tx.insert_branch(&only)?;
         tx.insert_user(&admin)
     });
-    let s = w.auth(
-        &Credential::Bearer(w.billing.issue_token(&admin, Duration::hours(1))),
-        None,
-    );
+    let s = w.auth(&Credential::Bearer(w.billing.issue_token(&admin, Duration::hours(1))), None);
     assert_eq!(s.branch.id, only.id);
     expect_code(w.billing.delete_branch(&s, only.id), Code::BRANCH_IN_USE);
     assert_eq!(w.billing.list_branches(&s).unwrap().len(), 1);
@@ -168,13 +122,7 @@ pub fn delete_last_branch_refused<H: Harness>() {
     // With a second branch, the first can go.
     let second = w.billing.create_branch(&s, "Second".into()).unwrap();
     w.billing.delete_branch(&s, only.id).unwrap();
-    let ids: Vec<BranchId> = w
-        .billing
-        .list_branches(&s)
-        .unwrap()
-        .into_iter()
-        .map(|b| b.id)
-        .collect();
+    let ids: Vec<BranchId> = w.billing.list_branches(&s).unwrap().into_iter().map(|b| b.id).collect();
     assert_eq!(ids, vec![second.id]);
     expect_code(w.billing.delete_branch(&s, second.id), Code::BRANCH_IN_USE);
 }
@@ -188,11 +136,7 @@ pub fn delete_default_branch_of_key_refused<H: Harness>() {
     expect_code(w.billing.delete_branch(&w.admin, main), Code::BRANCH_IN_USE);
     let (_, key) = w.scoped_key(&[c.id, b.id]);
     expect_code(w.billing.delete_branch(&w.admin, c.id), Code::BRANCH_IN_USE);
-    assert_eq!(
-        w.branch_names(&w.admin),
-        vec!["Main", "Bravo", "Charlie", "Delta"],
-        "refusals change nothing"
-    );
+    assert_eq!(w.branch_names(&w.admin), vec!["Main", "Bravo", "Charlie", "Delta"], "refusals change nothing");
     assert_eq!(w.auth(&key, None).branch.id, c.id);
     // A revoked key does not hold its default branch.
     w.insert_key(d.id, Some(w.now()));
@@ -200,10 +144,7 @@ pub fn delete_default_branch_of_key_refused<H: Harness>() {
     // A key's non-default branch can go.
     w.billing.delete_branch(&w.admin, b.id).unwrap();
     assert_eq!(w.branch_names(&w.admin), vec!["Main", "Charlie"]);
-    expect_code(
-        w.billing.authenticate(&key, Some(b.id)),
-        Code::PERMISSION_FORBIDDEN,
-    );
+    expect_code(w.billing.authenticate(&key, Some(b.id)), Code::PERMISSION_FORBIDDEN);
 }
 
 pub fn deleted_branch_disappears<H: Harness>() {
@@ -213,26 +154,12 @@ pub fn deleted_branch_disappears<H: Harness>() {
     w.billing.delete_branch(&w.admin, b.id).unwrap();
     assert_eq!(w.branch_names(&w.admin), vec!["Main"]);
     expect_code(w.billing.get_branch(&w.admin, b.id), Code::NOT_FOUND);
-    expect_code(
-        w.billing.update_branch(&w.admin, b.id, "Back".into()),
-        Code::NOT_FOUND,
-    );
+    expect_code(w.billing.update_branch(&w.admin, b.id, "Back".into()), Code::NOT_FOUND);
     expect_code(w.billing.delete_branch(&w.admin, b.id), Code::NOT_FOUND);
-    expect_code(
-        w.billing.authenticate(&w.admin_key(), Some(b.id)),
-        Code::PERMISSION_FORBIDDEN,
-    );
-    assert!(w
-        .read(|tx| tx.branch_by_name(w.boot.org.id, "bravo"))
-        .is_none());
-    expect_code(
-        w.billing.authenticate(&w.bearer(&user), None),
-        Code::PERMISSION_FORBIDDEN,
-    );
-    expect_code(
-        w.billing.delete_branch(&w.admin, BranchId::new()),
-        Code::NOT_FOUND,
-    );
+    expect_code(w.billing.authenticate(&w.admin_key(), Some(b.id)), Code::PERMISSION_FORBIDDEN);
+    assert!(w.read(|tx| tx.branch_by_name(w.boot.org.id, "bravo")).is_none());
+    expect_code(w.billing.authenticate(&w.bearer(&user), None), Code::PERMISSION_FORBIDDEN);
+    expect_code(w.billing.delete_branch(&w.admin, BranchId::new()), Code::NOT_FOUND);
 }
 
 pub fn branch_user_cannot_change_branches<H: Harness>() {
@@ -241,22 +168,10 @@ pub fn branch_user_cannot_change_branches<H: Harness>() {
     let c = w.new_branch("Charlie");
     let user = w.user(Role::BranchUser, &[b.id, c.id]);
     let s = w.auth(&w.bearer(&user), None);
-    expect_code(
-        w.billing.create_branch(&s, "Mine".into()),
-        Code::PERMISSION_FORBIDDEN,
-    );
-    expect_code(
-        w.billing.create_branch(&s, "Bravo".into()),
-        Code::PERMISSION_FORBIDDEN,
-    );
-    expect_code(
-        w.billing.update_branch(&s, b.id, "Renamed".into()),
-        Code::PERMISSION_FORBIDDEN,
-    );
-    expect_code(
-        w.billing.delete_branch(&s, c.id),
-        Code::PERMISSION_FORBIDDEN,
-    );
+    expect_code(w.billing.create_branch(&s, "Mine".into()), Code::PERMISSION_FORBIDDEN);
+    expect_code(w.billing.create_branch(&s, "Bravo".into()), Code::PERMISSION_FORBIDDEN);
+    expect_code(w.billing.update_branch(&s, b.id, "Renamed".into()), Code::PERMISSION_FORBIDDEN);
+    expect_code(w.billing.delete_branch(&s, c.id), Code::PERMISSION_FORBIDDEN);
     assert_eq!(w.branch_names(&w.admin), vec!["Main", "Bravo", "Charlie"]);
 }
 
@@ -268,27 +183,26 @@ pub fn branch_admin_cannot_create_or_delete<H: Harness>() {
     let ba = w.user(Role::BranchAdmin, &[b.id, c.id]);
     for s in [w.auth(&key, None), w.auth(&w.bearer(&ba), None)] {
         assert_eq!(s.actor.role, Role::BranchAdmin);
-        expect_code(
-            w.billing.create_branch(&s, "Mine".into()),
-            Code::PERMISSION_FORBIDDEN,
-        );
-        expect_code(
-            w.billing.delete_branch(&s, c.id),
-            Code::PERMISSION_FORBIDDEN,
-        );
-        expect_code(
-            w.billing.delete_branch(&s, w.boot.branch.id),
-            Code::PERMISSION_FORBIDDEN,
-        );
+        expect_code(w.billing.create_branch(&s, "Mine".into()), Code::PERMISSION_FORBIDDEN);
+        expect_code(w.billing.delete_branch(&s, c.id), Code::PERMISSION_FORBIDDEN);
+        expect_code(w.billing.delete_branch(&s, w.boot.branch.id), Code::PERMISSION_FORBIDDEN);
     }
     assert_eq!(w.branch_names(&w.admin), vec!["Main", "Bravo", "Charlie"]);
     let s = w.auth(&w.bearer(&ba), None);
     assert_eq!(
-        w.billing
-            .update_branch(&s, b.id, "Bravo 2".into())
-            .unwrap()
-            .name,
+        w.billing.update_branch(&s, b.id, "Bravo 2".into()).unwrap().name,
         "Bravo 2",
         "branch admins rename their branches"
     );
+}
+
+pub fn names_compare_case_insensitively_beyond_ascii<H: Harness>() {
+    let w = World::new(H::store());
+    let e = w.new_branch("Émile Branch");
+    assert_eq!(w.billing.create_branch(&w.admin, "ÉMILE BRANCH".into()).unwrap().id, e.id);
+    assert_eq!(w.billing.create_branch(&w.admin, "émile branch".into()).unwrap().id, e.id);
+    let d = w.new_branch("Ďalší");
+    expect_code(w.billing.update_branch(&w.admin, d.id, "émile BRANCH".into()), Code::RESOURCE_ALREADY_EXISTS);
+    assert_eq!(w.branch_names(&w.admin), vec!["Main", "Émile Branch", "Ďalší"]);
+    assert_eq!(w.read(|tx| tx.branch_by_name(w.boot.org.id, " ĎALŠÍ ")).map(|b| b.id), Some(d.id));
 }

@@ -7,10 +7,7 @@ use crate::error::{Code, Result};
 use crate::ids::{PriceId, ProductId};
 use crate::list::{Page, QueryParams};
 use crate::money::Currency;
-use crate::product::{
-    parse_price_body, parse_price_update, parse_product_list, Product, ProductFields, ProductSort,
-    ProductType, RecurringInterval, VatMode,
-};
+use crate::product::{parse_price_body, parse_price_update, parse_product_list, Product, ProductFields, ProductSort, ProductType, RecurringInterval, VatMode};
 use crate::store::Store;
 use serde_json::{json, Value};
 
@@ -29,8 +26,7 @@ fn update<S: Store>(w: &World<S>, s: &Scope, id: ProductId, v: Value) -> Result<
 }
 
 fn list<S: Store>(w: &World<S>, s: &Scope, query: &str) -> Page<Product> {
-    let (q, f) = parse_product_list(&QueryParams::parse(query))
-        .unwrap_or_else(|e| panic!("bad query {query}: {e:?}"));
+    let (q, f) = parse_product_list(&QueryParams::parse(query)).unwrap_or_else(|e| panic!("bad query {query}: {e:?}"));
     w.billing.list_products(s, &q, &f).expect("list products")
 }
 
@@ -41,21 +37,12 @@ fn ids(p: &Page<Product>) -> Vec<ProductId> {
 fn price_summary(p: &Product) -> Vec<(String, String, VatMode, bool)> {
     p.prices
         .iter()
-        .map(|x| {
-            (
-                x.currency().to_string(),
-                x.amount.to_string(),
-                x.vat_mode,
-                x.is_active,
-            )
-        })
+        .map(|x| (x.currency().to_string(), x.amount.to_string(), x.vat_mode, x.is_active))
         .collect()
 }
 
 fn price_of(p: &Product, c: Currency) -> PriceId {
-    p.active_price(c)
-        .unwrap_or_else(|| panic!("no active {c} price"))
-        .id
+    p.active_price(c).unwrap_or_else(|| panic!("no active {c} price")).id
 }
 
 pub fn product_prices_round_trip<H: Harness>() {
@@ -87,11 +74,7 @@ pub fn create_one_off_and_recurring<H: Harness>() {
         }),
     );
     assert_eq!(
-        (
-            one.product_type,
-            one.recurring_interval,
-            one.recurring_interval_count
-        ),
+        (one.product_type, one.recurring_interval, one.recurring_interval_count),
         (ProductType::OneOff, None, 1)
     );
     assert_eq!(one.description.as_deref(), Some("Paid once"));
@@ -109,22 +92,12 @@ pub fn create_one_off_and_recurring<H: Harness>() {
     assert_eq!(got, one);
     let j = got.to_json(&w.admin.org.settings);
     assert_eq!(
-        (
-            j["price"].clone(),
-            j["price_excluding_vat"].clone(),
-            j["vat_amount"].clone()
-        ),
+        (j["price"].clone(), j["price_excluding_vat"].clone(), j["vat_amount"].clone()),
         (json!("115.00"), json!("100.00"), json!("15.00"))
     );
+    assert_eq!((j["currency"].clone(), j["amount_in_smallest_unit"].clone()), (json!("SAR"), json!(11500)));
     assert_eq!(
-        (j["currency"].clone(), j["amount_in_smallest_unit"].clone()),
-        (json!("SAR"), json!(11500))
-    );
-    assert_eq!(
-        (
-            j["prices"][1]["amount"].clone(),
-            j["prices"][1]["vat_amount"].clone()
-        ),
+        (j["prices"][1]["amount"].clone(), j["prices"][1]["vat_amount"].clone()),
         (json!("1.250"), json!("0.188"))
     );
     assert_eq!(
@@ -143,31 +116,18 @@ pub fn create_one_off_and_recurring<H: Harness>() {
         json!({"name": "Gold", "type": "RECURRING", "recurring_interval": "MONTH", "recurring_interval_count": 3, "price": 99}),
     );
     assert_eq!(
-        (
-            rec.product_type,
-            rec.recurring_interval,
-            rec.recurring_interval_count
-        ),
+        (rec.product_type, rec.recurring_interval, rec.recurring_interval_count),
         (ProductType::Recurring, Some(RecurringInterval::Month), 3)
     );
-    assert_eq!(
-        price_summary(&rec),
-        vec![("SAR".into(), "99.00".into(), VatMode::Inclusive, true)]
-    );
+    assert_eq!(price_summary(&rec), vec![("SAR".into(), "99.00".into(), VatMode::Inclusive, true)]);
     assert_eq!(w.billing.get_product(&w.admin, rec.id).unwrap(), rec);
 
     expect_invalid(
-        product_fields(
-            &json!({"name": "No interval", "type": "RECURRING", "price": 1}),
-            true,
-        ),
+        product_fields(&json!({"name": "No interval", "type": "RECURRING", "price": 1}), true),
         "recurring_interval",
     );
     expect_invalid(
-        product_fields(
-            &json!({"name": "Too precise", "type": "ONE_OFF", "price": "1.001"}),
-            true,
-        ),
+        product_fields(&json!({"name": "Too precise", "type": "ONE_OFF", "price": "1.001"}), true),
         "price",
     );
     expect_invalid(
@@ -195,17 +155,10 @@ pub fn list_filters<H: Harness>() {
         w.tick(1);
         create(&w, s, v).id
     };
-    let p1 = mk(
-        json!({"name": "P1", "type": "ONE_OFF", "price": 10, "prices": [{"currency": "USD", "amount": 3}]}),
-    );
-    let p2 =
-        mk(json!({"name": "P2", "type": "RECURRING", "recurring_interval": "YEAR", "price": 20}));
-    let p3 = mk(
-        json!({"name": "P3", "type": "ONE_OFF", "is_active": false, "prices": [{"currency": "USD", "amount": 5}]}),
-    );
-    let p4 = mk(
-        json!({"name": "P4", "type": "ONE_OFF", "price": 1, "prices": [{"currency": "USD", "amount": 2}]}),
-    );
+    let p1 = mk(json!({"name": "P1", "type": "ONE_OFF", "price": 10, "prices": [{"currency": "USD", "amount": 3}]}));
+    let p2 = mk(json!({"name": "P2", "type": "RECURRING", "recurring_interval": "YEAR", "price": 20}));
+    let p3 = mk(json!({"name": "P3", "type": "ONE_OFF", "is_active": false, "prices": [{"currency": "USD", "amount": 5}]}));
+    let p4 = mk(json!({"name": "P4", "type": "ONE_OFF", "price": 1, "prices": [{"currency": "USD", "amount": 2}]}));
     update(&w, s, p4, json!({"price": 1})).unwrap();
     let p5 = mk(json!({"name": "P5", "type": "ONE_OFF"}));
     let cases: &[(&str, Vec<ProductId>)] = &[
@@ -230,31 +183,16 @@ pub fn list_filters<H: Harness>() {
     }
     let paged = list(&w, s, "currency=USD&limit=1&page=2&sort_direction=asc");
     assert_eq!((ids(&paged), paged.total), (vec![p3], 2));
-    expect_invalid(
-        parse_product_list(&QueryParams::parse("currency=US")),
-        "currency",
-    );
+    expect_invalid(parse_product_list(&QueryParams::parse("currency=US")), "currency");
 }
 
 pub fn list_sorts_and_paging<H: Harness>() {
     let w = World::new(H::store());
     let s = &w.admin;
-    let a = create(
-        &w,
-        s,
-        json!({"name": "Delta", "type": "ONE_OFF", "price": "10.00"}),
-    );
-    let b = create(
-        &w,
-        s,
-        json!({"name": "Alpha", "type": "ONE_OFF", "price": "5.00"}),
-    );
+    let a = create(&w, s, json!({"name": "Delta", "type": "ONE_OFF", "price": "10.00"}));
+    let b = create(&w, s, json!({"name": "Alpha", "type": "ONE_OFF", "price": "5.00"}));
     w.tick(1);
-    let c = create(
-        &w,
-        s,
-        json!({"name": "Bravo", "type": "ONE_OFF", "price": "10"}),
-    );
+    let c = create(&w, s, json!({"name": "Bravo", "type": "ONE_OFF", "price": "10"}));
     let d = create(
         &w,
         s,
@@ -277,33 +215,17 @@ pub fn list_sorts_and_paging<H: Harness>() {
         json!({"name": "Foxtrot", "type": "ONE_OFF", "prices": [{"currency": "KWD", "amount": "8.000"}, {"currency": "USD", "amount": "1.00"}]}),
     );
     // F loses its SAR price: it now sorts by its first active price (USD 12.00).
-    w.billing
-        .delete_product_price(s, f.id, price_of(&f, Currency::SAR))
-        .unwrap();
+    w.billing.delete_product_price(s, f.id, price_of(&f, Currency::SAR)).unwrap();
     // B's price changes after creation: it sorts by the new one.
     w.billing
-        .update_product_price(
-            s,
-            b.id,
-            price_of(&b, Currency::SAR),
-            parse_price_update(&json!({"amount": 50})).unwrap(),
-        )
+        .update_product_price(s, b.id, price_of(&b, Currency::SAR), parse_price_update(&json!({"amount": 50})).unwrap())
         .unwrap();
-    let all: Vec<Product> = [&a, &b, &c, &d, &e, &f, &g]
-        .iter()
-        .map(|p| w.billing.get_product(s, p.id).unwrap())
-        .collect();
+    let all: Vec<Product> = [&a, &b, &c, &d, &e, &f, &g].iter().map(|p| w.billing.get_product(s, p.id).unwrap()).collect();
 
     for sort in ProductSort::ALL {
         let key = |p: &Product| -> String {
             match sort {
-                ProductSort::Price => format!(
-                    "{:015}",
-                    p.primary_price(Currency::SAR)
-                        .expect("priced")
-                        .amount
-                        .to_stored()
-                ),
+                ProductSort::Price => format!("{:015}", p.primary_price(Currency::SAR).expect("priced").amount.to_stored()),
                 ProductSort::Name => p.name.clone(),
                 ProductSort::CreatedAt => format!("{:020}", p.created_at.timestamp_micros()),
             }
@@ -314,14 +236,7 @@ pub fn list_sorts_and_paging<H: Harness>() {
         let mut desc = asc.clone();
         desc.reverse();
         for (dir, want) in [("asc", &asc), ("desc", &desc)] {
-            let got = list(
-                &w,
-                s,
-                &format!(
-                    "sort_field={}&sort_direction={dir}&limit=100",
-                    sort.as_str()
-                ),
-            );
+            let got = list(&w, s, &format!("sort_field={}&sort_direction={dir}&limit=100", sort.as_str()));
             assert_eq!(
                 &ids(&got),
                 want,
@@ -330,23 +245,11 @@ pub fn list_sorts_and_paging<H: Harness>() {
             );
             let mut paged = vec![];
             for page in 1..=3 {
-                let p = list(
-                    &w,
-                    s,
-                    &format!(
-                        "sort_field={}&sort_direction={dir}&limit=3&page={page}",
-                        sort.as_str()
-                    ),
-                );
+                let p = list(&w, s, &format!("sort_field={}&sort_direction={dir}&limit=3&page={page}", sort.as_str()));
                 assert_eq!((p.total, p.page, p.limit), (7, page, 3));
                 paged.extend(ids(&p));
             }
-            assert_eq!(
-                &paged,
-                want,
-                "paged sort_field={} sort_direction={dir}",
-                sort.as_str()
-            );
+            assert_eq!(&paged, want, "paged sort_field={} sort_direction={dir}", sort.as_str());
         }
     }
     // The price each product sorts by: SAR when it has an active SAR price, else its first
@@ -361,11 +264,26 @@ pub fn list_sorts_and_paging<H: Harness>() {
 pub fn list_search_and_metadata<H: Harness>() {
     let w = World::new(H::store());
     let s = &w.admin;
-    let p1 = create(&w, s, json!({"name": "Gold Plan", "type": "ONE_OFF", "description": "Monthly premium", "external_metadata": {"sku": "G-1", "kind": "plan"}})).id;
+    let p1 = create(
+        &w,
+        s,
+        json!({"name": "Gold Plan", "type": "ONE_OFF", "description": "Monthly premium", "external_metadata": {"sku": "G-1", "kind": "plan"}}),
+    )
+    .id;
     w.tick(1);
-    let p2 = create(&w, s, json!({"name": "Silver", "type": "ONE_OFF", "description": "Includes GOLD support", "external_metadata": {"sku": "S-1", "kind": "plan"}})).id;
+    let p2 = create(
+        &w,
+        s,
+        json!({"name": "Silver", "type": "ONE_OFF", "description": "Includes GOLD support", "external_metadata": {"sku": "S-1", "kind": "plan"}}),
+    )
+    .id;
     w.tick(1);
-    let p3 = create(&w, s, json!({"name": "Bronze 100%", "type": "ONE_OFF", "external_metadata": {"kind": "Plan", "tier": "3rd"}})).id;
+    let p3 = create(
+        &w,
+        s,
+        json!({"name": "Bronze 100%", "type": "ONE_OFF", "external_metadata": {"kind": "Plan", "tier": "3rd"}}),
+    )
+    .id;
     let cases: &[(&str, Vec<ProductId>)] = &[
         ("search_term=gold", vec![p1, p2]),
         ("search_term=PREMIUM", vec![p1]),
@@ -376,10 +294,7 @@ pub fn list_search_and_metadata<H: Harness>() {
         ("search_term=_", vec![]),
         ("external_metadata.kind=plan", vec![p1, p2]),
         ("external_metadata.kind=Plan", vec![p3]),
-        (
-            "external_metadata.kind=plan&external_metadata.sku=S-1",
-            vec![p2],
-        ),
+        ("external_metadata.kind=plan&external_metadata.sku=S-1", vec![p2]),
         ("external_metadata.sku=s-1", vec![]),
         ("search_term=gold&external_metadata.sku=S-1", vec![p2]),
         ("search_term=gold&active=false", vec![]),
@@ -418,17 +333,10 @@ pub fn update_replaces_prices<H: Harness>() {
             ("EUR".into(), "25.50".into(), VatMode::Inclusive, true),
         ]
     );
-    assert_eq!(
-        u.prices[0].id, sar_id,
-        "a currency still priced keeps its price id"
-    );
+    assert_eq!(u.prices[0].id, sar_id, "a currency still priced keeps its price id");
     assert_eq!(u.prices[1].id, usd_id, "a removed currency stays, inactive");
     assert_eq!(
-        (
-            u.prices[0].updated_at,
-            u.prices[1].updated_at,
-            u.prices[2].created_at
-        ),
+        (u.prices[0].updated_at, u.prices[1].updated_at, u.prices[2].created_at),
         (Some(w.now()), Some(w.now()), w.now())
     );
     assert_eq!(w.billing.get_product(s, p.id).unwrap(), u);
@@ -439,21 +347,9 @@ pub fn update_replaces_prices<H: Harness>() {
     assert_eq!(ids(&list(&w, s, "currency=EUR")), vec![p.id]);
 
     w.tick(10);
-    let renamed = update(
-        &w,
-        s,
-        p.id,
-        json!({"name": "Plan B", "description": "now described"}),
-    )
-    .unwrap();
-    assert_eq!(
-        renamed.prices, u.prices,
-        "an update without prices leaves them"
-    );
-    assert_eq!(
-        (renamed.name.as_str(), renamed.description.as_deref()),
-        ("Plan B", Some("now described"))
-    );
+    let renamed = update(&w, s, p.id, json!({"name": "Plan B", "description": "now described"})).unwrap();
+    assert_eq!(renamed.prices, u.prices, "an update without prices leaves them");
+    assert_eq!((renamed.name.as_str(), renamed.description.as_deref()), ("Plan B", Some("now described")));
     assert_eq!(w.billing.get_product(s, p.id).unwrap(), renamed);
 
     let only_sar = update(&w, s, p.id, json!({"price": "130.00"})).unwrap();
@@ -462,20 +358,9 @@ pub fn update_replaces_prices<H: Harness>() {
         1,
         "`price` alone is the whole price list"
     );
-    assert_eq!(
-        only_sar
-            .active_price(Currency::SAR)
-            .map(|x| x.amount.to_string()),
-        Some("130.00".into())
-    );
+    assert_eq!(only_sar.active_price(Currency::SAR).map(|x| x.amount.to_string()), Some("130.00".into()));
     assert_eq!(w.billing.get_product(s, p.id).unwrap(), only_sar);
-    let deact = update(
-        &w,
-        s,
-        p.id,
-        json!({"is_active": false, "external_metadata": {"x": "y"}}),
-    )
-    .unwrap();
+    let deact = update(&w, s, p.id, json!({"is_active": false, "external_metadata": {"x": "y"}})).unwrap();
     assert_eq!(w.billing.get_product(s, p.id).unwrap(), deact);
     assert_eq!(ids(&list(&w, s, "active=false")), vec![p.id]);
 }
@@ -483,175 +368,82 @@ pub fn update_replaces_prices<H: Harness>() {
 pub fn price_operations<H: Harness>() {
     let w = World::new(H::store());
     let s = &w.admin;
-    let p = create(
-        &w,
-        s,
-        json!({"name": "Plan", "type": "ONE_OFF", "price": 100}),
-    );
-    let other = create(
-        &w,
-        s,
-        json!({"name": "Other", "type": "ONE_OFF", "price": 1}),
-    );
+    let p = create(&w, s, json!({"name": "Plan", "type": "ONE_OFF", "price": 100}));
+    let other = create(&w, s, json!({"name": "Other", "type": "ONE_OFF", "price": 1}));
     w.tick(5);
     let (p2, kwd) = w
         .billing
         .add_product_price(
             s,
             p.id,
-            parse_price_body(
-                &json!({"currency": "KWD", "amount": "1.250", "is_price_inclusive_of_vat": false}),
-            )
-            .unwrap(),
+            parse_price_body(&json!({"currency": "KWD", "amount": "1.250", "is_price_inclusive_of_vat": false})).unwrap(),
         )
         .unwrap();
     let added = p2.prices.iter().find(|x| x.id == kwd).expect("new price");
     assert_eq!(
-        (
-            added.amount,
-            added.vat_mode,
-            added.is_active,
-            added.created_at
-        ),
-        (
-            money("1.250", Currency::KWD),
-            VatMode::Exclusive,
-            true,
-            w.now()
-        )
+        (added.amount, added.vat_mode, added.is_active, added.created_at),
+        (money("1.250", Currency::KWD), VatMode::Exclusive, true, w.now())
     );
     assert_eq!(w.billing.get_product(s, p.id).unwrap(), p2);
     expect_code(
-        w.billing.add_product_price(
-            s,
-            p.id,
-            parse_price_body(&json!({"currency": "KWD", "amount": "2"})).unwrap(),
-        ),
+        w.billing
+            .add_product_price(s, p.id, parse_price_body(&json!({"currency": "KWD", "amount": "2"})).unwrap()),
         Code::RESOURCE_ALREADY_EXISTS,
     );
-    assert_eq!(
-        w.billing.get_product(s, p.id).unwrap(),
-        p2,
-        "refused add changes nothing"
-    );
+    assert_eq!(w.billing.get_product(s, p.id).unwrap(), p2, "refused add changes nothing");
 
     w.tick(5);
     let p3 = w
         .billing
-        .update_product_price(
-            s,
-            p.id,
-            kwd,
-            parse_price_update(&json!({"amount": "2.5"})).unwrap(),
-        )
+        .update_product_price(s, p.id, kwd, parse_price_update(&json!({"amount": "2.5"})).unwrap())
         .unwrap();
     let upd = p3.prices.iter().find(|x| x.id == kwd).unwrap();
-    assert_eq!(
-        (upd.amount.to_string(), upd.updated_at),
-        ("2.500".to_string(), Some(w.now()))
-    );
+    assert_eq!((upd.amount.to_string(), upd.updated_at), ("2.500".to_string(), Some(w.now())));
     assert_eq!(w.billing.get_product(s, p.id).unwrap(), p3);
     expect_invalid(
-        w.billing.update_product_price(
-            s,
-            p.id,
-            kwd,
-            parse_price_update(&json!({"amount": "2.5005"})).unwrap(),
-        ),
+        w.billing
+            .update_product_price(s, p.id, kwd, parse_price_update(&json!({"amount": "2.5005"})).unwrap()),
         "amount",
     );
     let (p4, jpy) = w
         .billing
-        .add_product_price(
-            s,
-            p.id,
-            parse_price_body(&json!({"currency": "JPY", "amount": 500})).unwrap(),
-        )
+        .add_product_price(s, p.id, parse_price_body(&json!({"currency": "JPY", "amount": 500})).unwrap())
         .unwrap();
     expect_invalid(
-        w.billing.update_product_price(
-            s,
-            p.id,
-            jpy,
-            parse_price_update(&json!({"amount": "1.5"})).unwrap(),
-        ),
+        w.billing
+            .update_product_price(s, p.id, jpy, parse_price_update(&json!({"amount": "1.5"})).unwrap()),
         "amount",
     );
-    assert_eq!(
-        w.billing.get_product(s, p.id).unwrap(),
-        p4,
-        "refused updates change nothing"
-    );
+    assert_eq!(w.billing.get_product(s, p.id).unwrap(), p4, "refused updates change nothing");
     let p5 = w
         .billing
-        .update_product_price(
-            s,
-            p.id,
-            jpy,
-            parse_price_update(&json!({"is_price_exempt_from_vat": true})).unwrap(),
-        )
+        .update_product_price(s, p.id, jpy, parse_price_update(&json!({"is_price_exempt_from_vat": true})).unwrap())
         .unwrap();
-    assert_eq!(
-        p5.prices.iter().find(|x| x.id == jpy).unwrap().vat_mode,
-        VatMode::Exempt
-    );
+    assert_eq!(p5.prices.iter().find(|x| x.id == jpy).unwrap().vat_mode, VatMode::Exempt);
     assert_eq!(w.billing.get_product(s, p.id).unwrap(), p5);
+    expect_code(w.billing.update_product_price(s, p.id, PriceId::new(), Default::default()), Code::NOT_FOUND);
     expect_code(
-        w.billing
-            .update_product_price(s, p.id, PriceId::new(), Default::default()),
+        w.billing.update_product_price(s, p.id, price_of(&other, Currency::SAR), Default::default()),
         Code::NOT_FOUND,
     );
-    expect_code(
-        w.billing.update_product_price(
-            s,
-            p.id,
-            price_of(&other, Currency::SAR),
-            Default::default(),
-        ),
-        Code::NOT_FOUND,
-    );
-    expect_code(
-        w.billing.delete_product_price(s, other.id, kwd),
-        Code::NOT_FOUND,
-    );
+    expect_code(w.billing.delete_product_price(s, other.id, kwd), Code::NOT_FOUND);
 
     let p6 = w.billing.delete_product_price(s, p.id, kwd).unwrap();
     let gone = p6.prices.iter().find(|x| x.id == kwd).unwrap();
     assert!(!gone.is_active, "a deleted price is kept, inactive");
     assert_eq!(w.billing.get_product(s, p.id).unwrap(), p6);
     assert!(list(&w, s, "currency=KWD").items.is_empty());
-    expect_code(
-        w.billing
-            .update_product_price(s, p.id, kwd, Default::default()),
-        Code::NOT_FOUND,
-    );
-    expect_code(
-        w.billing.delete_product_price(s, p.id, kwd),
-        Code::NOT_FOUND,
-    );
+    expect_code(w.billing.update_product_price(s, p.id, kwd, Default::default()), Code::NOT_FOUND);
+    expect_code(w.billing.delete_product_price(s, p.id, kwd), Code::NOT_FOUND);
     let (p7, kwd2) = w
         .billing
-        .add_product_price(
-            s,
-            p.id,
-            parse_price_body(&json!({"currency": "KWD", "amount": "0.750"})).unwrap(),
-        )
+        .add_product_price(s, p.id, parse_price_body(&json!({"currency": "KWD", "amount": "0.750"})).unwrap())
         .unwrap();
     assert_ne!(kwd2, kwd);
-    assert_eq!(
-        p7.prices
-            .iter()
-            .filter(|x| x.currency() == Currency::KWD)
-            .count(),
-        2
-    );
+    assert_eq!(p7.prices.iter().filter(|x| x.currency() == Currency::KWD).count(), 2);
     assert_eq!(w.billing.get_product(s, p.id).unwrap(), p7);
     assert_eq!(ids(&list(&w, s, "currency=KWD")), vec![p.id]);
-    assert_eq!(
-        w.billing.get_product(s, other.id).unwrap(),
-        other,
-        "the other product is untouched"
-    );
+    assert_eq!(w.billing.get_product(s, other.id).unwrap(), other, "the other product is untouched");
 }
 
 pub fn frozen_product_refuses_every_change<H: Harness>() {
@@ -676,48 +468,25 @@ pub fn frozen_product_refuses_every_change<H: Harness>() {
     expect_code(update(&w, s, p.id, json!({"is_active": false})), code);
     expect_code(w.billing.delete_product(s, p.id), code);
     expect_code(
-        w.billing.add_product_price(
-            s,
-            p.id,
-            parse_price_body(&json!({"currency": "USD", "amount": 1})).unwrap(),
-        ),
-        code,
-    );
-    expect_code(
-        w.billing.update_product_price(
-            s,
-            p.id,
-            price_of(&p, Currency::SAR),
-            parse_price_update(&json!({"amount": 1})).unwrap(),
-        ),
+        w.billing
+            .add_product_price(s, p.id, parse_price_body(&json!({"currency": "USD", "amount": 1})).unwrap()),
         code,
     );
     expect_code(
         w.billing
-            .delete_product_price(s, p.id, price_of(&p, Currency::KWD)),
+            .update_product_price(s, p.id, price_of(&p, Currency::SAR), parse_price_update(&json!({"amount": 1})).unwrap()),
         code,
     );
-    assert_eq!(
-        w.billing.get_product(s, p.id).unwrap(),
-        before,
-        "nothing changed"
-    );
+    expect_code(w.billing.delete_product_price(s, p.id, price_of(&p, Currency::KWD)), code);
+    assert_eq!(w.billing.get_product(s, p.id).unwrap(), before, "nothing changed");
     assert_eq!(ids(&list(&w, s, "")), vec![p.id]);
 }
 
 pub fn deleted_product_is_gone<H: Harness>() {
     let w = World::new(H::store());
     let s = &w.admin;
-    let p = create(
-        &w,
-        s,
-        json!({"name": "Doomed", "type": "ONE_OFF", "price": 100}),
-    );
-    let q = create(
-        &w,
-        s,
-        json!({"name": "Kept", "type": "ONE_OFF", "price": 100}),
-    );
+    let p = create(&w, s, json!({"name": "Doomed", "type": "ONE_OFF", "price": 100}));
+    let q = create(&w, s, json!({"name": "Kept", "type": "ONE_OFF", "price": 100}));
     w.billing.delete_product(s, p.id).unwrap();
     expect_code(w.billing.get_product(s, p.id), Code::NOT_FOUND);
     assert_eq!(w.read(|tx| tx.product(w.boot.branch.id, p.id)), None);
@@ -726,23 +495,14 @@ pub fn deleted_product_is_gone<H: Harness>() {
         assert_eq!((ids(&l), l.total), (vec![q.id], 1), "{query}");
     }
     assert_eq!(list(&w, s, "search_term=doomed").total, 0);
-    expect_code(
-        update(&w, s, p.id, json!({"name": "Back"})),
-        Code::NOT_FOUND,
-    );
+    expect_code(update(&w, s, p.id, json!({"name": "Back"})), Code::NOT_FOUND);
     expect_code(w.billing.delete_product(s, p.id), Code::NOT_FOUND);
     expect_code(
-        w.billing.add_product_price(
-            s,
-            p.id,
-            parse_price_body(&json!({"currency": "USD", "amount": 1})).unwrap(),
-        ),
+        w.billing
+            .add_product_price(s, p.id, parse_price_body(&json!({"currency": "USD", "amount": 1})).unwrap()),
         Code::NOT_FOUND,
     );
-    expect_code(
-        w.billing.delete_product(s, ProductId::new()),
-        Code::NOT_FOUND,
-    );
+    expect_code(w.billing.delete_product(s, ProductId::new()), Code::NOT_FOUND);
     assert_eq!(w.billing.get_product(s, q.id).unwrap(), q);
 }
 
@@ -757,36 +517,75 @@ pub fn product_branch_isolation<H: Harness>() {
     );
     let s = &w.admin;
     expect_code(w.billing.get_product(s, theirs.id), Code::NOT_FOUND);
-    expect_code(
-        update(&w, s, theirs.id, json!({"name": "Mine"})),
-        Code::NOT_FOUND,
-    );
+    expect_code(update(&w, s, theirs.id, json!({"name": "Mine"})), Code::NOT_FOUND);
     expect_code(w.billing.delete_product(s, theirs.id), Code::NOT_FOUND);
     expect_code(
-        w.billing.add_product_price(
-            s,
-            theirs.id,
-            parse_price_body(&json!({"currency": "USD", "amount": 1})).unwrap(),
-        ),
-        Code::NOT_FOUND,
-    );
-    expect_code(
         w.billing
-            .delete_product_price(s, theirs.id, price_of(&theirs, Currency::SAR)),
+            .add_product_price(s, theirs.id, parse_price_body(&json!({"currency": "USD", "amount": 1})).unwrap()),
         Code::NOT_FOUND,
     );
-    for query in [
-        "",
-        "search_term=theirs",
-        "currency=SAR",
-        "external_metadata.k=v",
-    ] {
-        assert_eq!(
-            list(&w, s, query).total,
-            0,
-            "branch B's product leaked into branch A with '{query}'"
-        );
+    expect_code(w.billing.delete_product_price(s, theirs.id, price_of(&theirs, Currency::SAR)), Code::NOT_FOUND);
+    for query in ["", "search_term=theirs", "currency=SAR", "external_metadata.k=v"] {
+        assert_eq!(list(&w, s, query).total, 0, "branch B's product leaked into branch A with '{query}'");
     }
     assert_eq!(w.billing.get_product(&sb, theirs.id).unwrap(), theirs);
     assert_eq!(ids(&list(&w, &sb, "")), vec![theirs.id]);
+}
+
+/// Runs `f`, turning a panic into a failure that says what was being done.
+fn no_panic<T>(what: &str, f: impl FnOnce() -> T) -> T {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+        Ok(v) => v,
+        Err(p) => {
+            let msg = p
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_default();
+            panic!("{what} panicked: {msg}");
+        }
+    }
+}
+
+pub fn accepted_amounts_are_stored_exactly<H: Harness>() {
+    let w = World::new(H::store());
+    let s = &w.admin;
+    for (currency, amount) in [
+        ("SAR", "9999999999.99"),
+        ("KWD", "999999999.999"),
+        ("JPY", "99999999999"),
+        ("SAR", "10000000000000000"),
+        ("KWD", "9999999999999999.999"),
+        ("JPY", "100000000000000000000"),
+    ] {
+        let body = json!({"name": "Big", "type": "ONE_OFF", "prices": [{"currency": currency, "amount": amount}]});
+        // An amount the request parser accepts must be stored and read back exactly; one the
+        // store cannot represent must be refused by the parser (422), never crash the store.
+        let Ok(f) = product_fields(&body, true) else { continue };
+        let p = no_panic(&format!("create_product with {amount} {currency}"), || w.billing.create_product(s, f))
+            .unwrap_or_else(|e| panic!("{amount} {currency} accepted by the parser but not stored: {e:?}"));
+        let got = no_panic(&format!("get_product with {amount} {currency}"), || w.billing.get_product(s, p.id)).unwrap();
+        assert_eq!(got, p);
+        assert_eq!(got.prices[0].amount.to_string(), p.prices[0].amount.to_string());
+        no_panic(&format!("ProductDto of {amount} {currency}"), || got.to_json(&s.org.settings));
+    }
+}
+
+pub fn unpriced_products_sort_first_ascending<H: Harness>() {
+    let w = World::new(H::store());
+    let s = &w.admin;
+    let priced = create(&w, s, json!({"name": "Priced", "type": "ONE_OFF", "price": 1})).id;
+    let a = create(&w, s, json!({"name": "Free A", "type": "ONE_OFF"})).id;
+    let b = create(&w, s, json!({"name": "Free B", "type": "ONE_OFF"})).id;
+    let (lo, hi) = if a < b { (a, b) } else { (b, a) };
+    assert_eq!(
+        ids(&list(&w, s, "sort_field=price&sort_direction=asc")),
+        vec![lo, hi, priced],
+        "no price sorts first ascending"
+    );
+    assert_eq!(
+        ids(&list(&w, s, "sort_field=price&sort_direction=desc")),
+        vec![priced, hi, lo],
+        "and last descending"
+    );
 }

@@ -46,9 +46,7 @@ pub fn reads_do_not_wait_for_writers<H: Harness>() {
                 Ok(())
             })
         });
-        inserted_rx
-            .recv_timeout(StdDuration::from_secs(30))
-            .expect("the writer started");
+        inserted_rx.recv_timeout(StdDuration::from_secs(30)).expect("the writer started");
         let (read_tx, read_rx) = mpsc::channel();
         let reader = scope.spawn(move || {
             let r = store.read(|tx| Ok(tx.consumer(main, id)?));
@@ -56,23 +54,13 @@ pub fn reads_do_not_wait_for_writers<H: Harness>() {
         });
         let early = read_rx.recv_timeout(StdDuration::from_secs(5));
         let _ = release_tx.send(());
-        writer
-            .join()
-            .expect("writer thread")
-            .expect("the writer commits");
+        writer.join().expect("writer thread").expect("the writer commits");
         reader.join().expect("reader thread");
         early
     });
     let seen = early.expect("a read waited for an open write transaction");
-    assert_eq!(
-        seen.expect("read"),
-        None,
-        "a read never sees uncommitted rows"
-    );
-    assert!(
-        w.read(|tx| tx.consumer(main, id)).is_some(),
-        "visible once committed"
-    );
+    assert_eq!(seen.expect("read"), None, "a read never sees uncommitted rows");
+    assert!(w.read(|tx| tx.consumer(main, id)).is_some(), "visible once committed");
 }
 
 pub fn failing_writes_do_not_take_others_down<H: Harness>() {
@@ -104,46 +92,26 @@ pub fn failing_writes_do_not_take_others_down<H: Harness>() {
                 })
             })
             .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().expect("thread"))
-            .collect::<Vec<_>>()
+        handles.into_iter().map(|h| h.join().expect("thread")).collect::<Vec<_>>()
     });
     let mut want = BTreeSet::from([taken.id]);
     for (i, id, r) in outcomes {
         match i % 4 {
-            1 => assert_eq!(
-                r,
-                Err(Error::rule(Code::INVALID_STATUS, "this one fails")),
-                "T{i}"
-            ),
-            3 => assert!(
-                matches!(
-                    r,
-                    Err(Error::Store(crate::error::StoreError::UniqueViolation(_)))
-                ),
-                "T{i}: {r:?}"
-            ),
+            1 => assert_eq!(r, Err(Error::rule(Code::INVALID_STATUS, "this one fails")), "T{i}"),
+            3 => assert!(matches!(r, Err(Error::Store(crate::error::StoreError::UniqueViolation(_)))), "T{i}: {r:?}"),
             _ => {
                 assert_eq!(r, Ok(()), "T{i} must commit although others failed");
                 want.insert(id);
             }
         }
     }
-    assert_eq!(
-        live_consumer_ids(&w),
-        want,
-        "exactly the successful writes are kept"
-    );
+    assert_eq!(live_consumer_ids(&w), want, "exactly the successful writes are kept");
 }
 
 pub fn concurrent_duplicate_consumers_one_wins<H: Harness>() {
     let w = World::new(H::store());
     let barrier = Barrier::new(THREADS);
-    for contact in [
-        json!({"phone_number": "+966501234567"}),
-        json!({"email": "Same@Example.com"}),
-    ] {
+    for contact in [json!({"phone_number": "+966501234567"}), json!({"email": "Same@Example.com"})] {
         let before = live_consumer_ids(&w).len();
         let results = std::thread::scope(|scope| {
             let handles: Vec<_> = (0..THREADS)
@@ -154,11 +122,7 @@ pub fn concurrent_duplicate_consumers_one_wins<H: Harness>() {
                         v["name"] = json!(format!("T{i}"));
                         if let Some(e) = v.get("email").and_then(|e| e.as_str()) {
                             // Vary the case: the rule is case-insensitive.
-                            v["email"] = json!(if i % 2 == 0 {
-                                e.to_uppercase()
-                            } else {
-                                e.to_lowercase()
-                            });
+                            v["email"] = json!(if i % 2 == 0 { e.to_uppercase() } else { e.to_lowercase() });
                         }
                         let f = consumer_fields(v);
                         barrier.wait();
@@ -166,16 +130,10 @@ pub fn concurrent_duplicate_consumers_one_wins<H: Harness>() {
                     })
                 })
                 .collect();
-            handles
-                .into_iter()
-                .map(|h| h.join().expect("thread"))
-                .collect::<Vec<_>>()
+            handles.into_iter().map(|h| h.join().expect("thread")).collect::<Vec<_>>()
         });
         let ok = results.iter().filter(|r| r.is_ok()).count();
-        assert_eq!(
-            ok, 1,
-            "exactly one of the racing creates wins ({contact}): {results:?}"
-        );
+        assert_eq!(ok, 1, "exactly one of the racing creates wins ({contact}): {results:?}");
         for r in results.iter().filter(|r| r.is_err()) {
             assert_eq!(
                 r.as_ref().err().and_then(|e| e.rule_code()),
@@ -196,30 +154,17 @@ pub fn concurrent_clock_advances_add_up<H: Harness>() {
                 let (w, barrier) = (&w, &barrier);
                 scope.spawn(move || {
                     barrier.wait();
-                    w.billing
-                        .advance_sandbox_clock(&w.admin, Advance::By(Duration::seconds(10)))
+                    w.billing.advance_sandbox_clock(&w.admin, Advance::By(Duration::seconds(10)))
                 })
             })
             .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().expect("thread"))
-            .collect::<Vec<_>>()
+        handles.into_iter().map(|h| h.join().expect("thread")).collect::<Vec<_>>()
     });
     let times: BTreeSet<_> = results.into_iter().map(|r| r.expect("advance")).collect();
-    let want: BTreeSet<_> = (1..=THREADS as i64)
-        .map(|i| start() + Duration::seconds(10 * i))
-        .collect();
-    assert_eq!(
-        times, want,
-        "each advance starts where the previous one ended"
-    );
+    let want: BTreeSet<_> = (1..=THREADS as i64).map(|i| start() + Duration::seconds(10 * i)).collect();
+    assert_eq!(times, want, "each advance starts where the previous one ended");
     let org = w.read(|tx| tx.org(w.boot.org.id)).unwrap();
-    assert_eq!(
-        org.clock_offset_us,
-        10_000_000 * THREADS as i64,
-        "no advance is lost"
-    );
+    assert_eq!(org.clock_offset_us, 10_000_000 * THREADS as i64, "no advance is lost");
 }
 
 pub fn concurrent_branch_creates_agree<H: Harness>() {
@@ -236,20 +181,10 @@ pub fn concurrent_branch_creates_agree<H: Harness>() {
                 })
             })
             .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().expect("thread"))
-            .collect::<Vec<_>>()
+        handles.into_iter().map(|h| h.join().expect("thread")).collect::<Vec<_>>()
     });
-    let ids: BTreeSet<_> = results
-        .iter()
-        .map(|r| r.as_ref().map(|b| b.id).map_err(|e| format!("{e:?}")))
-        .collect();
-    assert_eq!(
-        ids.len(),
-        1,
-        "every racing create returns the same branch: {results:?}"
-    );
+    let ids: BTreeSet<_> = results.iter().map(|r| r.as_ref().map(|b| b.id).map_err(|e| format!("{e:?}"))).collect();
+    assert_eq!(ids.len(), 1, "every racing create returns the same branch: {results:?}");
     assert!(results[0].is_ok(), "{results:?}");
     assert_eq!(w.all_branches().len(), 2);
 }

@@ -75,17 +75,12 @@ pub fn ts(s: &str) -> Timestamp {
 
 /// An exact amount (`"1.250"` KWD); panics when the currency has fewer digits.
 pub fn money(amount: &str, c: Currency) -> Money {
-    Money::exact(amount.parse().expect("decimal"), c)
-        .unwrap_or_else(|| panic!("{amount} is not exact in {c}"))
+    Money::exact(amount.parse().expect("decimal"), c).unwrap_or_else(|| panic!("{amount} is not exact in {c}"))
 }
 
 /// A fresh, valid, unique e-mail address.
 pub fn unique_email(prefix: &str) -> Email {
-    Email::parse(&format!(
-        "{prefix}.{}@example.com",
-        uuid::Uuid::now_v7().simple()
-    ))
-    .unwrap()
+    Email::parse(&format!("{prefix}.{}@example.com", uuid::Uuid::now_v7().simple())).unwrap()
 }
 
 /// Asserts that `r` failed with the handled error `code`, and returns the error.
@@ -102,13 +97,8 @@ pub fn expect_code<T: Debug>(r: Result<T>, code: Code) -> Error {
 pub fn expect_invalid<T: Debug>(r: Result<T>, field: &str) {
     match r {
         Err(Error::Validation(d)) => {
-            let at = |e: &crate::error::FieldError| {
-                e.loc.last() == Some(&crate::error::LocPart::Key(field.to_string()))
-            };
-            assert!(
-                d.iter().any(at),
-                "expected a validation error at '{field}', got {d:?}"
-            );
+            let at = |e: &crate::error::FieldError| e.loc.last() == Some(&crate::error::LocPart::Key(field.to_string()));
+            assert!(d.iter().any(at), "expected a validation error at '{field}', got {d:?}");
         }
         other => panic!("expected a validation error at '{field}', got {other:?}"),
     }
@@ -143,12 +133,7 @@ impl<S: Store> World<S> {
                 None,
             )
             .expect("admin scope");
-        World {
-            billing,
-            clock,
-            admin,
-            boot,
-        }
+        World { billing, clock, admin, boot }
     }
 
     /// The bootstrap admin's all-branches API key.
@@ -161,17 +146,13 @@ impl<S: Store> World<S> {
 
     /// The admin's scope in another branch.
     pub fn in_branch(&self, branch: BranchId) -> Scope {
-        self.billing
-            .authenticate(&self.admin_key(), Some(branch))
-            .expect("branch scope")
+        self.billing.authenticate(&self.admin_key(), Some(branch)).expect("branch scope")
     }
 
     /// The admin's scope in the default branch, authenticated now: it sees the organization as
     /// stored now (its test-clock offset), as a new request would.
     pub fn fresh_admin(&self) -> Scope {
-        self.billing
-            .authenticate(&self.admin_key(), None)
-            .expect("admin scope")
+        self.billing.authenticate(&self.admin_key(), None).expect("admin scope")
     }
 
     /// The server clock.
@@ -187,9 +168,7 @@ impl<S: Store> World<S> {
     /// A new branch (the clock moves one second first, so branches have distinct ages).
     pub fn new_branch(&self, name: &str) -> Branch {
         self.tick(1);
-        self.billing
-            .create_branch(&self.admin, name.to_string())
-            .expect("create branch")
+        self.billing.create_branch(&self.admin, name.to_string()).expect("create branch")
     }
 
     /// A branch-scoped API key (a branch admin) over `branches`; the first is its default.
@@ -200,10 +179,7 @@ impl<S: Store> World<S> {
             default_branch_id: None,
             is_all_branches: false,
         };
-        let (key, pair) = self
-            .billing
-            .create_api_key(self.boot.org.id, &req)
-            .expect("create api key");
+        let (key, pair) = self.billing.create_api_key(self.boot.org.id, &req).expect("create api key");
         (
             key,
             Credential::ApiKey {
@@ -214,11 +190,7 @@ impl<S: Store> World<S> {
     }
 
     /// Inserts a key directly (e.g. a revoked one) and returns its credential.
-    pub fn insert_key(
-        &self,
-        default_branch: BranchId,
-        revoked_at: Option<Timestamp>,
-    ) -> (ApiKey, Credential) {
+    pub fn insert_key(&self, default_branch: BranchId, revoked_at: Option<Timestamp>) -> (ApiKey, Credential) {
         let pair = KeyPair::generate();
         let key = ApiKey {
             id: ApiKeyId::new(),
@@ -246,12 +218,7 @@ impl<S: Store> World<S> {
     /// A user of the organization with this role and these branches.
     pub fn user(&self, role: Role, branches: &[BranchId]) -> User {
         self.billing
-            .create_user(
-                self.boot.org.id,
-                unique_email(role.as_str()),
-                role,
-                branches.to_vec(),
-            )
+            .create_user(self.boot.org.id, unique_email(role.as_str()), role, branches.to_vec())
             .expect("create user")
     }
 
@@ -261,9 +228,7 @@ impl<S: Store> World<S> {
     }
 
     pub fn auth(&self, cred: &Credential, branch: Option<BranchId>) -> Scope {
-        self.billing
-            .authenticate(cred, branch)
-            .expect("authenticate")
+        self.billing.authenticate(cred, branch).expect("authenticate")
     }
 
     /// Runs `f` in a read transaction; store errors fail the case.
@@ -289,12 +254,7 @@ impl<S: Store> World<S> {
 
     /// Branch names visible to `scope`, in list order.
     pub fn branch_names(&self, scope: &Scope) -> Vec<String> {
-        self.billing
-            .list_branches(scope)
-            .expect("list branches")
-            .into_iter()
-            .map(|b| b.name)
-            .collect()
+        self.billing.list_branches(scope).expect("list branches").into_iter().map(|b| b.name).collect()
     }
 
     /// All live branches of the organization, as stored.
@@ -314,9 +274,7 @@ impl<S: Store> World<S> {
             admin_email: unique_email("other-admin"),
             sandbox: !live,
         };
-        self.billing
-            .bootstrap(&req)
-            .expect("bootstrap another organization")
+        self.billing.bootstrap(&req).expect("bootstrap another organization")
     }
 
     /// The API-key credential of another bootstrapped organization.
@@ -355,6 +313,7 @@ macro_rules! conformance_suite {
                 store_error_mid_transaction_rolls_back,
                 writes_are_visible_inside_their_transaction,
                 rows_of_other_scopes_are_missing,
+                extreme_values_round_trip,
             ],
             auth: [
                 api_key_authenticates,
@@ -377,6 +336,7 @@ macro_rules! conformance_suite {
                 deleted_branch_disappears,
                 branch_user_cannot_change_branches,
                 branch_admin_cannot_create_or_delete,
+                names_compare_case_insensitively_beyond_ascii,
             ],
             invitations: [
                 org_admin_invites_to_any_branch,
@@ -401,6 +361,11 @@ macro_rules! conformance_suite {
                 search_is_a_literal_substring,
                 list_filters,
                 metadata_filter_keys_are_literal,
+                metadata_filter_matches_scalars_by_json_text,
+                search_folds_non_ascii_case,
+                accepted_text_round_trips,
+                list_sorts_place_missing_values_first_ascending,
+                list_sorts_are_byte_order,
                 branch_isolation,
             ],
             catalog: [
@@ -414,6 +379,8 @@ macro_rules! conformance_suite {
                 frozen_product_refuses_every_change,
                 deleted_product_is_gone,
                 product_branch_isolation,
+                accepted_amounts_are_stored_exactly,
+                unpriced_products_sort_first_ascending,
             ],
             coupons: [
                 create_percentage_and_fixed,
@@ -424,6 +391,8 @@ macro_rules! conformance_suite {
                 frozen_coupon_refuses_update,
                 delete_coupon,
                 coupon_branch_isolation,
+                accepted_discounts_are_stored_exactly,
+                never_updated_coupons_sort_first_ascending,
             ],
             sandbox: [
                 advance_by_seconds,

@@ -3,24 +3,17 @@
 use super::{expect_unique, money, start, ts, Harness, World};
 use crate::auth::{hash_secret, ApiKey, KeyPair};
 use crate::branch::Branch;
-use crate::consumer::{
-    Address, CommunicationMethod, Consumer, ConsumerFilter, ConsumerSort, ConsumerType,
-};
+use crate::consumer::{Address, CommunicationMethod, Consumer, ConsumerFilter, ConsumerSort, ConsumerType};
 use crate::coupon::{Coupon, CouponFilter, CouponSort, Discount};
 use crate::error::{Code, Error};
 use crate::event::{EntityType, Event, EventType};
 use crate::fields::{Email, Iban, Language, PhoneNumber};
-use crate::ids::{
-    ApiKeyId, BranchId, ConsumerId, CouponId, EventId, InvitationId, NotificationId, OrgId,
-    PriceId, ProductId, UserId,
-};
+use crate::ids::{ApiKeyId, BranchId, ConsumerId, CouponId, EventId, InvitationId, NotificationId, OrgId, PriceId, ProductId, UserId};
 use crate::list::ListQuery;
 use crate::money::Currency;
 use crate::notification::{Channel, Notification};
 use crate::org::{Invitation, OrgSettings, Organization, Role, User};
-use crate::product::{
-    Product, ProductFilter, ProductPrice, ProductSort, ProductType, RecurringInterval, VatMode,
-};
+use crate::product::{Product, ProductFilter, ProductPrice, ProductSort, ProductType, RecurringInterval, VatMode};
 use crate::store::Store;
 use crate::Tx;
 use serde_json::{json, Map, Value};
@@ -87,12 +80,7 @@ pub fn raw_product(org: OrgId, branch: BranchId, name: &str) -> Product {
     }
 }
 
-pub fn raw_price(
-    product: ProductId,
-    amount: crate::money::Money,
-    mode: VatMode,
-    created_at: crate::clock::Timestamp,
-) -> ProductPrice {
+pub fn raw_price(product: ProductId, amount: crate::money::Money, mode: VatMode, created_at: crate::clock::Timestamp) -> ProductPrice {
     ProductPrice {
         id: PriceId::new(),
         product_id: product,
@@ -135,12 +123,7 @@ pub fn raw_notification(org: OrgId, created_at: crate::clock::Timestamp) -> Noti
     }
 }
 
-pub fn raw_event(
-    org: OrgId,
-    branch: BranchId,
-    id: EventId,
-    created_at: crate::clock::Timestamp,
-) -> Event {
+pub fn raw_event(org: OrgId, branch: BranchId, id: EventId, created_at: crate::clock::Timestamp) -> Event {
     Event {
         id,
         org_id: org,
@@ -153,12 +136,7 @@ pub fn raw_event(
     }
 }
 
-pub fn raw_user(
-    org: OrgId,
-    role: Role,
-    branches: Vec<BranchId>,
-    created_at: crate::clock::Timestamp,
-) -> User {
+pub fn raw_user(org: OrgId, role: Role, branches: Vec<BranchId>, created_at: crate::clock::Timestamp) -> User {
     User {
         id: UserId::new(),
         org_id: org,
@@ -192,19 +170,12 @@ pub fn all_coupons() -> ListQuery<CouponSort> {
 }
 
 fn consumer_count(tx: &mut dyn Tx, branch: BranchId) -> crate::store::StoreResult<u64> {
-    Ok(tx
-        .list_consumers(branch, &all_consumers(), &ConsumerFilter::default())?
-        .total)
+    Ok(tx.list_consumers(branch, &all_consumers(), &ConsumerFilter::default())?.total)
 }
 
 pub fn org_round_trip<H: Harness>() {
     let w = World::new(H::store());
-    let org = w
-        .billing
-        .store
-        .read(|tx| Ok(tx.org(w.admin.org_id())?))
-        .unwrap()
-        .unwrap();
+    let org = w.billing.store.read(|tx| Ok(tx.org(w.admin.org_id())?)).unwrap().unwrap();
     assert_eq!(org, w.boot.org);
 }
 
@@ -234,27 +205,15 @@ pub fn org_insert_update_and_list<H: Harness>() {
     org.settings.enabled_currencies = vec![Currency::JPY];
     org.clock_offset_us = 86_400_000_001;
     w.write(|tx| tx.update_org(&org));
-    assert_eq!(
-        w.read(|tx| tx.org(org.id)),
-        Some(org.clone()),
-        "update_org round trip"
-    );
+    assert_eq!(w.read(|tx| tx.org(org.id)), Some(org.clone()), "update_org round trip");
     assert_eq!(
         w.read(|tx| tx.org(w.boot.org.id)),
         Some(w.boot.org.clone()),
         "another organization is untouched"
     );
 
-    let ids: Vec<OrgId> = w
-        .read(|tx| tx.list_orgs())
-        .into_iter()
-        .map(|o| o.id)
-        .collect();
-    assert_eq!(
-        ids,
-        vec![org.id, w.boot.org.id],
-        "list_orgs is oldest first"
-    );
+    let ids: Vec<OrgId> = w.read(|tx| tx.list_orgs()).into_iter().map(|o| o.id).collect();
+    assert_eq!(ids, vec![org.id, w.boot.org.id], "list_orgs is oldest first");
     assert!(!w.billing.is_empty().unwrap());
 }
 
@@ -264,15 +223,9 @@ pub fn missing_rows_are_none<H: Harness>() {
         .store
         .read(|tx| {
             assert!(tx.org(crate::ids::OrgId::new())?.is_none());
-            assert!(tx
-                .consumer(w.admin.branch_id(), crate::ids::ConsumerId::new())?
-                .is_none());
-            assert!(tx
-                .product(w.admin.branch_id(), crate::ids::ProductId::new())?
-                .is_none());
-            assert!(tx
-                .coupon(w.admin.branch_id(), crate::ids::CouponId::new())?
-                .is_none());
+            assert!(tx.consumer(w.admin.branch_id(), crate::ids::ConsumerId::new())?.is_none());
+            assert!(tx.product(w.admin.branch_id(), crate::ids::ProductId::new())?.is_none());
+            assert!(tx.coupon(w.admin.branch_id(), crate::ids::CouponId::new())?.is_none());
             assert!(tx.api_key_by_key("ak_nope")?.is_none());
             assert!(tx.user(w.admin.org_id(), UserId::new())?.is_none());
             assert!(tx.branch(w.admin.org_id(), BranchId::new())?.is_none());
@@ -308,32 +261,12 @@ pub fn user_round_trip_and_first_admin<H: Harness>() {
     };
     w.write(|tx| tx.insert_user(&u));
     assert_eq!(w.read(|tx| tx.user(org, u.id)), Some(u.clone()));
-    assert_eq!(
-        w.read(|tx| tx.user(other.org.id, u.id)),
-        None,
-        "a user of another organization is missing"
-    );
-    assert_eq!(
-        w.read(|tx| tx.user(org, w.boot.user.id)),
-        Some(w.boot.user.clone())
-    );
+    assert_eq!(w.read(|tx| tx.user(other.org.id, u.id)), None, "a user of another organization is missing");
+    assert_eq!(w.read(|tx| tx.user(org, w.boot.user.id)), Some(w.boot.user.clone()));
 
-    assert_eq!(
-        w.read(|tx| tx.first_org_admin(org)),
-        Some(w.boot.user.clone())
-    );
-    let later_admin = raw_user(
-        org,
-        Role::OrganizationAdmin,
-        vec![main],
-        ts("2026-02-01T00:00:00Z"),
-    );
-    let earlier_branch_admin = raw_user(
-        org,
-        Role::BranchAdmin,
-        vec![main],
-        ts("2020-01-01T00:00:00Z"),
-    );
+    assert_eq!(w.read(|tx| tx.first_org_admin(org)), Some(w.boot.user.clone()));
+    let later_admin = raw_user(org, Role::OrganizationAdmin, vec![main], ts("2026-02-01T00:00:00Z"));
+    let earlier_branch_admin = raw_user(org, Role::BranchAdmin, vec![main], ts("2020-01-01T00:00:00Z"));
     w.write(|tx| {
         tx.insert_user(&later_admin)?;
         tx.insert_user(&earlier_branch_admin)
@@ -343,22 +276,10 @@ pub fn user_round_trip_and_first_admin<H: Harness>() {
         Some(w.boot.user.clone()),
         "oldest organization_admin, other roles ignored"
     );
-    let earliest_admin = raw_user(
-        org,
-        Role::OrganizationAdmin,
-        vec![],
-        ts("2025-06-01T12:00:00.5Z"),
-    );
+    let earliest_admin = raw_user(org, Role::OrganizationAdmin, vec![], ts("2025-06-01T12:00:00.5Z"));
     w.write(|tx| tx.insert_user(&earliest_admin));
-    assert_eq!(
-        w.read(|tx| tx.first_org_admin(org)),
-        Some(earliest_admin.clone())
-    );
-    assert_eq!(
-        w.read(|tx| tx.first_org_admin(other.org.id)),
-        Some(other.user.clone()),
-        "per organization"
-    );
+    assert_eq!(w.read(|tx| tx.first_org_admin(org)), Some(earliest_admin.clone()));
+    assert_eq!(w.read(|tx| tx.first_org_admin(other.org.id)), Some(other.user.clone()), "per organization");
 }
 
 pub fn api_key_round_trip_and_default_count<H: Harness>() {
@@ -395,36 +316,22 @@ pub fn api_key_round_trip_and_default_count<H: Harness>() {
         tx.insert_api_key(&live)?;
         tx.insert_api_key(&revoked)
     });
-    assert_eq!(
-        w.read(|tx| tx.api_key_by_key(&live.key)),
-        Some(live.clone())
-    );
+    assert_eq!(w.read(|tx| tx.api_key_by_key(&live.key)), Some(live.clone()));
     assert_eq!(
         w.read(|tx| tx.api_key_by_key(&revoked.key)),
         Some(revoked.clone()),
         "revoked keys are returned too"
     );
     assert_eq!(w.read(|tx| tx.count_api_keys_defaulting_to(b3.id)), 1);
-    assert_eq!(
-        w.read(|tx| tx.count_api_keys_defaulting_to(b2.id)),
-        0,
-        "revoked keys do not count"
-    );
-    assert_eq!(
-        w.read(|tx| tx.count_api_keys_defaulting_to(w.boot.branch.id)),
-        1,
-        "the bootstrap key"
-    );
+    assert_eq!(w.read(|tx| tx.count_api_keys_defaulting_to(b2.id)), 0, "revoked keys do not count");
+    assert_eq!(w.read(|tx| tx.count_api_keys_defaulting_to(w.boot.branch.id)), 1, "the bootstrap key");
 
     let same_key = ApiKey {
         id: ApiKeyId::new(),
         ..live.clone()
     };
     expect_unique(w.try_write(|tx| tx.insert_api_key(&same_key)));
-    assert_eq!(
-        w.read(|tx| tx.api_key_by_key(&live.key)),
-        Some(live.clone())
-    );
+    assert_eq!(w.read(|tx| tx.api_key_by_key(&live.key)), Some(live.clone()));
     assert_eq!(w.read(|tx| tx.count_api_keys_defaulting_to(b3.id)), 1);
 }
 
@@ -442,26 +349,14 @@ pub fn branch_round_trip_and_retirement<H: Harness>() {
     };
     w.write(|tx| tx.insert_branch(&b));
     assert_eq!(w.read(|tx| tx.branch(org, b.id)), Some(b.clone()));
+    assert_eq!(w.read(|tx| tx.branch(other.org.id, b.id)), None, "a branch of another organization is missing");
     assert_eq!(
-        w.read(|tx| tx.branch(other.org.id, b.id)),
-        None,
-        "a branch of another organization is missing"
-    );
-    assert_eq!(
-        w.read(|tx| tx.branch_by_name(org, "  riyadh CENTRE "))
-            .map(|x| x.id),
+        w.read(|tx| tx.branch_by_name(org, "  riyadh CENTRE ")).map(|x| x.id),
         Some(b.id),
         "case-insensitive, trimmed"
     );
-    assert_eq!(
-        w.read(|tx| tx.branch_by_name(org, "Riyadh")),
-        None,
-        "whole name, not a prefix"
-    );
-    assert_eq!(
-        w.read(|tx| tx.branch_by_name(other.org.id, "Riyadh Centre")),
-        None
-    );
+    assert_eq!(w.read(|tx| tx.branch_by_name(org, "Riyadh")), None, "whole name, not a prefix");
+    assert_eq!(w.read(|tx| tx.branch_by_name(other.org.id, "Riyadh Centre")), None);
     let ids: Vec<BranchId> = w.all_branches().into_iter().map(|x| x.id).collect();
     assert_eq!(ids, vec![b.id, w.boot.branch.id], "oldest first");
 
@@ -469,18 +364,11 @@ pub fn branch_round_trip_and_retirement<H: Harness>() {
     w.write(|tx| tx.update_branch(&b));
     assert_eq!(w.read(|tx| tx.branch(org, b.id)), Some(b.clone()));
     assert_eq!(w.read(|tx| tx.branch_by_name(org, "Riyadh Centre")), None);
-    assert_eq!(
-        w.read(|tx| tx.branch_by_name(org, "jeddah")).map(|x| x.id),
-        Some(b.id)
-    );
+    assert_eq!(w.read(|tx| tx.branch_by_name(org, "jeddah")).map(|x| x.id), Some(b.id));
 
     b.deleted_at = Some(ts("2026-01-15T10:00:00.000007Z"));
     w.write(|tx| tx.update_branch(&b));
-    assert_eq!(
-        w.read(|tx| tx.branch(org, b.id)),
-        None,
-        "a deleted branch is never returned"
-    );
+    assert_eq!(w.read(|tx| tx.branch(org, b.id)), None, "a deleted branch is never returned");
     assert_eq!(w.read(|tx| tx.branch_by_name(org, "Jeddah")), None);
     let ids: Vec<BranchId> = w.all_branches().into_iter().map(|x| x.id).collect();
     assert_eq!(ids, vec![w.boot.branch.id]);
@@ -491,12 +379,7 @@ pub fn branch_user_count_is_derived<H: Harness>() {
     let org = w.boot.org.id;
     let main = w.boot.branch.id;
     let b2 = w.new_branch("Second");
-    let counts = |w: &World<H::S>| {
-        w.all_branches()
-            .into_iter()
-            .map(|b| (b.id, b.user_count))
-            .collect::<Vec<_>>()
-    };
+    let counts = |w: &World<H::S>| w.all_branches().into_iter().map(|b| (b.id, b.user_count)).collect::<Vec<_>>();
     assert_eq!(counts(&w), vec![(main, 1), (b2.id, 0)]);
     w.user(Role::BranchUser, &[main, b2.id]);
     w.user(Role::BranchAdmin, &[b2.id]);
@@ -513,11 +396,7 @@ pub fn branch_user_count_is_derived<H: Harness>() {
     b.name = "Second renamed".into();
     w.write(|tx| tx.update_branch(&b));
     let got = w.read(|tx| tx.branch(org, b2.id)).unwrap();
-    assert_eq!(
-        (got.name.as_str(), got.user_count),
-        ("Second renamed", 2),
-        "user_count is not written"
-    );
+    assert_eq!((got.name.as_str(), got.user_count), ("Second renamed", 2), "user_count is not written");
 }
 
 pub fn branch_name_unique_constraint<H: Harness>() {
@@ -526,10 +405,7 @@ pub fn branch_name_unique_constraint<H: Harness>() {
     let north = Branch::new(org, "North", start());
     w.write(|tx| tx.insert_branch(&north));
     let again = Branch::new(org, "  north ", start());
-    assert_eq!(
-        expect_unique(w.try_write(|tx| tx.insert_branch(&again))),
-        "branches_org_name_key"
-    );
+    assert_eq!(expect_unique(w.try_write(|tx| tx.insert_branch(&again))), "branches_org_name_key");
     assert_eq!(w.read(|tx| tx.branch(org, again.id)), None);
     assert_eq!(w.all_branches().len(), 2);
 
@@ -544,10 +420,7 @@ pub fn branch_name_unique_constraint<H: Harness>() {
         "branches_org_name_key",
         "a rename is checked too"
     );
-    assert_eq!(
-        w.read(|tx| tx.branch(org, south.id)).map(|b| b.name),
-        Some("South".to_string())
-    );
+    assert_eq!(w.read(|tx| tx.branch(org, south.id)).map(|b| b.name), Some("South".to_string()));
 
     let mut retired = north.clone();
     retired.deleted_at = Some(start());
@@ -574,11 +447,7 @@ fn full_consumer(org: OrgId, branch: BranchId) -> Consumer {
         alias: Some("Sara".into()),
         comment: Some("prefers\nmornings; 'quoted' \"double\"".into()),
         preferred_language: Language::En,
-        communication_methods: vec![
-            CommunicationMethod::Sms,
-            CommunicationMethod::Email,
-            CommunicationMethod::WhatsApp,
-        ],
+        communication_methods: vec![CommunicationMethod::Sms, CommunicationMethod::Email, CommunicationMethod::WhatsApp],
         consumer_type: ConsumerType::Business,
         address: Some(Address {
             address_line_1: "King Fahd Rd 1".into(),
@@ -612,16 +481,10 @@ pub fn consumer_round_trip<H: Harness>() {
         tx.insert_consumer(&full)?;
         tx.insert_consumer(&minimal)
     });
-    let got = w
-        .read(|tx| tx.consumer(main, full.id))
-        .expect("full consumer");
+    let got = w.read(|tx| tx.consumer(main, full.id)).expect("full consumer");
     assert_eq!(got, full);
     assert_eq!(got.to_json(&w.boot.branch), full.to_json(&w.boot.branch));
-    assert_eq!(
-        w.read(|tx| tx.consumer(main, minimal.id)),
-        Some(minimal.clone()),
-        "None fields stay None"
-    );
+    assert_eq!(w.read(|tx| tx.consumer(main, minimal.id)), Some(minimal.clone()), "None fields stay None");
 
     full.name = "Sara Q".into();
     full.phone_number = None;
@@ -647,11 +510,7 @@ pub fn consumer_round_trip<H: Harness>() {
         Some(full.clone()),
         "update round trip (deleted rows are still returned by id)"
     );
-    assert_eq!(
-        w.read(|tx| tx.consumer(main, minimal.id)),
-        Some(minimal.clone()),
-        "other rows untouched"
-    );
+    assert_eq!(w.read(|tx| tx.consumer(main, minimal.id)), Some(minimal.clone()), "other rows untouched");
 }
 
 pub fn consumer_unique_constraints<H: Harness>() {
@@ -667,10 +526,7 @@ pub fn consumer_unique_constraints<H: Harness>() {
 
     let mut same_phone = raw_consumer(org, main, "B");
     same_phone.phone_number = Some(p.clone());
-    assert_eq!(
-        expect_unique(w.try_write(|tx| tx.insert_consumer(&same_phone))),
-        "consumers_branch_phone_key"
-    );
+    assert_eq!(expect_unique(w.try_write(|tx| tx.insert_consumer(&same_phone))), "consumers_branch_phone_key");
     let mut same_email = raw_consumer(org, main, "C");
     same_email.email = Some(email("dup@example.COM"));
     assert_eq!(
@@ -678,11 +534,7 @@ pub fn consumer_unique_constraints<H: Harness>() {
         "consumers_branch_email_key",
         "e-mail compared in lower case"
     );
-    assert_eq!(
-        w.read(|tx| consumer_count(tx, main)),
-        1,
-        "refused inserts leave nothing"
-    );
+    assert_eq!(w.read(|tx| consumer_count(tx, main)), 1, "refused inserts leave nothing");
     assert_eq!(w.read(|tx| tx.consumer(main, same_phone.id)), None);
 
     let mut elsewhere = raw_consumer(org, b2.id, "D");
@@ -692,10 +544,7 @@ pub fn consumer_unique_constraints<H: Harness>() {
     deleted.phone_number = Some(p.clone());
     deleted.email = Some(email("DUP@example.com"));
     deleted.is_deleted = true;
-    let (n1, n2) = (
-        raw_consumer(org, main, "No contact 1"),
-        raw_consumer(org, main, "No contact 2"),
-    );
+    let (n1, n2) = (raw_consumer(org, main, "No contact 1"), raw_consumer(org, main, "No contact 2"));
     w.write(|tx| {
         tx.insert_consumer(&elsewhere)?;
         tx.insert_consumer(&deleted)?;
@@ -721,11 +570,7 @@ pub fn consumer_unique_constraints<H: Harness>() {
     w.write(|tx| tx.update_consumer(&a_deleted));
     w.write(|tx| tx.insert_consumer(&same_phone));
     w.write(|tx| tx.insert_consumer(&same_email));
-    assert_eq!(
-        w.read(|tx| consumer_count(tx, main)),
-        5,
-        "a soft-deleted consumer frees its phone and e-mail"
-    );
+    assert_eq!(w.read(|tx| consumer_count(tx, main)), 5, "a soft-deleted consumer frees its phone and e-mail");
 }
 
 pub fn consumer_conflict_lookup<H: Harness>() {
@@ -750,45 +595,19 @@ pub fn consumer_conflict_lookup<H: Harness>() {
         Ok(())
     });
     let nobody = ConsumerId::new();
-    let found = |ph: Option<&str>, em: Option<&str>, except: ConsumerId| {
-        w.read(|tx| tx.consumer_conflict(main, ph, em, except))
-            .map(|x| x.id)
-    };
-    assert_eq!(
-        found(Some("+966501234561"), None, nobody),
-        Some(a.id),
-        "by phone"
-    );
-    assert_eq!(
-        found(None, Some("alpha@example.com"), nobody),
-        Some(a.id),
-        "by lower-cased e-mail"
-    );
-    assert_eq!(
-        found(Some("+966501234561"), Some("alpha@example.com"), a.id),
-        None,
-        "except itself"
-    );
-    assert_eq!(
-        found(Some("+966501234562"), Some("alpha@example.com"), b.id),
-        Some(a.id),
-        "phone or e-mail"
-    );
+    let found = |ph: Option<&str>, em: Option<&str>, except: ConsumerId| w.read(|tx| tx.consumer_conflict(main, ph, em, except)).map(|x| x.id);
+    assert_eq!(found(Some("+966501234561"), None, nobody), Some(a.id), "by phone");
+    assert_eq!(found(None, Some("alpha@example.com"), nobody), Some(a.id), "by lower-cased e-mail");
+    assert_eq!(found(Some("+966501234561"), Some("alpha@example.com"), a.id), None, "except itself");
+    assert_eq!(found(Some("+966501234562"), Some("alpha@example.com"), b.id), Some(a.id), "phone or e-mail");
     assert_eq!(
         found(Some("+966501234563"), Some("charlie@example.com"), nobody),
         None,
         "deleted consumers never conflict"
     );
-    assert_eq!(
-        found(Some("+966501234564"), None, nobody),
-        None,
-        "other branches never conflict"
-    );
+    assert_eq!(found(Some("+966501234564"), None, nobody), None, "other branches never conflict");
     assert_eq!(found(None, None, nobody), None);
-    assert_eq!(
-        found(Some("+966501234569"), Some("zulu@example.com"), nobody),
-        None
-    );
+    assert_eq!(found(Some("+966501234569"), Some("zulu@example.com"), nobody), None);
 }
 
 pub fn product_round_trip<H: Harness>() {
@@ -802,40 +621,15 @@ pub fn product_round_trip<H: Harness>() {
     p.external_metadata = object(json!({"sku": "G-1", "tags": ["a", "b"], "n": 1.5}));
     p.created_at = ts("2026-01-15T09:00:00.000123Z");
     p.updated_at = Some(ts("2026-01-15T09:00:01.5Z"));
-    let mut usd = raw_price(
-        p.id,
-        money("9.99", Currency::USD),
-        VatMode::Inclusive,
-        ts("2026-01-15T09:00:00.000001Z"),
-    );
+    let mut usd = raw_price(p.id, money("9.99", Currency::USD), VatMode::Inclusive, ts("2026-01-15T09:00:00.000001Z"));
     usd.is_active = false;
     usd.updated_at = Some(ts("2026-01-15T09:00:00.000002Z"));
     p.prices = vec![
         usd,
-        raw_price(
-            p.id,
-            money("115.00", Currency::SAR),
-            VatMode::Inclusive,
-            ts("2026-01-15T09:00:00.000003Z"),
-        ),
-        raw_price(
-            p.id,
-            money("1.250", Currency::KWD),
-            VatMode::Exclusive,
-            ts("2026-01-15T09:00:00.000004Z"),
-        ),
-        raw_price(
-            p.id,
-            money("500", Currency::JPY),
-            VatMode::Exempt,
-            ts("2026-01-15T09:00:00.000005Z"),
-        ),
-        raw_price(
-            p.id,
-            money("99999999.99", Currency::EUR),
-            VatMode::Exclusive,
-            ts("2026-01-15T09:00:00.000006Z"),
-        ),
+        raw_price(p.id, money("115.00", Currency::SAR), VatMode::Inclusive, ts("2026-01-15T09:00:00.000003Z")),
+        raw_price(p.id, money("1.250", Currency::KWD), VatMode::Exclusive, ts("2026-01-15T09:00:00.000004Z")),
+        raw_price(p.id, money("500", Currency::JPY), VatMode::Exempt, ts("2026-01-15T09:00:00.000005Z")),
+        raw_price(p.id, money("99999999.99", Currency::EUR), VatMode::Exclusive, ts("2026-01-15T09:00:00.000006Z")),
     ];
     let bare = raw_product(org, main, "Bare");
     w.write(|tx| {
@@ -871,45 +665,21 @@ pub fn product_round_trip<H: Harness>() {
     ));
     p.updated_at = Some(ts("2026-02-01T00:00:00.000003Z"));
     w.write(|tx| tx.update_product(&p, Currency::SAR));
-    assert_eq!(
-        w.read(|tx| tx.product(main, p.id)),
-        Some(p.clone()),
-        "update round trip, prices upserted"
-    );
+    assert_eq!(w.read(|tx| tx.product(main, p.id)), Some(p.clone()), "update round trip, prices upserted");
     assert_eq!(w.read(|tx| tx.product(main, bare.id)), Some(bare.clone()));
 }
 
 pub fn coupon_round_trip<H: Harness>() {
     let w = World::new(H::store());
     let (org, main) = (w.boot.org.id, w.boot.branch.id);
-    let pct = raw_coupon(
-        org,
-        main,
-        "Summer",
-        Discount::Percentage("12.5".parse().unwrap()),
-    );
-    let mut pct2 = raw_coupon(
-        org,
-        main,
-        "Third",
-        Discount::Percentage("33.33".parse().unwrap()),
-    );
+    let pct = raw_coupon(org, main, "Summer", Discount::Percentage("12.5".parse().unwrap()));
+    let mut pct2 = raw_coupon(org, main, "Third", Discount::Percentage("33.33".parse().unwrap()));
     pct2.is_active = false;
     pct2.created_at = ts("2026-01-15T09:00:00.000042Z");
     pct2.updated_at = Some(ts("2026-01-15T10:00:00.999999Z"));
-    let mut kwd = raw_coupon(
-        org,
-        main,
-        "Dinar off",
-        Discount::Fixed(money("1.250", Currency::KWD)),
-    );
+    let mut kwd = raw_coupon(org, main, "Dinar off", Discount::Fixed(money("1.250", Currency::KWD)));
     kwd.used_in_finalized_invoice = true;
-    let jpy = raw_coupon(
-        org,
-        main,
-        "Yen off",
-        Discount::Fixed(money("500", Currency::JPY)),
-    );
+    let jpy = raw_coupon(org, main, "Yen off", Discount::Fixed(money("500", Currency::JPY)));
     let all = [pct.clone(), pct2.clone(), kwd.clone(), jpy.clone()];
     w.write(|tx| {
         for c in &all {
@@ -920,34 +690,11 @@ pub fn coupon_round_trip<H: Harness>() {
     for c in &all {
         let got = w.read(|tx| tx.coupon(main, c.id)).expect("coupon");
         assert_eq!(got, *c);
-        assert_eq!(
-            got.to_detailed_json(),
-            c.to_detailed_json(),
-            "wire form of {}",
-            c.name
-        );
+        assert_eq!(got.to_detailed_json(), c.to_detailed_json(), "wire form of {}", c.name);
     }
-    assert_eq!(
-        w.read(|tx| tx.coupon(main, pct.id))
-            .unwrap()
-            .discount
-            .display_value(),
-        "12.50"
-    );
-    assert_eq!(
-        w.read(|tx| tx.coupon(main, kwd.id))
-            .unwrap()
-            .discount
-            .display_value(),
-        "1.250"
-    );
-    assert_eq!(
-        w.read(|tx| tx.coupon(main, jpy.id))
-            .unwrap()
-            .discount
-            .display_value(),
-        "500"
-    );
+    assert_eq!(w.read(|tx| tx.coupon(main, pct.id)).unwrap().discount.display_value(), "12.50");
+    assert_eq!(w.read(|tx| tx.coupon(main, kwd.id)).unwrap().discount.display_value(), "1.250");
+    assert_eq!(w.read(|tx| tx.coupon(main, jpy.id)).unwrap().discount.display_value(), "500");
 
     let mut changed = pct.clone();
     changed.name = "Summer!".into();
@@ -958,17 +705,8 @@ pub fn coupon_round_trip<H: Harness>() {
     changed.redemptions = 7;
     w.write(|tx| tx.update_coupon(&changed));
     let got = w.read(|tx| tx.coupon(main, pct.id)).unwrap();
-    assert_eq!(
-        got.redemptions, 0,
-        "redemptions is derived, not written by update_coupon"
-    );
-    assert_eq!(
-        got,
-        Coupon {
-            redemptions: 0,
-            ..changed
-        }
-    );
+    assert_eq!(got.redemptions, 0, "redemptions is derived, not written by update_coupon");
+    assert_eq!(got, Coupon { redemptions: 0, ..changed });
 }
 
 pub fn notification_round_trip_and_order<H: Harness>() {
@@ -991,15 +729,8 @@ pub fn notification_round_trip_and_order<H: Harness>() {
         tx.insert_notification(&foreign)
     });
     w.write(|tx| tx.insert_notification(&n2));
-    assert_eq!(
-        w.notifications(),
-        vec![n2, n1, n3],
-        "oldest first, this organization only"
-    );
-    assert_eq!(
-        w.read(|tx| tx.list_notifications(other.org.id)),
-        vec![foreign]
-    );
+    assert_eq!(w.notifications(), vec![n2, n1, n3], "oldest first, this organization only");
+    assert_eq!(w.read(|tx| tx.list_notifications(other.org.id)), vec![foreign]);
 }
 
 pub fn events_in_write_order<H: Harness>() {
@@ -1038,12 +769,9 @@ pub fn duplicate_ids_are_unique_violations<H: Harness>() {
     let user = raw_user(org, Role::BranchUser, vec![main], start());
     let consumer = raw_consumer(org, main, "Dup");
     let mut product = raw_product(org, main, "Dup");
-    product.prices.push(raw_price(
-        product.id,
-        money("1.00", Currency::SAR),
-        VatMode::Inclusive,
-        start(),
-    ));
+    product
+        .prices
+        .push(raw_price(product.id, money("1.00", Currency::SAR), VatMode::Inclusive, start()));
     let coupon = raw_coupon(org, main, "Dup", Discount::Percentage(10.into()));
     let notification = raw_notification(org, start());
     let event = raw_event(org, main, EventId::new(), start());
@@ -1096,24 +824,12 @@ pub fn duplicate_ids_are_unique_violations<H: Harness>() {
     expect_unique(w.try_write(|tx| tx.insert_invitation(&invitation)));
 
     assert_eq!(w.read(|tx| tx.org(org)), Some(w.boot.org.clone()));
-    assert_eq!(
-        w.read(|tx| tx.branch(org, branch.id)).map(|b| b.name),
-        Some("Dup".to_string())
-    );
+    assert_eq!(w.read(|tx| tx.branch(org, branch.id)).map(|b| b.name), Some("Dup".to_string()));
     assert_eq!(w.read(|tx| tx.user(org, user.id)), Some(user.clone()));
     assert_eq!(w.read(|tx| tx.api_key_by_key("ak_fresh")), None);
-    assert_eq!(
-        w.read(|tx| tx.consumer(main, consumer.id)),
-        Some(consumer.clone())
-    );
-    assert_eq!(
-        w.read(|tx| tx.product(main, product.id)),
-        Some(product.clone())
-    );
-    assert_eq!(
-        w.read(|tx| tx.coupon(main, coupon.id)),
-        Some(coupon.clone())
-    );
+    assert_eq!(w.read(|tx| tx.consumer(main, consumer.id)), Some(consumer.clone()));
+    assert_eq!(w.read(|tx| tx.product(main, product.id)), Some(product.clone()));
+    assert_eq!(w.read(|tx| tx.coupon(main, coupon.id)), Some(coupon.clone()));
     assert_eq!(w.notifications(), vec![notification]);
     assert_eq!(w.read(|tx| tx.list_events(org)), vec![event]);
 }
@@ -1124,12 +840,9 @@ pub fn err_rolls_back_everything<H: Harness>() {
     let existing_branch = w.new_branch("Existing");
     let existing = raw_consumer(org, main, "Existing");
     let mut existing_product = raw_product(org, main, "Existing product");
-    existing_product.prices.push(raw_price(
-        existing_product.id,
-        money("10.00", Currency::SAR),
-        VatMode::Inclusive,
-        start(),
-    ));
+    existing_product
+        .prices
+        .push(raw_price(existing_product.id, money("10.00", Currency::SAR), VatMode::Inclusive, start()));
     let existing_coupon = raw_coupon(org, main, "Existing coupon", Discount::Percentage(5.into()));
     w.write(|tx| {
         tx.insert_consumer(&existing)?;
@@ -1155,12 +868,9 @@ pub fn err_rolls_back_everything<H: Harness>() {
     };
     let consumer = raw_consumer(org, main, "Doomed");
     let mut product = raw_product(org, main, "Doomed");
-    product.prices.push(raw_price(
-        product.id,
-        money("1.000", Currency::KWD),
-        VatMode::Exempt,
-        start(),
-    ));
+    product
+        .prices
+        .push(raw_price(product.id, money("1.000", Currency::KWD), VatMode::Exempt, start()));
     let coupon = raw_coupon(org, main, "Doomed", Discount::Percentage(50.into()));
     let notification = raw_notification(org, start());
     let event = raw_event(org, main, EventId::new(), start());
@@ -1208,49 +918,24 @@ pub fn err_rolls_back_everything<H: Harness>() {
     });
     assert_eq!(r, Err(refusal), "write returns the closure's error");
 
-    assert_eq!(
-        w.read(|tx| tx.org(org)),
-        Some(w.boot.org.clone()),
-        "organization update rolled back"
-    );
+    assert_eq!(w.read(|tx| tx.org(org)), Some(w.boot.org.clone()), "organization update rolled back");
     assert_eq!(w.read(|tx| tx.branch(org, branch.id)), None);
     assert_eq!(w.read(|tx| tx.branch_by_name(org, "Doomed")), None);
-    assert_eq!(
-        w.read(|tx| tx.branch(org, existing_branch.id))
-            .map(|b| b.name),
-        Some("Existing".to_string())
-    );
+    assert_eq!(w.read(|tx| tx.branch(org, existing_branch.id)).map(|b| b.name), Some("Existing".to_string()));
     assert_eq!(w.read(|tx| tx.user(org, user.id)), None);
     assert_eq!(w.read(|tx| tx.api_key_by_key(&key.key)), None);
     assert_eq!(w.read(|tx| tx.count_api_keys_defaulting_to(branch.id)), 0);
     assert_eq!(w.read(|tx| tx.consumer(main, consumer.id)), None);
-    assert_eq!(
-        w.read(|tx| tx.consumer(main, existing.id)),
-        Some(existing.clone())
-    );
+    assert_eq!(w.read(|tx| tx.consumer(main, existing.id)), Some(existing.clone()));
     assert_eq!(w.read(|tx| tx.product(main, product.id)), None);
-    assert_eq!(
-        w.read(|tx| tx.product(main, existing_product.id)),
-        Some(existing_product.clone())
-    );
+    assert_eq!(w.read(|tx| tx.product(main, existing_product.id)), Some(existing_product.clone()));
     assert_eq!(w.read(|tx| tx.coupon(main, coupon.id)), None);
-    assert_eq!(
-        w.read(|tx| tx.coupon(main, existing_coupon.id)),
-        Some(existing_coupon.clone())
-    );
+    assert_eq!(w.read(|tx| tx.coupon(main, existing_coupon.id)), Some(existing_coupon.clone()));
     assert_eq!(w.notifications(), vec![]);
     assert_eq!(w.read(|tx| tx.list_events(org)), vec![]);
     assert_eq!(w.read(|tx| consumer_count(tx, main)), 1);
-    assert_eq!(
-        w.read(|tx| tx.list_products(main, &all_products(), &ProductFilter::default()))
-            .total,
-        1
-    );
-    assert_eq!(
-        w.read(|tx| tx.list_coupons(main, &all_coupons(), &CouponFilter::default()))
-            .total,
-        1
-    );
+    assert_eq!(w.read(|tx| tx.list_products(main, &all_products(), &ProductFilter::default())).total, 1);
+    assert_eq!(w.read(|tx| tx.list_coupons(main, &all_coupons(), &CouponFilter::default())).total, 1);
     assert_eq!(w.all_branches().len(), 2);
     // The invitation's id is free again: the insert was rolled back.
     w.write(|tx| tx.insert_invitation(&invitation));
@@ -1287,12 +972,7 @@ pub fn writes_are_visible_inside_their_transaction<H: Harness>() {
     let (org, main) = (w.boot.org.id, w.boot.branch.id);
     let mut c = raw_consumer(org, main, "Inside");
     let mut p = raw_product(org, main, "Inside");
-    p.prices.push(raw_price(
-        p.id,
-        money("3.00", Currency::SAR),
-        VatMode::Inclusive,
-        start(),
-    ));
+    p.prices.push(raw_price(p.id, money("3.00", Currency::SAR), VatMode::Inclusive, start()));
     let b = Branch::new(org, "Inside", start());
     let seen = w.write(|tx| {
         tx.insert_consumer(&c)?;
@@ -1314,11 +994,7 @@ pub fn writes_are_visible_inside_their_transaction<H: Harness>() {
     assert_eq!(seen.3, Some(p.clone()));
     assert_eq!(seen.4, Some(b.id));
     c.name = "Inside, renamed".into();
-    assert_eq!(
-        w.read(|tx| tx.consumer(main, c.id)),
-        Some(c.clone()),
-        "committed"
-    );
+    assert_eq!(w.read(|tx| tx.consumer(main, c.id)), Some(c.clone()), "committed");
 }
 
 pub fn rows_of_other_scopes_are_missing<H: Harness>() {
@@ -1328,12 +1004,7 @@ pub fn rows_of_other_scopes_are_missing<H: Harness>() {
     let other = w.other_org("Other Org", false);
     let c = raw_consumer(org, b2.id, "In B2");
     let mut p = raw_product(org, b2.id, "In B2");
-    p.prices.push(raw_price(
-        p.id,
-        money("3.00", Currency::SAR),
-        VatMode::Inclusive,
-        start(),
-    ));
+    p.prices.push(raw_price(p.id, money("3.00", Currency::SAR), VatMode::Inclusive, start()));
     let cp = raw_coupon(org, b2.id, "In B2", Discount::Percentage(5.into()));
     let oc = raw_consumer(other.org.id, other.branch.id, "Other org");
     w.write(|tx| {
@@ -1359,16 +1030,67 @@ pub fn rows_of_other_scopes_are_missing<H: Harness>() {
         "same name in another organization"
     );
     assert_eq!(w.read(|tx| consumer_count(tx, main)), 0);
-    assert_eq!(
-        w.read(|tx| tx.list_products(main, &all_products(), &ProductFilter::default()))
-            .total,
-        0
-    );
-    assert_eq!(
-        w.read(|tx| tx.list_coupons(main, &all_coupons(), &CouponFilter::default()))
-            .total,
-        0
-    );
+    assert_eq!(w.read(|tx| tx.list_products(main, &all_products(), &ProductFilter::default())).total, 0);
+    assert_eq!(w.read(|tx| tx.list_coupons(main, &all_coupons(), &CouponFilter::default())).total, 0);
     let ids: Vec<BranchId> = w.all_branches().into_iter().map(|b| b.id).collect();
     assert_eq!(ids, vec![main, b2.id]);
+}
+
+pub fn extreme_values_round_trip<H: Harness>() {
+    let w = World::new(H::store());
+    let (org, main) = (w.boot.org.id, w.boot.branch.id);
+    let mut early = raw_consumer(org, main, "Early");
+    early.created_at = ts("1900-01-01T00:00:00.000001Z");
+    early.updated_at = Some(ts("1969-12-31T23:59:59.999999Z"));
+    early.external_metadata = object(json!({
+        "f": 0.30000000000000004,
+        "tiny": 5e-324,
+        "huge": 1e300,
+        "u": u64::MAX,
+        "i": i64::MIN,
+        "esc": "a\"b\\c\n\t\u{1}",
+        "emoji": "😀",
+        "empty": "",
+        "list": [],
+        "obj": {},
+    }));
+    let mut late = raw_consumer(org, main, "Late");
+    late.created_at = ts("9999-12-31T23:59:59.999999Z");
+    let mut p = raw_product(org, main, "Extremes");
+    p.recurring_interval_count = 365;
+    p.prices = vec![
+        raw_price(p.id, money("0.01", Currency::SAR), VatMode::Inclusive, start()),
+        raw_price(p.id, money("0.001", Currency::KWD), VatMode::Exclusive, start()),
+        raw_price(p.id, money("1", Currency::JPY), VatMode::Exempt, start()),
+        raw_price(p.id, money("9223372036854775.80", Currency::USD), VatMode::Inclusive, start()),
+    ];
+    let c = raw_coupon(org, main, "Hundred", Discount::Percentage(100.into()));
+    let c2 = raw_coupon(org, main, "Hundredth", Discount::Percentage("0.01".parse().unwrap()));
+    w.write(|tx| {
+        tx.insert_consumer(&early)?;
+        tx.insert_consumer(&late)?;
+        tx.insert_product(&p, Currency::SAR)?;
+        tx.insert_coupon(&c)?;
+        tx.insert_coupon(&c2)
+    });
+    assert_eq!(w.read(|tx| tx.consumer(main, early.id)), Some(early.clone()));
+    assert_eq!(w.read(|tx| tx.consumer(main, late.id)), Some(late.clone()));
+    let got = w.read(|tx| tx.product(main, p.id)).unwrap();
+    assert_eq!(got, p);
+    assert_eq!(price_strings(&got), vec!["0.01", "0.001", "1", "9223372036854775.80"]);
+    for x in [&c, &c2] {
+        let got = w.read(|tx| tx.coupon(main, x.id)).unwrap();
+        assert_eq!((&got, got.discount.display_value()), (x, x.discount.display_value()));
+    }
+    let order: Vec<ConsumerId> = w
+        .read(|tx| tx.list_consumers(main, &all_consumers(), &ConsumerFilter::default()))
+        .items
+        .into_iter()
+        .map(|c| c.id)
+        .collect();
+    assert_eq!(order, vec![late.id, early.id], "created_at desc across the extremes");
+}
+
+fn price_strings(p: &Product) -> Vec<String> {
+    p.prices.iter().map(|x| x.amount.to_string()).collect()
 }
