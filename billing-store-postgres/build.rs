@@ -27,19 +27,9 @@ fn main() {
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
     for path in &paths {
         println!("cargo:rerun-if-changed={}", path.display());
-        let name = path
-            .strip_prefix(root)
-            .unwrap_or(path)
-            .to_string_lossy()
-            .into_owned();
+        let name = path.strip_prefix(root).unwrap_or(path).to_string_lossy().into_owned();
         let contents = std::fs::read(path).unwrap_or_default();
-        for b in name
-            .as_bytes()
-            .iter()
-            .chain([0u8].iter())
-            .chain(contents.iter())
-            .chain([0u8].iter())
-        {
+        for b in name.as_bytes().iter().chain([0u8].iter()).chain(contents.iter()).chain([0u8].iter()) {
             hash ^= u64::from(*b);
             hash = hash.wrapping_mul(0x0100_0000_01b3);
         }

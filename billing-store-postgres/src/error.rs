@@ -10,18 +10,11 @@ pub fn store_error(e: DieselError) -> StoreError {
     if let DieselError::DatabaseError(kind, info) = &e {
         match kind {
             DatabaseErrorKind::UniqueViolation => {
-                let name = info
-                    .constraint_name()
-                    .map(str::to_string)
-                    .unwrap_or_else(|| info.message().to_string());
+                let name = info.constraint_name().map(str::to_string).unwrap_or_else(|| info.message().to_string());
                 return StoreError::UniqueViolation(name);
             }
-            DatabaseErrorKind::SerializationFailure => {
-                return StoreError::Conflict(info.message().to_string())
-            }
-            _ if is_deadlock_message(info.message()) => {
-                return StoreError::Conflict(info.message().to_string())
-            }
+            DatabaseErrorKind::SerializationFailure => return StoreError::Conflict(info.message().to_string()),
+            _ if is_deadlock_message(info.message()) => return StoreError::Conflict(info.message().to_string()),
             _ => {}
         }
     }

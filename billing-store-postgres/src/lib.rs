@@ -59,7 +59,7 @@ impl Default for PgStoreOptions {
             max_connections: 10,
             min_idle: 1,
             connection_timeout: Duration::from_secs(30),
-            max_write_attempts: 10,
+            max_write_attempts: 20,
         }
     }
 }
@@ -70,6 +70,8 @@ pub struct PgStore {
     // database it may point into, so that dropping the database finds no session in it.
     pool: PgPool,
     max_write_attempts: u32,
+    /// See [`lists::ICU_COLLATION`].
+    search_collation: &'static str,
     _temp: Option<testing::TempDatabase>,
 }
 
@@ -109,18 +111,25 @@ fn backend(e: impl std::fmt::Display) -> StoreError {
 pub(crate) fn run_migrations(conn: &mut PgConnection) -> std::result::Result<(), StoreError> {
     // "billing" in ASCII: the lock's key, shared by every process migrating this schema.
     const LOCK_KEY: i64 = 0x0062_696c_6c69_6e67;
-    diesel::sql_query(format!("SELECT pg_advisory_lock({LOCK_KEY})"))
-        .execute(conn)
-        .map_err(backend)?;
+    diesel::sql_query(format!("SELECT pg_advisory_lock({LOCK_KEY})")).execute(conn).map_err(backend)?;
     let applied = conn
         .run_pending_migrations(MIGRATIONS)
         .map(drop)
         .map_err(|e| StoreError::Backend(format!("migrations failed: {e}")));
-    let unlocked = diesel::sql_query(format!("SELECT pg_advisory_unlock({LOCK_KEY})"))
-        .execute(conn)
-        .map(drop)
-        .map_err(backend);
+    let unlocked =
+        diesel::sql_query(format!("SELECT pg_advisory_unlock({LOCK_KEY})")).execute(conn).map(drop).map_err(backend);
     applied.and(unlocked)
+}
+
+/// ICU's root collation if the server has it, else the database's default.
+fn search_collation(conn: &mut PgConnection) -> std::result::Result<&'static str, StoreError> {
+    use diesel::dsl::sql;
+    use diesel::sql_types::{Bool, Text};
+    let query = sql::<Bool>("EXISTS (SELECT 1 FROM pg_collation WHERE collname = ")
+        .bind::<Text, _>(lists::ICU_COLLATION)
+        .sql(")");
+    let icu = diesel::select(query).get_result::<bool>(conn).map_err(backend)?;
+    Ok(if icu { lists::ICU_COLLATION } else { lists::DEFAULT_COLLATION })
 }
 
 /// A pause before retrying a conflicted write: exponential from about 1 ms, capped near 64 ms,
@@ -138,12 +147,10 @@ impl PgStore {
         Self::connect_with(url, PgStoreOptions::default())
     }
 
-    pub fn connect_with(
-        url: &str,
-        options: PgStoreOptions,
-    ) -> std::result::Result<PgStore, StoreError> {
+    pub fn connect_with(url: &str, options: PgStoreOptions) -> std::result::Result<PgStore, StoreError> {
         let mut conn = PgConnection::establish(url).map_err(backend)?;
         run_migrations(&mut conn)?;
+        let search_collation = search_collation(&mut conn)?;
         drop(conn);
         let pool = Pool::builder()
             .max_size(options.max_connections.max(1))
@@ -151,56 +158,39 @@ impl PgStore {
             .connection_timeout(options.connection_timeout)
             .build(ConnectionManager::<PgConnection>::new(url))
             .map_err(backend)?;
-        Ok(PgStore {
-            pool,
-            max_write_attempts: options.max_write_attempts.max(1),
-            _temp: None,
-        })
+        Ok(PgStore { pool, max_write_attempts: options.max_write_attempts.max(1), search_collation, _temp: None })
     }
 
     /// A store on a temporary database, which is dropped with the store.
     pub fn open_temp(db: testing::TempDatabase) -> std::result::Result<PgStore, StoreError> {
-        let options = PgStoreOptions {
-            max_connections: 4,
-            min_idle: 0,
-            ..PgStoreOptions::default()
-        };
+        let options = PgStoreOptions { max_connections: 8, min_idle: 0, ..PgStoreOptions::default() };
         let mut store = Self::connect_with(db.url(), options)?;
         store._temp = Some(db);
         Ok(store)
     }
 
-    fn conn(
-        &self,
-    ) -> std::result::Result<PooledConnection<ConnectionManager<PgConnection>>, StoreError> {
-        self.pool
-            .get()
-            .map_err(|e| StoreError::Backend(format!("no database connection: {e}")))
+    fn conn(&self) -> std::result::Result<PooledConnection<ConnectionManager<PgConnection>>, StoreError> {
+        self.pool.get().map_err(|e| StoreError::Backend(format!("no database connection: {e}")))
     }
 
     /// Runs one attempt of `f` in a transaction begun by `begin`.
     fn attempt<R>(
+        &self,
         conn: &mut PgConnection,
         write: bool,
         f: &mut impl FnMut(&mut dyn Tx) -> Result<R>,
         state: &mut TxState,
     ) -> std::result::Result<R, Attempt> {
         let mut builder = conn.build_transaction();
-        builder = if write {
-            builder.serializable().read_write()
-        } else {
-            builder.repeatable_read().read_only()
-        };
+        builder = if write { builder.serializable().read_write() } else { builder.repeatable_read().read_only() };
         builder.run(|c| {
-            let mut tx = PgTx::new(c);
+            let mut tx = PgTx::new(c, self.search_collation);
             let out = f(&mut tx);
             *state = std::mem::take(&mut tx.state);
             match out {
                 Err(e) => Err(Attempt::App(e)),
                 Ok(_) if state.conflict => Err(Attempt::Conflict),
-                Ok(_) if state.aborted.is_some() => {
-                    Err(Attempt::Aborted(state.aborted.clone().unwrap_or_default()))
-                }
+                Ok(_) if state.aborted.is_some() => Err(Attempt::Aborted(state.aborted.clone().unwrap_or_default())),
                 Ok(v) => Ok(v),
             }
         })
@@ -212,7 +202,7 @@ impl PgStore {
         let mut attempt = 1;
         loop {
             let mut state = TxState::default();
-            let out = Self::attempt(&mut conn, write, &mut f, &mut state);
+            let out = self.attempt(&mut conn, write, &mut f, &mut state);
             let retry = match &out {
                 Ok(_) => false,
                 Err(Attempt::Db(e)) => is_retryable(e),
@@ -234,10 +224,10 @@ impl PgStore {
                     "the transaction was aborted by a failed statement and rolled back: {msg}"
                 ))
                 .into()),
-                Err(Attempt::Conflict) => Err(StoreError::Conflict(format!(
-                    "serialization conflict persisted over {attempt} attempts"
-                ))
-                .into()),
+                Err(Attempt::Conflict) => {
+                    Err(StoreError::Conflict(format!("serialization conflict persisted over {attempt} attempts"))
+                        .into())
+                }
             };
         }
     }

@@ -9,9 +9,56 @@ use billing_core::coupon::{CouponFilter, CouponSort};
 use billing_core::list::{Direction, ListQuery};
 use billing_core::product::{ProductFilter, ProductSort};
 use diesel::dsl::{exists, not};
+use diesel::expression::{AppearsOnTable, Expression, ValidGrouping};
 use diesel::pg::Pg;
 use diesel::prelude::*;
+use diesel::query_builder::{AstPass, QueryFragment, QueryId};
 use uuid::Uuid;
+
+/// The collation case-insensitive search folds case with: ICU's root locale when the server
+/// has it (Unicode case folding whatever the database's locale), else the database's default.
+/// The sort columns themselves use "C" (byte order), under which `ILIKE` would fold ASCII only.
+pub const ICU_COLLATION: &str = "und-x-icu";
+pub const DEFAULT_COLLATION: &str = "default";
+
+/// `(expr COLLATE "name")`.
+#[derive(Debug, Clone, Copy)]
+pub struct Collated<E> {
+    expr: E,
+    collation: &'static str,
+}
+
+pub fn collated<E>(expr: E, collation: &'static str) -> Collated<E> {
+    Collated { expr, collation }
+}
+
+impl<E: Expression> Expression for Collated<E> {
+    type SqlType = E::SqlType;
+}
+
+impl<E: QueryFragment<Pg>> QueryFragment<Pg> for Collated<E> {
+    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, Pg>) -> QueryResult<()> {
+        out.push_sql("(");
+        self.expr.walk_ast(out.reborrow())?;
+        out.push_sql(" COLLATE ");
+        out.push_identifier(self.collation)?;
+        out.push_sql(")");
+        Ok(())
+    }
+}
+
+/// The SQL depends on a runtime value (the collation), so the type alone does not identify
+/// the statement: no static query id, the statement cache keys it by its SQL.
+impl<E> QueryId for Collated<E> {
+    type QueryId = ();
+    const HAS_STATIC_QUERY_ID: bool = false;
+}
+
+impl<E: AppearsOnTable<QS>, QS> AppearsOnTable<QS> for Collated<E> where Self: Expression {}
+
+impl<E: ValidGrouping<GB>, GB> ValidGrouping<GB> for Collated<E> {
+    type IsAggregate = E::IsAggregate;
+}
 
 /// An `ILIKE` pattern matching `term` anywhere: `%`, `_` and the escape character `\` in the
 /// term match themselves.
@@ -39,12 +86,8 @@ macro_rules! order {
     };
     ($query:expr, $dir:expr, nulls $col:expr, $id:expr) => {
         match $dir {
-            Direction::Asc => $query
-                .order_by($col.asc().nulls_first())
-                .then_order_by($id.asc()),
-            Direction::Desc => $query
-                .order_by($col.desc().nulls_last())
-                .then_order_by($id.desc()),
+            Direction::Asc => $query.order_by($col.asc().nulls_first()).then_order_by($id.asc()),
+            Direction::Desc => $query.order_by($col.desc().nulls_last()).then_order_by($id.desc()),
         }
     };
 }
@@ -59,21 +102,19 @@ fn consumers_matching<'a>(
     branch: Uuid,
     q: &'a ListQuery<ConsumerSort>,
     f: &'a ConsumerFilter,
+    coll: &'static str,
 ) -> consumers::BoxedQuery<'a, Pg> {
     use consumers::dsl as c;
-    let mut query = c::consumers
-        .filter(c::branch_id.eq(branch))
-        .filter(not(c::is_deleted))
-        .into_boxed();
+    let mut query = c::consumers.filter(c::branch_id.eq(branch)).filter(not(c::is_deleted)).into_boxed();
     if let Some(term) = &q.search {
         let pat = contains_pattern(term);
         query = query.filter(
-            c::name
+            collated(c::name, coll)
                 .ilike(pat.clone())
-                .or(c::email.ilike(pat.clone()))
-                .or(c::phone_number.ilike(pat.clone()))
-                .or(c::alias.ilike(pat.clone()))
-                .or(c::external_id.ilike(pat))
+                .or(collated(c::email, coll).ilike(pat.clone()))
+                .or(collated(c::phone_number, coll).ilike(pat.clone()))
+                .or(collated(c::alias, coll).ilike(pat.clone()))
+                .or(collated(c::external_id, coll).ilike(pat))
                 .or(c::iban.eq(term.as_str())),
         );
     }
@@ -81,11 +122,7 @@ fn consumers_matching<'a>(
         query = query.filter(c::external_id.eq(x.as_str()));
     }
     for (key, value) in &f.metadata {
-        query = query.filter(
-            c::external_metadata
-                .retrieve_as_text(key.as_str())
-                .eq(value.as_str()),
-        );
+        query = query.filter(c::external_metadata.retrieve_as_text(key.as_str()).eq(value.as_str()));
     }
     query
 }
@@ -95,12 +132,11 @@ pub fn consumers_page(
     branch: Uuid,
     q: &ListQuery<ConsumerSort>,
     f: &ConsumerFilter,
+    coll: &'static str,
 ) -> QueryResult<(Vec<ConsumerRow>, i64)> {
     use consumers::dsl as c;
-    let total = consumers_matching(branch, q, f)
-        .count()
-        .get_result::<i64>(conn)?;
-    let query = consumers_matching(branch, q, f).select(ConsumerRow::as_select());
+    let total = consumers_matching(branch, q, f, coll).count().get_result::<i64>(conn)?;
+    let query = consumers_matching(branch, q, f, coll).select(ConsumerRow::as_select());
     let query = match q.sort {
         ConsumerSort::Name => order!(query, q.direction, c::name, c::id),
         ConsumerSort::CreatedAt => order!(query, q.direction, c::created_at, c::id),
@@ -119,15 +155,13 @@ fn products_matching<'a>(
     branch: Uuid,
     q: &'a ListQuery<ProductSort>,
     f: &'a ProductFilter,
+    coll: &'static str,
 ) -> products::BoxedQuery<'a, Pg> {
     use products::dsl as p;
-    let mut query = p::products
-        .filter(p::branch_id.eq(branch))
-        .filter(not(p::is_deleted))
-        .into_boxed();
+    let mut query = p::products.filter(p::branch_id.eq(branch)).filter(not(p::is_deleted)).into_boxed();
     if let Some(term) = &q.search {
         let pat = contains_pattern(term);
-        query = query.filter(p::name.ilike(pat.clone()).or(p::description.ilike(pat)));
+        query = query.filter(collated(p::name, coll).ilike(pat.clone()).or(collated(p::description, coll).ilike(pat)));
     }
     if let Some(active) = f.active {
         query = query.filter(p::is_active.eq(active));
@@ -144,11 +178,7 @@ fn products_matching<'a>(
         ));
     }
     for (key, value) in &f.metadata {
-        query = query.filter(
-            p::external_metadata
-                .retrieve_as_text(key.as_str())
-                .eq(value.as_str()),
-        );
+        query = query.filter(p::external_metadata.retrieve_as_text(key.as_str()).eq(value.as_str()));
     }
     query
 }
@@ -158,12 +188,11 @@ pub fn products_page(
     branch: Uuid,
     q: &ListQuery<ProductSort>,
     f: &ProductFilter,
+    coll: &'static str,
 ) -> QueryResult<(Vec<ProductRow>, i64)> {
     use products::dsl as p;
-    let total = products_matching(branch, q, f)
-        .count()
-        .get_result::<i64>(conn)?;
-    let query = products_matching(branch, q, f).select(ProductRow::as_select());
+    let total = products_matching(branch, q, f, coll).count().get_result::<i64>(conn)?;
+    let query = products_matching(branch, q, f, coll).select(ProductRow::as_select());
     let query = match q.sort {
         ProductSort::Price => order!(query, q.direction, nulls p::sort_price, p::id),
         ProductSort::Name => order!(query, q.direction, p::name, p::id),
@@ -190,14 +219,12 @@ fn coupons_matching<'a>(
     branch: Uuid,
     q: &'a ListQuery<CouponSort>,
     f: &'a CouponFilter,
+    coll: &'static str,
 ) -> coupons::BoxedQuery<'a, Pg> {
     use coupons::dsl as c;
-    let mut query = c::coupons
-        .filter(c::branch_id.eq(branch))
-        .filter(not(c::is_deleted))
-        .into_boxed();
+    let mut query = c::coupons.filter(c::branch_id.eq(branch)).filter(not(c::is_deleted)).into_boxed();
     if let Some(term) = &q.search {
-        query = query.filter(c::name.ilike(contains_pattern(term)));
+        query = query.filter(collated(c::name, coll).ilike(contains_pattern(term)));
     }
     if let Some(active) = f.active {
         query = query.filter(c::is_active.eq(active));
@@ -213,12 +240,11 @@ pub fn coupons_page(
     branch: Uuid,
     q: &ListQuery<CouponSort>,
     f: &CouponFilter,
+    coll: &'static str,
 ) -> QueryResult<(Vec<CouponRow>, i64)> {
     use coupons::dsl as c;
-    let total = coupons_matching(branch, q, f)
-        .count()
-        .get_result::<i64>(conn)?;
-    let query = coupons_matching(branch, q, f).select(CouponRow::as_select());
+    let total = coupons_matching(branch, q, f, coll).count().get_result::<i64>(conn)?;
+    let query = coupons_matching(branch, q, f, coll).select(CouponRow::as_select());
     let query = match q.sort {
         CouponSort::CreatedAt => order!(query, q.direction, c::created_at, c::id),
         CouponSort::UpdatedAt => order!(query, q.direction, nulls c::updated_at, c::id),

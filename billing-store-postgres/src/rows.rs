@@ -509,10 +509,7 @@ impl ConsumerRow {
             .iter()
             .map(|m| parse_enum!(CommunicationMethod, m))
             .collect::<StoreResult<Vec<_>>>()?;
-        let address: Option<Address> = self
-            .address
-            .map(|a| from_json("consumer address", a))
-            .transpose()?;
+        let address: Option<Address> = self.address.map(|a| from_json("consumer address", a)).transpose()?;
         Ok(Consumer {
             id: self.id.into(),
             org_id: self.org_id.into(),
@@ -593,9 +590,7 @@ impl<'a> NewProductRow<'a> {
             recurring_interval_count: i32::try_from(p.recurring_interval_count).unwrap_or(i32::MAX),
             is_active: p.is_active,
             external_metadata: Value::Object(p.external_metadata.clone()),
-            sort_price: p
-                .primary_price(default_currency)
-                .map(|pp| pp.amount.to_stored()),
+            sort_price: p.primary_price(default_currency).map(|pp| pp.amount.to_stored()),
             used_in_finalized_invoice: p.used_in_finalized_invoice,
             is_deleted: p.is_deleted,
             created_at: p.created_at,
@@ -618,9 +613,8 @@ impl ProductRow {
                 .as_deref()
                 .map(|i| parse_enum!(RecurringInterval, i))
                 .transpose()?,
-            recurring_interval_count: u32::try_from(self.recurring_interval_count).map_err(
-                |_| unreadable("recurring_interval_count", self.recurring_interval_count),
-            )?,
+            recurring_interval_count: u32::try_from(self.recurring_interval_count)
+                .map_err(|_| unreadable("recurring_interval_count", self.recurring_interval_count))?,
             is_active: self.is_active,
             external_metadata: json_object("product external_metadata", self.external_metadata)?,
             prices,
@@ -802,10 +796,8 @@ impl CouponRow {
             // The core keeps percentages normalized (`12.5`, not `12.500`).
             Discount::Percentage(value.normalize())
         } else {
-            let code = self
-                .currency
-                .as_deref()
-                .ok_or_else(|| unreadable("coupon currency", "NULL for a fixed amount"))?;
+            let code =
+                self.currency.as_deref().ok_or_else(|| unreadable("coupon currency", "NULL for a fixed amount"))?;
             Discount::Fixed(Money::new(value, currency(code)?))
         };
         Ok(Coupon {

@@ -22,17 +22,13 @@ pub const DATABASE_URL_ENV: &str = "BILLING_TEST_DATABASE_URL";
 
 /// The test server's URL, if one is configured.
 pub fn server_url() -> Option<String> {
-    std::env::var(DATABASE_URL_ENV)
-        .ok()
-        .map(|s| s.trim().to_string())
-        .filter(|s| !s.is_empty())
+    std::env::var(DATABASE_URL_ENV).ok().map(|s| s.trim().to_string()).filter(|s| !s.is_empty())
 }
 
 /// A fresh, migrated store on a temporary database of the server named by
 /// `BILLING_TEST_DATABASE_URL`; the database is dropped with the store.
 pub fn temp_store() -> Result<PgStore, StoreError> {
-    let url = server_url()
-        .ok_or_else(|| StoreError::Backend(format!("{DATABASE_URL_ENV} is not set")))?;
+    let url = server_url().ok_or_else(|| StoreError::Backend(format!("{DATABASE_URL_ENV} is not set")))?;
     PgStore::open_temp(TempDatabase::create(&url)?)
 }
 
@@ -69,8 +65,7 @@ fn quoted(name: &str) -> String {
 }
 
 fn connect(url: &str) -> Result<PgConnection, StoreError> {
-    PgConnection::establish(url)
-        .map_err(|e| StoreError::Backend(format!("cannot connect to the test server: {e}")))
+    PgConnection::establish(url).map_err(|e| StoreError::Backend(format!("cannot connect to the test server: {e}")))
 }
 
 #[derive(QueryableByName)]
@@ -80,21 +75,17 @@ struct Exists {
 }
 
 fn database_exists(conn: &mut PgConnection, name: &str) -> Result<bool, StoreError> {
-    let row: Exists =
-        diesel::sql_query("SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1) AS exists")
-            .bind::<Text, _>(name)
-            .get_result(conn)
-            .map_err(backend)?;
+    let row: Exists = diesel::sql_query("SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1) AS exists")
+        .bind::<Text, _>(name)
+        .get_result(conn)
+        .map_err(backend)?;
     Ok(row.exists)
 }
 
 fn unique_suffix() -> String {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-    let nanos = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.subsec_nanos())
-        .unwrap_or(0);
+    let nanos = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.subsec_nanos()).unwrap_or(0);
     format!("{}_{n}_{nanos:09}", std::process::id())
 }
 
@@ -107,27 +98,17 @@ fn ensure_template(server_url: &str) -> Result<String, StoreError> {
     }
     // Build under a private name and rename, so that no one copies a half-migrated template.
     let building = format!("billing_tmpl_build_{}", unique_suffix());
-    diesel::sql_query(format!("CREATE DATABASE {}", quoted(&building)))
-        .execute(&mut admin)
-        .map_err(backend)?;
-    let migrated = connect(&url_with_database(server_url, &building))
-        .and_then(|mut conn| run_migrations(&mut conn));
+    diesel::sql_query(format!("CREATE DATABASE {}", quoted(&building))).execute(&mut admin).map_err(backend)?;
+    let migrated = connect(&url_with_database(server_url, &building)).and_then(|mut conn| run_migrations(&mut conn));
     let renamed = migrated.and_then(|()| {
-        diesel::sql_query(format!(
-            "ALTER DATABASE {} RENAME TO {}",
-            quoted(&building),
-            quoted(&name)
-        ))
-        .execute(&mut admin)
-        .map_err(backend)
+        diesel::sql_query(format!("ALTER DATABASE {} RENAME TO {}", quoted(&building), quoted(&name)))
+            .execute(&mut admin)
+            .map_err(backend)
     });
     if let Err(e) = renamed {
         // Another process may have built it meanwhile; either way ours is not needed.
-        let _ = diesel::sql_query(format!(
-            "DROP DATABASE IF EXISTS {} WITH (FORCE)",
-            quoted(&building)
-        ))
-        .execute(&mut admin);
+        let _ = diesel::sql_query(format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", quoted(&building)))
+            .execute(&mut admin);
         if !database_exists(&mut admin, &name)? {
             return Err(e);
         }
@@ -139,24 +120,14 @@ impl TempDatabase {
     /// Creates a new migrated database on the server at `server_url`.
     pub fn create(server_url: &str) -> Result<TempDatabase, StoreError> {
         static TEMPLATE: OnceLock<Result<String, StoreError>> = OnceLock::new();
-        let template = TEMPLATE
-            .get_or_init(|| ensure_template(server_url))
-            .clone()?;
+        let template = TEMPLATE.get_or_init(|| ensure_template(server_url)).clone()?;
         let name = format!("billing_test_{}", unique_suffix());
         let mut admin = connect(server_url)?;
-        diesel::sql_query(format!(
-            "CREATE DATABASE {} TEMPLATE {}",
-            quoted(&name),
-            quoted(&template)
-        ))
-        .execute(&mut admin)
-        .map_err(backend)?;
+        diesel::sql_query(format!("CREATE DATABASE {} TEMPLATE {}", quoted(&name), quoted(&template)))
+            .execute(&mut admin)
+            .map_err(backend)?;
         let url = url_with_database(server_url, &name);
-        Ok(TempDatabase {
-            server_url: server_url.to_string(),
-            name,
-            url,
-        })
+        Ok(TempDatabase { server_url: server_url.to_string(), name, url })
     }
 
     /// The connection URL of the new database.
@@ -172,12 +143,9 @@ impl TempDatabase {
 impl Drop for TempDatabase {
     fn drop(&mut self) {
         let dropped = connect(&self.server_url).and_then(|mut admin| {
-            diesel::sql_query(format!(
-                "DROP DATABASE IF EXISTS {} WITH (FORCE)",
-                quoted(&self.name)
-            ))
-            .execute(&mut admin)
-            .map_err(backend)
+            diesel::sql_query(format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", quoted(&self.name)))
+                .execute(&mut admin)
+                .map_err(backend)
         });
         if let Err(e) = dropped {
             eprintln!("warning: could not drop test database {}: {e}", self.name);
@@ -199,17 +167,8 @@ mod tests {
             url_with_database("postgresql://u:p@h/db?sslmode=disable", "x"),
             "postgresql://u:p@h/x?sslmode=disable"
         );
-        assert_eq!(
-            url_with_database("postgres://h:5432", "x"),
-            "postgres://h:5432/x"
-        );
-        assert_eq!(
-            url_with_database("postgres://h?sslmode=disable", "x"),
-            "postgres://h/x?sslmode=disable"
-        );
-        assert_eq!(
-            url_with_database("host=h user=u dbname=postgres", "x"),
-            "host=h user=u dbname=postgres dbname=x"
-        );
+        assert_eq!(url_with_database("postgres://h:5432", "x"), "postgres://h:5432/x");
+        assert_eq!(url_with_database("postgres://h?sslmode=disable", "x"), "postgres://h/x?sslmode=disable");
+        assert_eq!(url_with_database("host=h user=u dbname=postgres", "x"), "host=h user=u dbname=postgres dbname=x");
     }
 }

@@ -38,15 +38,14 @@ pub(crate) struct TxState {
 
 pub struct PgTx<'c> {
     conn: &'c mut PgConnection,
+    /// The collation case-insensitive search folds case with.
+    search_collation: &'static str,
     pub(crate) state: TxState,
 }
 
 impl<'c> PgTx<'c> {
-    pub(crate) fn new(conn: &'c mut PgConnection) -> Self {
-        PgTx {
-            conn,
-            state: TxState::default(),
-        }
+    pub(crate) fn new(conn: &'c mut PgConnection, search_collation: &'static str) -> Self {
+        PgTx { conn, search_collation, state: TxState::default() }
     }
 
     /// Runs reading statements. A failure aborts the transaction (see [`TxState::aborted`]).
@@ -78,21 +77,14 @@ impl<'c> PgTx<'c> {
         let rows = self.read(|c| lists::prices_of(c, ids))?;
         let mut by_product: HashMap<Uuid, Vec<ProductPrice>> = HashMap::new();
         for r in rows {
-            by_product
-                .entry(r.product_id)
-                .or_default()
-                .push(r.into_domain()?);
+            by_product.entry(r.product_id).or_default().push(r.into_domain()?);
         }
         Ok(by_product)
     }
 
     fn products_with_prices(&mut self, rows: Vec<ProductRow>) -> StoreResult<Vec<Product>> {
         let ids: Vec<Uuid> = rows.iter().map(|r| r.id).collect();
-        let mut prices = if ids.is_empty() {
-            HashMap::new()
-        } else {
-            self.product_prices(&ids)?
-        };
+        let mut prices = if ids.is_empty() { HashMap::new() } else { self.product_prices(&ids)? };
         rows.into_iter()
             .map(|r| {
                 let ps = prices.remove(&r.id).unwrap_or_default();
@@ -128,25 +120,19 @@ impl<'c> PgTx<'c> {
     }
 }
 
-/// `(row, user_count)` for live branches.
-fn branch_select() -> (
-    diesel::dsl::AsSelect<BranchRow, diesel::pg::Pg>,
-    diesel::dsl::SingleValue<
-        diesel::dsl::Select<
-            diesel::dsl::Filter<
-                user_branches::table,
-                diesel::dsl::Eq<user_branches::branch_id, branches::id>,
-            >,
-            diesel::dsl::CountStar,
-        >,
+/// The number of users assigned to the branch of the outer query's row.
+type UserCount = diesel::dsl::SingleValue<
+    diesel::dsl::Select<
+        diesel::dsl::Filter<user_branches::table, diesel::dsl::Eq<user_branches::branch_id, branches::id>>,
+        diesel::dsl::CountStar,
     >,
-) {
+>;
+
+/// `(row, user_count)` of a branch, in one query.
+fn branch_select() -> (diesel::dsl::AsSelect<BranchRow, diesel::pg::Pg>, UserCount) {
     (
         BranchRow::as_select(),
-        user_branches::table
-            .filter(user_branches::branch_id.eq(branches::id))
-            .count()
-            .single_value(),
+        user_branches::table.filter(user_branches::branch_id.eq(branches::id)).count().single_value(),
     )
 }
 
@@ -162,12 +148,7 @@ fn page<R, T>(
     f: impl FnMut(R) -> StoreResult<T>,
 ) -> StoreResult<Page<T>> {
     let items = rows.into_iter().map(f).collect::<StoreResult<Vec<T>>>()?;
-    Ok(Page {
-        items,
-        total: u64::try_from(total).unwrap_or(0),
-        page: q_page,
-        limit,
-    })
+    Ok(Page { items, total: u64::try_from(total).unwrap_or(0), page: q_page, limit })
 }
 
 impl Tx for PgTx<'_> {
@@ -175,44 +156,24 @@ impl Tx for PgTx<'_> {
 
     fn insert_org(&mut self, org: &Organization) -> StoreResult<()> {
         let row = NewOrgRow::new(org);
-        self.write(|c| {
-            diesel::insert_into(organizations::table)
-                .values(&row)
-                .execute(c)
-        })
-        .map(drop)
+        self.write(|c| diesel::insert_into(organizations::table).values(&row).execute(c)).map(drop)
     }
 
     fn org(&mut self, id: OrgId) -> StoreResult<Option<Organization>> {
-        self.read(|c| {
-            organizations::table
-                .find(id.0)
-                .select(OrgRow::as_select())
-                .first(c)
-                .optional()
-        })?
-        .map(OrgRow::into_domain)
-        .transpose()
+        self.read(|c| organizations::table.find(id.0).select(OrgRow::as_select()).first(c).optional())?
+            .map(OrgRow::into_domain)
+            .transpose()
     }
 
     fn update_org(&mut self, org: &Organization) -> StoreResult<()> {
         let row = NewOrgRow::new(org);
-        self.write(|c| {
-            diesel::update(organizations::table.find(org.id.0))
-                .set(&row)
-                .execute(c)
-        })
-        .map(drop)
+        self.write(|c| diesel::update(organizations::table.find(org.id.0)).set(&row).execute(c)).map(drop)
     }
 
     fn list_orgs(&mut self) -> StoreResult<Vec<Organization>> {
         use organizations::dsl as o;
-        let rows = self.read(|c| {
-            o::organizations
-                .order_by((o::created_at, o::id))
-                .select(OrgRow::as_select())
-                .load(c)
-        })?;
+        let rows =
+            self.read(|c| o::organizations.order_by((o::created_at, o::id)).select(OrgRow::as_select()).load(c))?;
         rows.into_iter().map(OrgRow::into_domain).collect()
     }
 
@@ -231,9 +192,7 @@ impl Tx for PgTx<'_> {
         self.write(|c| {
             diesel::insert_into(users::table).values(&row).execute(c)?;
             if !assignments.is_empty() {
-                diesel::insert_into(user_branches::table)
-                    .values(&assignments)
-                    .execute(c)?;
+                diesel::insert_into(user_branches::table).values(&assignments).execute(c)?;
             }
             Ok(())
         })
@@ -242,12 +201,7 @@ impl Tx for PgTx<'_> {
     fn user(&mut self, org: OrgId, id: UserId) -> StoreResult<Option<User>> {
         use users::dsl as u;
         let Some(row) = self.read(|c| {
-            u::users
-                .filter(u::id.eq(id.0))
-                .filter(u::org_id.eq(org.0))
-                .select(UserRow::as_select())
-                .first(c)
-                .optional()
+            u::users.filter(u::id.eq(id.0)).filter(u::org_id.eq(org.0)).select(UserRow::as_select()).first(c).optional()
         })?
         else {
             return Ok(None);
@@ -281,19 +235,12 @@ impl Tx for PgTx<'_> {
 
     fn insert_api_key(&mut self, key: &ApiKey) -> StoreResult<()> {
         let row = NewApiKeyRow::new(key);
-        self.write(|c| diesel::insert_into(api_keys::table).values(&row).execute(c))
-            .map(drop)
+        self.write(|c| diesel::insert_into(api_keys::table).values(&row).execute(c)).map(drop)
     }
 
     fn api_key_by_key(&mut self, key: &str) -> StoreResult<Option<ApiKey>> {
         Ok(self
-            .read(|c| {
-                api_keys::table
-                    .filter(api_keys::key.eq(key))
-                    .select(ApiKeyRow::as_select())
-                    .first(c)
-                    .optional()
-            })?
+            .read(|c| api_keys::table.filter(api_keys::key.eq(key)).select(ApiKeyRow::as_select()).first(c).optional())?
             .map(ApiKeyRow::into_domain))
     }
 
@@ -313,8 +260,7 @@ impl Tx for PgTx<'_> {
 
     fn insert_branch(&mut self, b: &Branch) -> StoreResult<()> {
         let row = NewBranchRow::new(b);
-        self.write(|c| diesel::insert_into(branches::table).values(&row).execute(c))
-            .map(drop)
+        self.write(|c| diesel::insert_into(branches::table).values(&row).execute(c)).map(drop)
     }
 
     fn branch(&mut self, org: OrgId, id: BranchId) -> StoreResult<Option<Branch>> {
@@ -361,34 +307,19 @@ impl Tx for PgTx<'_> {
 
     fn update_branch(&mut self, b: &Branch) -> StoreResult<()> {
         let row = NewBranchRow::new(b);
-        self.write(|c| {
-            diesel::update(branches::table.find(b.id.0))
-                .set(&row)
-                .execute(c)
-        })
-        .map(drop)
+        self.write(|c| diesel::update(branches::table.find(b.id.0)).set(&row).execute(c)).map(drop)
     }
 
     // --- invitations and notifications -------------------------------------------------------
 
     fn insert_invitation(&mut self, i: &Invitation) -> StoreResult<()> {
         let row = NewInvitationRow::new(i);
-        self.write(|c| {
-            diesel::insert_into(invitations::table)
-                .values(&row)
-                .execute(c)
-        })
-        .map(drop)
+        self.write(|c| diesel::insert_into(invitations::table).values(&row).execute(c)).map(drop)
     }
 
     fn insert_notification(&mut self, n: &Notification) -> StoreResult<()> {
         let row = NewNotificationRow::new(n);
-        self.write(|c| {
-            diesel::insert_into(notifications::table)
-                .values(&row)
-                .execute(c)
-        })
-        .map(drop)
+        self.write(|c| diesel::insert_into(notifications::table).values(&row).execute(c)).map(drop)
     }
 
     fn list_notifications(&mut self, org: OrgId) -> StoreResult<Vec<Notification>> {
@@ -407,12 +338,7 @@ impl Tx for PgTx<'_> {
 
     fn insert_consumer(&mut self, cons: &Consumer) -> StoreResult<()> {
         let row = NewConsumerRow::new(cons);
-        self.write(|c| {
-            diesel::insert_into(consumers::table)
-                .values(&row)
-                .execute(c)
-        })
-        .map(drop)
+        self.write(|c| diesel::insert_into(consumers::table).values(&row).execute(c)).map(drop)
     }
 
     fn consumer(&mut self, branch: BranchId, id: ConsumerId) -> StoreResult<Option<Consumer>> {
@@ -431,12 +357,7 @@ impl Tx for PgTx<'_> {
 
     fn update_consumer(&mut self, cons: &Consumer) -> StoreResult<()> {
         let row = NewConsumerRow::new(cons);
-        self.write(|c| {
-            diesel::update(consumers::table.find(cons.id.0))
-                .set(&row)
-                .execute(c)
-        })
-        .map(drop)
+        self.write(|c| diesel::update(consumers::table.find(cons.id.0)).set(&row).execute(c)).map(drop)
     }
 
     fn consumer_conflict(
@@ -462,11 +383,7 @@ impl Tx for PgTx<'_> {
                 (None, Some(e)) => query.filter(k::email_lower.eq(e)),
                 (None, None) => unreachable!("checked above"),
             };
-            query
-                .order_by((k::created_at, k::id))
-                .select(ConsumerRow::as_select())
-                .first(c)
-                .optional()
+            query.order_by((k::created_at, k::id)).select(ConsumerRow::as_select()).first(c).optional()
         })?;
         row.map(ConsumerRow::into_domain).transpose()
     }
@@ -477,7 +394,8 @@ impl Tx for PgTx<'_> {
         q: &ListQuery<ConsumerSort>,
         f: &ConsumerFilter,
     ) -> StoreResult<Page<Consumer>> {
-        let (rows, total) = self.read(|c| lists::consumers_page(c, branch.0, q, f))?;
+        let coll = self.search_collation;
+        let (rows, total) = self.read(|c| lists::consumers_page(c, branch.0, q, f, coll))?;
         page(q.page, q.limit, rows, total, ConsumerRow::into_domain)
     }
 
@@ -486,9 +404,7 @@ impl Tx for PgTx<'_> {
     fn insert_product(&mut self, p: &Product, default_currency: Currency) -> StoreResult<()> {
         let row = NewProductRow::new(p, default_currency);
         self.write(|c| {
-            diesel::insert_into(products::table)
-                .values(&row)
-                .execute(c)?;
+            diesel::insert_into(products::table).values(&row).execute(c)?;
             Self::save_prices(c, p)
         })
     }
@@ -513,9 +429,7 @@ impl Tx for PgTx<'_> {
     fn update_product(&mut self, p: &Product, default_currency: Currency) -> StoreResult<()> {
         let row = NewProductRow::new(p, default_currency);
         self.write(|c| {
-            diesel::update(products::table.find(p.id.0))
-                .set(&row)
-                .execute(c)?;
+            diesel::update(products::table.find(p.id.0)).set(&row).execute(c)?;
             Self::save_prices(c, p)
         })
     }
@@ -526,7 +440,8 @@ impl Tx for PgTx<'_> {
         q: &ListQuery<ProductSort>,
         f: &ProductFilter,
     ) -> StoreResult<Page<Product>> {
-        let (rows, total) = self.read(|c| lists::products_page(c, branch.0, q, f))?;
+        let coll = self.search_collation;
+        let (rows, total) = self.read(|c| lists::products_page(c, branch.0, q, f, coll))?;
         let items = self.products_with_prices(rows)?;
         page(q.page, q.limit, items, total, Ok)
     }
@@ -535,8 +450,7 @@ impl Tx for PgTx<'_> {
 
     fn insert_coupon(&mut self, cp: &Coupon) -> StoreResult<()> {
         let row = NewCouponRow::new(cp);
-        self.write(|c| diesel::insert_into(coupons::table).values(&row).execute(c))
-            .map(drop)
+        self.write(|c| diesel::insert_into(coupons::table).values(&row).execute(c)).map(drop)
     }
 
     fn coupon(&mut self, branch: BranchId, id: CouponId) -> StoreResult<Option<Coupon>> {
@@ -557,12 +471,7 @@ impl Tx for PgTx<'_> {
     fn update_coupon(&mut self, cp: &Coupon) -> StoreResult<()> {
         let row = NewCouponRow::new(cp);
         let changes = row.changeset();
-        self.write(|c| {
-            diesel::update(coupons::table.find(cp.id.0))
-                .set(&changes)
-                .execute(c)
-        })
-        .map(drop)
+        self.write(|c| diesel::update(coupons::table.find(cp.id.0)).set(&changes).execute(c)).map(drop)
     }
 
     fn list_coupons(
@@ -571,7 +480,8 @@ impl Tx for PgTx<'_> {
         q: &ListQuery<CouponSort>,
         f: &CouponFilter,
     ) -> StoreResult<Page<Coupon>> {
-        let (rows, total) = self.read(|c| lists::coupons_page(c, branch.0, q, f))?;
+        let coll = self.search_collation;
+        let (rows, total) = self.read(|c| lists::coupons_page(c, branch.0, q, f, coll))?;
         page(q.page, q.limit, rows, total, CouponRow::into_domain)
     }
 
@@ -579,18 +489,13 @@ impl Tx for PgTx<'_> {
 
     fn insert_event(&mut self, e: &Event) -> StoreResult<()> {
         let row = NewEventRow::new(e);
-        self.write(|c| diesel::insert_into(events::table).values(&row).execute(c))
-            .map(drop)
+        self.write(|c| diesel::insert_into(events::table).values(&row).execute(c)).map(drop)
     }
 
     fn list_events(&mut self, org: OrgId) -> StoreResult<Vec<Event>> {
         use events::dsl as ev;
         let rows = self.read(|c| {
-            ev::events
-                .filter(ev::org_id.eq(org.0))
-                .order_by(ev::seq)
-                .select(EventRow::as_select())
-                .load(c)
+            ev::events.filter(ev::org_id.eq(org.0)).order_by(ev::seq).select(EventRow::as_select()).load(c)
         })?;
         rows.into_iter().map(EventRow::into_domain).collect()
     }
