@@ -37,9 +37,7 @@ pub fn is_retryable(e: &DieselError) -> bool {
 
 fn conflict_inside(e: &DieselError) -> Option<String> {
     match e {
-        DieselError::RollbackErrorOnCommit { commit_error, .. } if is_retryable(commit_error) => {
-            Some(commit_error.to_string())
-        }
+        DieselError::RollbackErrorOnCommit { commit_error, .. } if is_retryable(commit_error) => Some(commit_error.to_string()),
         _ => None,
     }
 }

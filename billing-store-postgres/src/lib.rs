@@ -111,13 +111,17 @@ fn backend(e: impl std::fmt::Display) -> StoreError {
 pub(crate) fn run_migrations(conn: &mut PgConnection) -> std::result::Result<(), StoreError> {
     // "billing" in ASCII: the lock's key, shared by every process migrating this schema.
     const LOCK_KEY: i64 = 0x0062_696c_6c69_6e67;
-    diesel::sql_query(format!("SELECT pg_advisory_lock({LOCK_KEY})")).execute(conn).map_err(backend)?;
+    diesel::sql_query(format!("SELECT pg_advisory_lock({LOCK_KEY})"))
+        .execute(conn)
+        .map_err(backend)?;
     let applied = conn
         .run_pending_migrations(MIGRATIONS)
         .map(drop)
         .map_err(|e| StoreError::Backend(format!("migrations failed: {e}")));
-    let unlocked =
-        diesel::sql_query(format!("SELECT pg_advisory_unlock({LOCK_KEY})")).execute(conn).map(drop).map_err(backend);
+    let unlocked = diesel::sql_query(format!("SELECT pg_advisory_unlock({LOCK_KEY})"))
+        .execute(conn)
+        .map(drop)
+        .map_err(backend);
     applied.and(unlocked)
 }
 
@@ -158,12 +162,21 @@ impl PgStore {
             .connection_timeout(options.connection_timeout)
             .build(ConnectionManager::<PgConnection>::new(url))
             .map_err(backend)?;
-        Ok(PgStore { pool, max_write_attempts: options.max_write_attempts.max(1), search_collation, _temp: None })
+        Ok(PgStore {
+            pool,
+            max_write_attempts: options.max_write_attempts.max(1),
+            search_collation,
+            _temp: None,
+        })
     }
 
     /// A store on a temporary database, which is dropped with the store.
     pub fn open_temp(db: testing::TempDatabase) -> std::result::Result<PgStore, StoreError> {
-        let options = PgStoreOptions { max_connections: 8, min_idle: 0, ..PgStoreOptions::default() };
+        let options = PgStoreOptions {
+            max_connections: 8,
+            min_idle: 0,
+            ..PgStoreOptions::default()
+        };
         let mut store = Self::connect_with(db.url(), options)?;
         store._temp = Some(db);
         Ok(store)
@@ -182,7 +195,11 @@ impl PgStore {
         state: &mut TxState,
     ) -> std::result::Result<R, Attempt> {
         let mut builder = conn.build_transaction();
-        builder = if write { builder.serializable().read_write() } else { builder.repeatable_read().read_only() };
+        builder = if write {
+            builder.serializable().read_write()
+        } else {
+            builder.repeatable_read().read_only()
+        };
         builder.run(|c| {
             let mut tx = PgTx::new(c, self.search_collation);
             let out = f(&mut tx);
@@ -220,14 +237,10 @@ impl PgStore {
                 Ok(v) => Ok(v),
                 Err(Attempt::App(e)) => Err(e),
                 Err(Attempt::Db(e)) => Err(store_error(e).into()),
-                Err(Attempt::Aborted(msg)) => Err(StoreError::Backend(format!(
-                    "the transaction was aborted by a failed statement and rolled back: {msg}"
-                ))
-                .into()),
-                Err(Attempt::Conflict) => {
-                    Err(StoreError::Conflict(format!("serialization conflict persisted over {attempt} attempts"))
-                        .into())
+                Err(Attempt::Aborted(msg)) => {
+                    Err(StoreError::Backend(format!("the transaction was aborted by a failed statement and rolled back: {msg}")).into())
                 }
+                Err(Attempt::Conflict) => Err(StoreError::Conflict(format!("serialization conflict persisted over {attempt} attempts")).into()),
             };
         }
     }

@@ -98,12 +98,7 @@ fn page_bounds<S>(q: &ListQuery<S>) -> (i64, i64) {
 
 // --- consumers -------------------------------------------------------------------------------
 
-fn consumers_matching<'a>(
-    branch: Uuid,
-    q: &'a ListQuery<ConsumerSort>,
-    f: &'a ConsumerFilter,
-    coll: &'static str,
-) -> consumers::BoxedQuery<'a, Pg> {
+fn consumers_matching<'a>(branch: Uuid, q: &'a ListQuery<ConsumerSort>, f: &'a ConsumerFilter, coll: &'static str) -> consumers::BoxedQuery<'a, Pg> {
     use consumers::dsl as c;
     let mut query = c::consumers.filter(c::branch_id.eq(branch)).filter(not(c::is_deleted)).into_boxed();
     if let Some(term) = &q.search {
@@ -151,12 +146,7 @@ pub fn consumers_page(
 
 // --- products --------------------------------------------------------------------------------
 
-fn products_matching<'a>(
-    branch: Uuid,
-    q: &'a ListQuery<ProductSort>,
-    f: &'a ProductFilter,
-    coll: &'static str,
-) -> products::BoxedQuery<'a, Pg> {
+fn products_matching<'a>(branch: Uuid, q: &'a ListQuery<ProductSort>, f: &'a ProductFilter, coll: &'static str) -> products::BoxedQuery<'a, Pg> {
     use products::dsl as p;
     let mut query = p::products.filter(p::branch_id.eq(branch)).filter(not(p::is_deleted)).into_boxed();
     if let Some(term) = &q.search {
@@ -215,12 +205,7 @@ pub fn prices_of(conn: &mut PgConnection, product_ids: &[Uuid]) -> QueryResult<V
 
 // --- coupons ---------------------------------------------------------------------------------
 
-fn coupons_matching<'a>(
-    branch: Uuid,
-    q: &'a ListQuery<CouponSort>,
-    f: &'a CouponFilter,
-    coll: &'static str,
-) -> coupons::BoxedQuery<'a, Pg> {
+fn coupons_matching<'a>(branch: Uuid, q: &'a ListQuery<CouponSort>, f: &'a CouponFilter, coll: &'static str) -> coupons::BoxedQuery<'a, Pg> {
     use coupons::dsl as c;
     let mut query = c::coupons.filter(c::branch_id.eq(branch)).filter(not(c::is_deleted)).into_boxed();
     if let Some(term) = &q.search {

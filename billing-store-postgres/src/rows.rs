@@ -58,6 +58,17 @@ fn currency(s: &str) -> StoreResult<Currency> {
     s.parse().map_err(|_| unreadable("currency", s))
 }
 
+/// billing_core::money::to_stored, refusing (instead of panicking on) an amount beyond the
+/// BIGINT range of thousandths (about ±9.2 × 10^15 units).
+pub fn stored_amount(amount: rust_decimal::Decimal) -> StoreResult<i64> {
+    let mut a = amount;
+    a.rescale(money::STORED_SCALE);
+    if a.scale() != money::STORED_SCALE {
+        return Err(StoreError::Backend(format!("amount {amount} cannot be stored in thousandths")));
+    }
+    i64::try_from(a.mantissa()).map_err(|_| StoreError::Backend(format!("amount {amount} is beyond the stored range")))
+}
+
 fn u64_of(what: &str, v: i64) -> StoreResult<u64> {
     u64::try_from(v).map_err(|_| unreadable(what, v))
 }
@@ -577,8 +588,8 @@ pub struct NewProductRow<'a> {
 }
 
 impl<'a> NewProductRow<'a> {
-    pub fn new(p: &'a Product, default_currency: Currency) -> Self {
-        NewProductRow {
+    pub fn new(p: &'a Product, default_currency: Currency) -> StoreResult<Self> {
+        Ok(NewProductRow {
             id: p.id.0,
             org_id: p.org_id.0,
             branch_id: p.branch_id.0,
@@ -590,12 +601,12 @@ impl<'a> NewProductRow<'a> {
             recurring_interval_count: i32::try_from(p.recurring_interval_count).unwrap_or(i32::MAX),
             is_active: p.is_active,
             external_metadata: Value::Object(p.external_metadata.clone()),
-            sort_price: p.primary_price(default_currency).map(|pp| pp.amount.to_stored()),
+            sort_price: p.primary_price(default_currency).map(|pp| stored_amount(pp.amount.amount())).transpose()?,
             used_in_finalized_invoice: p.used_in_finalized_invoice,
             is_deleted: p.is_deleted,
             created_at: p.created_at,
             updated_at: p.updated_at,
-        }
+        })
     }
 }
 
@@ -608,11 +619,7 @@ impl ProductRow {
             name: self.name,
             description: self.description,
             product_type: parse_enum!(ProductType, &self.product_type)?,
-            recurring_interval: self
-                .recurring_interval
-                .as_deref()
-                .map(|i| parse_enum!(RecurringInterval, i))
-                .transpose()?,
+            recurring_interval: self.recurring_interval.as_deref().map(|i| parse_enum!(RecurringInterval, i)).transpose()?,
             recurring_interval_count: u32::try_from(self.recurring_interval_count)
                 .map_err(|_| unreadable("recurring_interval_count", self.recurring_interval_count))?,
             is_active: self.is_active,
@@ -670,17 +677,17 @@ pub struct NewPriceRow {
 }
 
 impl NewPriceRow {
-    pub fn new(p: &ProductPrice) -> Self {
-        NewPriceRow {
+    pub fn new(p: &ProductPrice) -> StoreResult<Self> {
+        Ok(NewPriceRow {
             id: p.id.0,
             product_id: p.product_id.0,
             currency: p.currency().code(),
-            amount: p.amount.to_stored(),
+            amount: stored_amount(p.amount.amount())?,
             vat_mode: vat_mode_name(p.vat_mode),
             is_active: p.is_active,
             created_at: p.created_at,
             updated_at: p.updated_at,
-        }
+        })
     }
 }
 
@@ -754,14 +761,14 @@ pub struct CouponChangeset<'a> {
 }
 
 impl<'a> NewCouponRow<'a> {
-    pub fn new(c: &'a Coupon) -> Self {
-        NewCouponRow {
+    pub fn new(c: &'a Coupon) -> StoreResult<Self> {
+        Ok(NewCouponRow {
             id: c.id.0,
             org_id: c.org_id.0,
             branch_id: c.branch_id.0,
             name: &c.name,
             is_percentage: c.discount.is_percentage(),
-            discount_value: money::to_stored(c.discount.value()),
+            discount_value: stored_amount(c.discount.value())?,
             currency: c.discount.currency().map(Currency::code),
             is_active: c.is_active,
             used_in_finalized_invoice: c.used_in_finalized_invoice,
@@ -769,7 +776,7 @@ impl<'a> NewCouponRow<'a> {
             is_deleted: c.is_deleted,
             created_at: c.created_at,
             updated_at: c.updated_at,
-        }
+        })
     }
 
     pub fn changeset(&self) -> CouponChangeset<'a> {
@@ -796,8 +803,10 @@ impl CouponRow {
             // The core keeps percentages normalized (`12.5`, not `12.500`).
             Discount::Percentage(value.normalize())
         } else {
-            let code =
-                self.currency.as_deref().ok_or_else(|| unreadable("coupon currency", "NULL for a fixed amount"))?;
+            let code = self
+                .currency
+                .as_deref()
+                .ok_or_else(|| unreadable("coupon currency", "NULL for a fixed amount"))?;
             Discount::Fixed(Money::new(value, currency(code)?))
         };
         Ok(Coupon {
@@ -872,5 +881,18 @@ impl EventRow {
             payload: self.payload,
             created_at: self.created_at,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::stored_amount;
+
+    #[test]
+    fn amounts_beyond_the_stored_range_are_refused() {
+        assert_eq!(stored_amount("1.25".parse().unwrap()), Ok(1250));
+        assert_eq!(stored_amount("-9223372036854775.808".parse().unwrap()), Ok(i64::MIN));
+        assert!(stored_amount("9223372036854775.808".parse().unwrap()).is_err());
+        assert!(stored_amount("10000000000000000".parse().unwrap()).is_err());
     }
 }

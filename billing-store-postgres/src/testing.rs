@@ -98,7 +98,9 @@ fn ensure_template(server_url: &str) -> Result<String, StoreError> {
     }
     // Build under a private name and rename, so that no one copies a half-migrated template.
     let building = format!("billing_tmpl_build_{}", unique_suffix());
-    diesel::sql_query(format!("CREATE DATABASE {}", quoted(&building))).execute(&mut admin).map_err(backend)?;
+    diesel::sql_query(format!("CREATE DATABASE {}", quoted(&building)))
+        .execute(&mut admin)
+        .map_err(backend)?;
     let migrated = connect(&url_with_database(server_url, &building)).and_then(|mut conn| run_migrations(&mut conn));
     let renamed = migrated.and_then(|()| {
         diesel::sql_query(format!("ALTER DATABASE {} RENAME TO {}", quoted(&building), quoted(&name)))
@@ -107,8 +109,7 @@ fn ensure_template(server_url: &str) -> Result<String, StoreError> {
     });
     if let Err(e) = renamed {
         // Another process may have built it meanwhile; either way ours is not needed.
-        let _ = diesel::sql_query(format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", quoted(&building)))
-            .execute(&mut admin);
+        let _ = diesel::sql_query(format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", quoted(&building))).execute(&mut admin);
         if !database_exists(&mut admin, &name)? {
             return Err(e);
         }
@@ -127,7 +128,11 @@ impl TempDatabase {
             .execute(&mut admin)
             .map_err(backend)?;
         let url = url_with_database(server_url, &name);
-        Ok(TempDatabase { server_url: server_url.to_string(), name, url })
+        Ok(TempDatabase {
+            server_url: server_url.to_string(),
+            name,
+            url,
+        })
     }
 
     /// The connection URL of the new database.
@@ -169,6 +174,9 @@ mod tests {
         );
         assert_eq!(url_with_database("postgres://h:5432", "x"), "postgres://h:5432/x");
         assert_eq!(url_with_database("postgres://h?sslmode=disable", "x"), "postgres://h/x?sslmode=disable");
-        assert_eq!(url_with_database("host=h user=u dbname=postgres", "x"), "host=h user=u dbname=postgres dbname=x");
+        assert_eq!(
+            url_with_database("host=h user=u dbname=postgres", "x"),
+            "host=h user=u dbname=postgres dbname=x"
+        );
     }
 }

@@ -45,7 +45,11 @@ pub struct PgTx<'c> {
 
 impl<'c> PgTx<'c> {
     pub(crate) fn new(conn: &'c mut PgConnection, search_collation: &'static str) -> Self {
-        PgTx { conn, search_collation, state: TxState::default() }
+        PgTx {
+            conn,
+            search_collation,
+            state: TxState::default(),
+        }
     }
 
     /// Runs reading statements. A failure aborts the transaction (see [`TxState::aborted`]).
@@ -93,17 +97,23 @@ impl<'c> PgTx<'c> {
             .collect()
     }
 
-    fn save_prices(conn: &mut PgConnection, p: &Product) -> QueryResult<()> {
-        if p.prices.is_empty() {
+    /// The product's price rows, deactivated ones first: the partial unique index on active
+    /// (product, currency) is checked row by row, and a currency's new active price may replace
+    /// an old one in the same write.
+    fn price_rows(p: &Product) -> StoreResult<Vec<NewPriceRow>> {
+        let mut rows = p.prices.iter().map(NewPriceRow::new).collect::<StoreResult<Vec<_>>>()?;
+        rows.sort_by_key(|r| r.is_active);
+        Ok(rows)
+    }
+
+    /// Upserts price rows by id.
+    fn save_prices(conn: &mut PgConnection, rows: &[NewPriceRow]) -> QueryResult<()> {
+        if rows.is_empty() {
             return Ok(());
         }
-        // Deactivated prices first: the partial unique index on active (product, currency) is
-        // checked row by row, and a currency's new active price may replace an old one.
-        let mut rows: Vec<NewPriceRow> = p.prices.iter().map(NewPriceRow::new).collect();
-        rows.sort_by_key(|r| r.is_active);
         use product_prices::dsl as pp;
         diesel::insert_into(pp::product_prices)
-            .values(&rows)
+            .values(rows)
             .on_conflict(pp::id)
             .do_update()
             .set((
@@ -122,10 +132,7 @@ impl<'c> PgTx<'c> {
 
 /// The number of users assigned to the branch of the outer query's row.
 type UserCount = diesel::dsl::SingleValue<
-    diesel::dsl::Select<
-        diesel::dsl::Filter<user_branches::table, diesel::dsl::Eq<user_branches::branch_id, branches::id>>,
-        diesel::dsl::CountStar,
-    >,
+    diesel::dsl::Select<diesel::dsl::Filter<user_branches::table, diesel::dsl::Eq<user_branches::branch_id, branches::id>>, diesel::dsl::CountStar>,
 >;
 
 /// `(row, user_count)` of a branch, in one query.
@@ -140,15 +147,14 @@ fn branch_of((row, count): (BranchRow, Option<i64>)) -> Branch {
     row.into_domain(count.and_then(|n| u64::try_from(n).ok()).unwrap_or(0))
 }
 
-fn page<R, T>(
-    q_page: u32,
-    limit: u32,
-    rows: Vec<R>,
-    total: i64,
-    f: impl FnMut(R) -> StoreResult<T>,
-) -> StoreResult<Page<T>> {
+fn page<R, T>(q_page: u32, limit: u32, rows: Vec<R>, total: i64, f: impl FnMut(R) -> StoreResult<T>) -> StoreResult<Page<T>> {
     let items = rows.into_iter().map(f).collect::<StoreResult<Vec<T>>>()?;
-    Ok(Page { items, total: u64::try_from(total).unwrap_or(0), page: q_page, limit })
+    Ok(Page {
+        items,
+        total: u64::try_from(total).unwrap_or(0),
+        page: q_page,
+        limit,
+    })
 }
 
 impl Tx for PgTx<'_> {
@@ -167,13 +173,13 @@ impl Tx for PgTx<'_> {
 
     fn update_org(&mut self, org: &Organization) -> StoreResult<()> {
         let row = NewOrgRow::new(org);
-        self.write(|c| diesel::update(organizations::table.find(org.id.0)).set(&row).execute(c)).map(drop)
+        self.write(|c| diesel::update(organizations::table.find(org.id.0)).set(&row).execute(c))
+            .map(drop)
     }
 
     fn list_orgs(&mut self) -> StoreResult<Vec<Organization>> {
         use organizations::dsl as o;
-        let rows =
-            self.read(|c| o::organizations.order_by((o::created_at, o::id)).select(OrgRow::as_select()).load(c))?;
+        let rows = self.read(|c| o::organizations.order_by((o::created_at, o::id)).select(OrgRow::as_select()).load(c))?;
         rows.into_iter().map(OrgRow::into_domain).collect()
     }
 
@@ -201,7 +207,12 @@ impl Tx for PgTx<'_> {
     fn user(&mut self, org: OrgId, id: UserId) -> StoreResult<Option<User>> {
         use users::dsl as u;
         let Some(row) = self.read(|c| {
-            u::users.filter(u::id.eq(id.0)).filter(u::org_id.eq(org.0)).select(UserRow::as_select()).first(c).optional()
+            u::users
+                .filter(u::id.eq(id.0))
+                .filter(u::org_id.eq(org.0))
+                .select(UserRow::as_select())
+                .first(c)
+                .optional()
         })?
         else {
             return Ok(None);
@@ -360,13 +371,7 @@ impl Tx for PgTx<'_> {
         self.write(|c| diesel::update(consumers::table.find(cons.id.0)).set(&row).execute(c)).map(drop)
     }
 
-    fn consumer_conflict(
-        &mut self,
-        branch: BranchId,
-        phone: Option<&str>,
-        email_lower: Option<&str>,
-        except: ConsumerId,
-    ) -> StoreResult<Option<Consumer>> {
+    fn consumer_conflict(&mut self, branch: BranchId, phone: Option<&str>, email_lower: Option<&str>, except: ConsumerId) -> StoreResult<Option<Consumer>> {
         use consumers::dsl as k;
         if phone.is_none() && email_lower.is_none() {
             return Ok(None);
@@ -388,12 +393,7 @@ impl Tx for PgTx<'_> {
         row.map(ConsumerRow::into_domain).transpose()
     }
 
-    fn list_consumers(
-        &mut self,
-        branch: BranchId,
-        q: &ListQuery<ConsumerSort>,
-        f: &ConsumerFilter,
-    ) -> StoreResult<Page<Consumer>> {
+    fn list_consumers(&mut self, branch: BranchId, q: &ListQuery<ConsumerSort>, f: &ConsumerFilter) -> StoreResult<Page<Consumer>> {
         let coll = self.search_collation;
         let (rows, total) = self.read(|c| lists::consumers_page(c, branch.0, q, f, coll))?;
         page(q.page, q.limit, rows, total, ConsumerRow::into_domain)
@@ -402,10 +402,11 @@ impl Tx for PgTx<'_> {
     // --- products ----------------------------------------------------------------------------
 
     fn insert_product(&mut self, p: &Product, default_currency: Currency) -> StoreResult<()> {
-        let row = NewProductRow::new(p, default_currency);
+        let row = NewProductRow::new(p, default_currency)?;
+        let prices = Self::price_rows(p)?;
         self.write(|c| {
             diesel::insert_into(products::table).values(&row).execute(c)?;
-            Self::save_prices(c, p)
+            Self::save_prices(c, &prices)
         })
     }
 
@@ -427,19 +428,15 @@ impl Tx for PgTx<'_> {
     }
 
     fn update_product(&mut self, p: &Product, default_currency: Currency) -> StoreResult<()> {
-        let row = NewProductRow::new(p, default_currency);
+        let row = NewProductRow::new(p, default_currency)?;
+        let prices = Self::price_rows(p)?;
         self.write(|c| {
             diesel::update(products::table.find(p.id.0)).set(&row).execute(c)?;
-            Self::save_prices(c, p)
+            Self::save_prices(c, &prices)
         })
     }
 
-    fn list_products(
-        &mut self,
-        branch: BranchId,
-        q: &ListQuery<ProductSort>,
-        f: &ProductFilter,
-    ) -> StoreResult<Page<Product>> {
+    fn list_products(&mut self, branch: BranchId, q: &ListQuery<ProductSort>, f: &ProductFilter) -> StoreResult<Page<Product>> {
         let coll = self.search_collation;
         let (rows, total) = self.read(|c| lists::products_page(c, branch.0, q, f, coll))?;
         let items = self.products_with_prices(rows)?;
@@ -449,7 +446,7 @@ impl Tx for PgTx<'_> {
     // --- coupons -----------------------------------------------------------------------------
 
     fn insert_coupon(&mut self, cp: &Coupon) -> StoreResult<()> {
-        let row = NewCouponRow::new(cp);
+        let row = NewCouponRow::new(cp)?;
         self.write(|c| diesel::insert_into(coupons::table).values(&row).execute(c)).map(drop)
     }
 
@@ -469,17 +466,12 @@ impl Tx for PgTx<'_> {
     }
 
     fn update_coupon(&mut self, cp: &Coupon) -> StoreResult<()> {
-        let row = NewCouponRow::new(cp);
+        let row = NewCouponRow::new(cp)?;
         let changes = row.changeset();
         self.write(|c| diesel::update(coupons::table.find(cp.id.0)).set(&changes).execute(c)).map(drop)
     }
 
-    fn list_coupons(
-        &mut self,
-        branch: BranchId,
-        q: &ListQuery<CouponSort>,
-        f: &CouponFilter,
-    ) -> StoreResult<Page<Coupon>> {
+    fn list_coupons(&mut self, branch: BranchId, q: &ListQuery<CouponSort>, f: &CouponFilter) -> StoreResult<Page<Coupon>> {
         let coll = self.search_collation;
         let (rows, total) = self.read(|c| lists::coupons_page(c, branch.0, q, f, coll))?;
         page(q.page, q.limit, rows, total, CouponRow::into_domain)
@@ -494,9 +486,7 @@ impl Tx for PgTx<'_> {
 
     fn list_events(&mut self, org: OrgId) -> StoreResult<Vec<Event>> {
         use events::dsl as ev;
-        let rows = self.read(|c| {
-            ev::events.filter(ev::org_id.eq(org.0)).order_by(ev::seq).select(EventRow::as_select()).load(c)
-        })?;
+        let rows = self.read(|c| ev::events.filter(ev::org_id.eq(org.0)).order_by(ev::seq).select(EventRow::as_select()).load(c))?;
         rows.into_iter().map(EventRow::into_domain).collect()
     }
 }

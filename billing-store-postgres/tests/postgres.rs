@@ -95,8 +95,10 @@ fn rows_round_trip_with_microseconds_and_exact_money() {
     let mut c = consumer(&o, &b, "Sara");
     c.phone_number = Some(PhoneNumber::parse("+966501234567").unwrap());
     c.email = Some(Email::parse("Sara@Example.com").unwrap());
-    c.external_metadata =
-        json!({"plan": "gold", "seats": 3, "nested": {"a": [1, 2.5, null]}}).as_object().unwrap().clone();
+    c.external_metadata = json!({"plan": "gold", "seats": 3, "nested": {"a": [1, 2.5, null]}})
+        .as_object()
+        .unwrap()
+        .clone();
     c.updated_at = Some(t("2026-01-15T10:00:00.999999Z"));
     let p = Product {
         id: ProductId::new(),
@@ -253,7 +255,10 @@ fn conflicting_writes_are_retried_until_they_serialize() {
     }
     let org = s.read(|tx| Ok(tx.org(o.id)?)).unwrap().unwrap();
     assert_eq!(org.clock_offset_us, 4 * per_thread, "no increment may be lost");
-    assert!(attempts.load(Ordering::Relaxed) > 4 * per_thread as u32, "some attempts conflicted and were retried");
+    assert!(
+        attempts.load(Ordering::Relaxed) > 4 * per_thread as u32,
+        "some attempts conflicted and were retried"
+    );
 }
 
 #[test]
@@ -285,13 +290,14 @@ fn consumer_lists_search_filter_sort_and_count() {
         Ok(())
     })
     .unwrap();
-    let list = |search: Option<&str>,
-                sort: ConsumerSort,
-                dir: Direction,
-                metadata: Vec<(&str, &str)>,
-                page: u32,
-                limit: u32| {
-        let q = ListQuery { page, limit, sort, direction: dir, search: search.map(str::to_string) };
+    let list = |search: Option<&str>, sort: ConsumerSort, dir: Direction, metadata: Vec<(&str, &str)>, page: u32, limit: u32| {
+        let q = ListQuery {
+            page,
+            limit,
+            sort,
+            direction: dir,
+            search: search.map(str::to_string),
+        };
         let f = ConsumerFilter {
             external_id: None,
             metadata: metadata.into_iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
@@ -307,12 +313,24 @@ fn consumer_lists_search_filter_sort_and_count() {
     // Case folding is Unicode's, not only ASCII's.
     let mut elise = consumer(&o, &b, "ÉLISE");
     elise.is_deleted = true;
-    s.write(|tx| Ok(tx.insert_consumer(&Consumer { is_deleted: false, ..elise.clone() })?)).unwrap();
-    assert_eq!(list(Some("élise"), ConsumerSort::Name, Direction::Asc, vec![], 1, 10).0, vec!["ÉLISE".to_string()]);
+    s.write(|tx| {
+        Ok(tx.insert_consumer(&Consumer {
+            is_deleted: false,
+            ..elise.clone()
+        })?)
+    })
+    .unwrap();
+    assert_eq!(
+        list(Some("élise"), ConsumerSort::Name, Direction::Asc, vec![], 1, 10).0,
+        vec!["ÉLISE".to_string()]
+    );
     s.write(|tx| Ok(tx.update_consumer(&elise)?)).unwrap();
     // Wildcards in the term match themselves.
     assert_eq!(list(Some("50%"), ConsumerSort::Name, Direction::Asc, vec![], 1, 10).1, 1);
-    assert_eq!(list(Some("a_u"), ConsumerSort::Name, Direction::Asc, vec![], 1, 10).0, vec!["Beta_user".to_string()]);
+    assert_eq!(
+        list(Some("a_u"), ConsumerSort::Name, Direction::Asc, vec![], 1, 10).0,
+        vec!["Beta_user".to_string()]
+    );
     assert_eq!(list(Some("%"), ConsumerSort::Name, Direction::Asc, vec![], 1, 10).1, 1);
     // Metadata: exact match on the value's text, all pairs.
     assert_eq!(list(None, ConsumerSort::Name, Direction::Asc, vec![("plan", "gold")], 1, 10).1, 2);
@@ -335,7 +353,10 @@ fn consumer_lists_search_filter_sort_and_count() {
     let by_email_desc = list(None, ConsumerSort::Email, Direction::Desc, vec![], 1, 10).0;
     assert_eq!(by_email_desc, vec!["alpha 50% off", "gamma", "delta", "Beta_user"]);
     // Pages and the total across pages.
-    assert_eq!(list(None, ConsumerSort::CreatedAt, Direction::Desc, vec![], 2, 3), (vec!["alpha 50% off".into()], 4));
+    assert_eq!(
+        list(None, ConsumerSort::CreatedAt, Direction::Desc, vec![], 2, 3),
+        (vec!["alpha 50% off".into()], 4)
+    );
     assert_eq!(list(None, ConsumerSort::CreatedAt, Direction::Desc, vec![], 3, 3), (vec![], 4));
 }
 
@@ -386,8 +407,17 @@ fn product_and_coupon_lists() {
     })
     .unwrap();
     let names = |sort: ProductSort, dir: Direction, currency: Option<&str>| {
-        let q = ListQuery { page: 1, limit: 10, sort, direction: dir, search: None };
-        let f = ProductFilter { currency: currency.map(str::to_string), ..ProductFilter::default() };
+        let q = ListQuery {
+            page: 1,
+            limit: 10,
+            sort,
+            direction: dir,
+            search: None,
+        };
+        let f = ProductFilter {
+            currency: currency.map(str::to_string),
+            ..ProductFilter::default()
+        };
         let p = s.read(|tx| Ok(tx.list_products(b.id, &q, &f)?)).unwrap();
         p.items.iter().map(|p| p.name.clone()).collect::<Vec<_>>()
     };
@@ -411,7 +441,11 @@ fn product_and_coupon_lists() {
     // Replacing a currency's active price in one update.
     let mut changed = dear.clone();
     changed.prices[0].is_active = false;
-    changed.prices.push(ProductPrice { id: PriceId::new(), is_active: true, ..dear.prices[0].clone() });
+    changed.prices.push(ProductPrice {
+        id: PriceId::new(),
+        is_active: true,
+        ..dear.prices[0].clone()
+    });
     changed.prices.last_mut().unwrap().amount = Money::exact("1".parse().unwrap(), Currency::SAR).unwrap();
     s.write(|tx| Ok(tx.update_product(&changed, Currency::SAR)?)).unwrap();
     assert_eq!(s.read(|tx| Ok(tx.product(b.id, dear.id)?)).unwrap().unwrap(), changed);
@@ -441,7 +475,13 @@ fn product_and_coupon_lists() {
         Ok(())
     })
     .unwrap();
-    let q = ListQuery { page: 1, limit: 10, sort: CouponSort::UpdatedAt, direction: Direction::Asc, search: None };
+    let q = ListQuery {
+        page: 1,
+        limit: 10,
+        sort: CouponSort::UpdatedAt,
+        direction: Direction::Asc,
+        search: None,
+    };
     let listed = s.read(|tx| Ok(tx.list_coupons(b.id, &q, &CouponFilter::default())?)).unwrap();
     assert_eq!(listed.items.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(), vec!["two", "three", "one"]);
     let mut edited = c1.clone();
