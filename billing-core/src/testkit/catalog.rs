@@ -589,3 +589,46 @@ pub fn unpriced_products_sort_first_ascending<H: Harness>() {
         "and last descending"
     );
 }
+
+pub fn search_folds_non_ascii_case<H: Harness>() {
+    let w = World::new(H::store());
+    let s = &w.admin;
+    let p = create(&w, s, json!({"name": "ÉCOLE Plan", "type": "ONE_OFF", "description": "Überall gültig"})).id;
+    for term in ["école", "é", "ÜBERALL", "GÜLTIG", "ü"] {
+        let query = format!("search_term={}", term.bytes().map(|b| format!("%{b:02X}")).collect::<String>());
+        assert_eq!(ids(&list(&w, s, &query)), vec![p], "search_term={term} (case-insensitive beyond ASCII)");
+    }
+}
+
+pub fn metadata_filter_matches_scalars_by_json_text<H: Harness>() {
+    let w = World::new(H::store());
+    let s = &w.admin;
+    let typed = create(
+        &w,
+        s,
+        json!({"name": "typed", "type": "ONE_OFF", "external_metadata": {"vip": true, "seats": 5, "off": false}}),
+    )
+    .id;
+    w.tick(1);
+    let texts = create(
+        &w,
+        s,
+        json!({"name": "texts", "type": "ONE_OFF", "external_metadata": {"vip": "yes", "seats": "05", "off": "0"}}),
+    )
+    .id;
+    let cases: &[(&str, Vec<ProductId>)] = &[
+        ("external_metadata.vip=true", vec![typed]),
+        ("external_metadata.vip=1", vec![]),
+        ("external_metadata.off=false", vec![typed]),
+        ("external_metadata.off=0", vec![texts]),
+        ("external_metadata.seats=5", vec![typed]),
+        ("external_metadata.seats=05", vec![texts]),
+    ];
+    for (query, want) in cases {
+        assert_eq!(
+            &ids(&list(&w, s, &format!("{query}&sort_direction=asc"))),
+            want,
+            "{query}: a JSON scalar matches its JSON text"
+        );
+    }
+}

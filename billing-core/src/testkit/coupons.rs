@@ -299,3 +299,13 @@ pub fn never_updated_coupons_sort_first_ascending<H: Harness>() {
         "and last descending"
     );
 }
+
+pub fn search_folds_non_ascii_case<H: Harness>() {
+    let w = World::new(H::store());
+    let s = &w.admin;
+    let c = create(&w, s, json!({"name": "ÉTÉ Soldes", "discount_value": 10, "is_percentage": true})).id;
+    for term in ["été", "é", "ÉTÉ", "soldes"] {
+        let query = format!("search_term={}", term.bytes().map(|b| format!("%{b:02X}")).collect::<String>());
+        assert_eq!(ids(&list(&w, s, &query)), vec![c], "search_term={term} (case-insensitive beyond ASCII)");
+    }
+}

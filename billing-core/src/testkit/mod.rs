@@ -381,6 +381,8 @@ macro_rules! conformance_suite {
                 product_branch_isolation,
                 accepted_amounts_are_stored_exactly,
                 unpriced_products_sort_first_ascending,
+                search_folds_non_ascii_case,
+                metadata_filter_matches_scalars_by_json_text,
             ],
             coupons: [
                 create_percentage_and_fixed,
@@ -393,6 +395,7 @@ macro_rules! conformance_suite {
                 coupon_branch_isolation,
                 accepted_discounts_are_stored_exactly,
                 never_updated_coupons_sort_first_ascending,
+                search_folds_non_ascii_case,
             ],
             sandbox: [
                 advance_by_seconds,
