@@ -1,0 +1,311 @@
+//! GET /api/v2/me and POST /api/v2/organization/invite: who may invite whom to which branch,
+//! the invitation's shape and expiry, and the e-mail notification it records.
+
+mod common;
+
+use billing_core::fields::Language;
+use billing_core::notification::Channel;
+use billing_core::org::Role;
+use billing_core::store::Store;
+use common::fixtures::*;
+use common::TestServer;
+use hyper::Method;
+use serde_json::{json, Value};
+
+fn notifications(srv: &TestServer) -> Vec<billing_core::notification::Notification> {
+    srv.app.billing.store.read(|tx| Ok(tx.list_notifications(srv.boot.org.id)?)).unwrap()
+}
+
+fn invite_as(srv: &TestServer, key: &str, language: Option<&str>, body: Value) -> common::Resp {
+    let mut headers = vec![("x-api-key", key), ("content-type", "application/json")];
+    if let Some(l) = language {
+        headers.push(("language", l));
+    }
+    srv.raw(Method::POST, "/api/v2/organization/invite", &headers, Some(serde_json::to_vec(&body).unwrap()))
+}
+
+fn me_as_admin_key(srv: &TestServer) {
+    let me = ok(srv.get("/api/v2/me"));
+    let u = &me["user"];
+    assert_eq!(u["id"], json!(srv.boot.user.id));
+    assert_eq!(u["email"], "admin@example.com");
+    assert_eq!(u["first_name"], "Admin");
+    assert_eq!(u["last_name"], "User");
+    assert_eq!(u["en_first_name"], "Admin");
+    assert_eq!(u["en_last_name"], "User");
+    time_of(&u["created_at"]);
+    let o = &me["organization"];
+    assert_eq!(o["id"], json!(srv.boot.org.id));
+    assert_eq!(o["name"], "Test Org");
+    assert_eq!(o["name_en"], "Test Org");
+    assert_eq!(o["sandbox"], true);
+    time_of(&o["created_at"]);
+    assert_eq!(
+        o["currency_config"],
+        json!({"home_currency": "SAR", "default_currency": "SAR", "enabled_currencies": ["SAR"]})
+    );
+}
+
+fn me_as_other_credentials(srv: &TestServer) {
+    let b = branch(srv, "B");
+    let (user, token) = user_token(srv, "member@example.com", Role::BranchUser, &[&b]);
+    let me = ok(call_bearer(srv, &token, None, Method::GET, "/api/v2/me", None));
+    assert_eq!(me["user"]["id"], json!(user.id));
+    assert_eq!(me["user"]["email"], "member@example.com");
+    assert_eq!(me["user"]["first_name"], "Team");
+    assert_eq!(me["user"]["en_first_name"], Value::Null);
+    assert_eq!(me["organization"]["id"], json!(srv.boot.org.id));
+
+    // A scoped key acts for the organization's admin.
+    let scoped = scoped_key(srv, &[&b], &b);
+    let me = ok(srv.call_as(&scoped, None, Method::GET, "/api/v2/me", None));
+    assert_eq!(me["user"]["id"], json!(srv.boot.user.id));
+
+    // A malformed token is refused.
+    let r = call_bearer(srv, "x.y.z", None, Method::GET, "/api/v2/me", None);
+    assert_error(&r, 401, "UNAUTHORIZED");
+}
+
+fn org_admin_invites_to_any_branch(srv: &TestServer) {
+    let a = srv.branch_id();
+    let b = branch(srv, "B");
+    let before = chrono::Utc::now();
+    let r = ok(srv.post(
+        "/api/v2/organization/invite",
+        json!({"email": "new.admin@example.com", "role": "branch_admin", "branches": [a, b]}),
+    ));
+    for f in ["id", "email", "organization_id", "expire_at", "created_by", "role", "branches"] {
+        assert!(r.get(f).is_some(), "OrganizationInviteResponse.{f}: {r}");
+    }
+    assert!(uuid::Uuid::parse_str(r["id"].as_str().unwrap()).is_ok());
+    assert_eq!(r["email"], "new.admin@example.com");
+    assert_eq!(r["organization_id"], json!(srv.boot.org.id));
+    assert_eq!(r["created_by"], json!(srv.boot.user.id));
+    assert_eq!(r["role"], "branch_admin");
+    assert_eq!(r["branches"], json!([a, b]));
+    let expire = time_of(&r["expire_at"]);
+    let week = chrono::Duration::days(7);
+    assert!(
+        expire >= before + week - chrono::Duration::seconds(5) && expire <= chrono::Utc::now() + week + chrono::Duration::seconds(5),
+        "expire_at = now + 7 days: {expire}"
+    );
+
+    // The e-mail is recorded, in Arabic by default.
+    let n = notifications(srv);
+    assert_eq!(n.len(), 1, "{n:?}");
+    assert_eq!(n[0].channel, Channel::Email);
+    assert_eq!(n[0].recipient, "new.admin@example.com");
+    assert_eq!(n[0].template, "ORGANIZATION_INVITE");
+    assert_eq!(n[0].language, Language::Ar);
+    assert_eq!(n[0].payload["invitation_id"], r["id"]);
+    assert_eq!(n[0].sent_at, None);
+
+    // Any role, including organization_admin with no branches.
+    let r = ok(srv.post(
+        "/api/v2/organization/invite",
+        json!({"email": "boss@example.com", "role": "organization_admin", "branches": []}),
+    ));
+    assert_eq!(r["role"], "organization_admin");
+    assert_eq!(r["branches"], json!([]));
+    let r = ok(srv.post(
+        "/api/v2/organization/invite",
+        json!({"email": "clerk@example.com", "role": "branch_user", "branches": [b]}),
+    ));
+    assert_eq!(r["role"], "branch_user");
+    assert_eq!(notifications(srv).len(), 3);
+}
+
+fn language_header(srv: &TestServer) {
+    let a = srv.branch_id();
+    for (header, want) in [
+        (Some("EN"), Language::En),
+        (Some("en"), Language::En),
+        (Some("AR"), Language::Ar),
+        (None, Language::Ar),
+    ] {
+        let email = format!("lang{}@example.com", notifications(srv).len());
+        ok(invite_as(
+            srv,
+            &srv.key,
+            header,
+            json!({"email": email, "role": "branch_user", "branches": [a]}),
+        ));
+        let n = notifications(srv);
+        let last = n.last().unwrap();
+        assert_eq!(last.recipient, email);
+        assert_eq!(last.language, want, "language header {header:?}");
+    }
+}
+
+fn branch_admin_invites_only_to_its_branches(srv: &TestServer) {
+    let a = srv.branch_id();
+    let b = branch(srv, "B");
+    let scoped = scoped_key(srv, &[&a], &a);
+
+    let r = ok(invite_as(
+        srv,
+        &scoped,
+        None,
+        json!({"email": "teller@example.com", "role": "branch_user", "branches": [a]}),
+    ));
+    assert_eq!(r["branches"], json!([a]));
+    let r = ok(invite_as(
+        srv,
+        &scoped,
+        None,
+        json!({"email": "deputy@example.com", "role": "branch_admin", "branches": [a]}),
+    ));
+    assert_eq!(r["role"], "branch_admin");
+
+    let r = srv.unchanged(|| invite_as(srv, &scoped, None, json!({"email": "x@example.com", "role": "branch_user", "branches": [b]})));
+    assert_error(&r, 403, "PERMISSION_FORBIDDEN");
+    let r = srv.unchanged(|| invite_as(srv, &scoped, None, json!({"email": "x@example.com", "role": "branch_user", "branches": [a, b]})));
+    assert_error(&r, 403, "PERMISSION_FORBIDDEN");
+    let r = srv.unchanged(|| {
+        invite_as(
+            srv,
+            &scoped,
+            None,
+            json!({"email": "x@example.com", "role": "organization_admin", "branches": [a]}),
+        )
+    });
+    assert_error(&r, 403, "PERMISSION_FORBIDDEN");
+    let r = srv.unchanged(|| {
+        invite_as(
+            srv,
+            &scoped,
+            None,
+            json!({"email": "x@example.com", "role": "organization_admin", "branches": []}),
+        )
+    });
+    assert_error(&r, 403, "PERMISSION_FORBIDDEN");
+
+    // A branch admin by JWT: same rules.
+    let (_, token) = user_token(srv, "badmin@example.com", Role::BranchAdmin, &[&b]);
+    let r = ok(call_bearer(
+        srv,
+        &token,
+        None,
+        Method::POST,
+        "/api/v2/organization/invite",
+        Some(json!({"email": "b1@example.com", "role": "branch_user", "branches": [b]})),
+    ));
+    assert_eq!(r["branches"], json!([b]));
+    let r = srv.unchanged(|| {
+        call_bearer(
+            srv,
+            &token,
+            None,
+            Method::POST,
+            "/api/v2/organization/invite",
+            Some(json!({"email": "b2@example.com", "role": "branch_user", "branches": [a]})),
+        )
+    });
+    assert_error(&r, 403, "PERMISSION_FORBIDDEN");
+}
+
+fn branch_user_cannot_invite(srv: &TestServer) {
+    let a = srv.branch_id();
+    let (_, token) = user_token(srv, "user@example.com", Role::BranchUser, &[&a]);
+    let r = srv.unchanged(|| {
+        call_bearer(
+            srv,
+            &token,
+            None,
+            Method::POST,
+            "/api/v2/organization/invite",
+            Some(json!({"email": "friend@example.com", "role": "branch_user", "branches": [a]})),
+        )
+    });
+    assert_error(&r, 403, "PERMISSION_FORBIDDEN");
+    assert!(notifications(srv).is_empty());
+}
+
+fn invite_refuses_bad_input(srv: &TestServer) {
+    let a = srv.branch_id();
+    let cases: Vec<(Value, Value, &str)> = vec![
+        (
+            json!({"email": "not-an-email", "role": "branch_user", "branches": [a]}),
+            json!(["body", "email"]),
+            "value_error",
+        ),
+        (
+            json!({"email": "x@localhost", "role": "branch_user", "branches": [a]}),
+            json!(["body", "email"]),
+            "value_error",
+        ),
+        (json!({"role": "branch_user", "branches": [a]}), json!(["body", "email"]), "missing"),
+        (
+            json!({"email": 5, "role": "branch_user", "branches": [a]}),
+            json!(["body", "email"]),
+            "string_type",
+        ),
+        (
+            json!({"email": "x@example.com", "role": "owner", "branches": [a]}),
+            json!(["body", "role"]),
+            "enum",
+        ),
+        (
+            json!({"email": "x@example.com", "role": "BRANCH_USER", "branches": [a]}),
+            json!(["body", "role"]),
+            "enum",
+        ),
+        (json!({"email": "x@example.com", "branches": [a]}), json!(["body", "role"]), "missing"),
+        (json!({"email": "x@example.com", "role": "branch_user"}), json!(["body", "branches"]), "missing"),
+        (
+            json!({"email": "x@example.com", "role": "branch_user", "branches": a}),
+            json!(["body", "branches"]),
+            "list_type",
+        ),
+        (
+            json!({"email": "x@example.com", "role": "branch_user", "branches": ["nope"]}),
+            json!(["body", "branches", 0]),
+            "uuid_parsing",
+        ),
+        (
+            json!({"email": "x@example.com", "role": "branch_user", "branches": [a, 7]}),
+            json!(["body", "branches", 1]),
+            "uuid_parsing",
+        ),
+        (
+            json!({"email": "x@example.com", "role": "branch_user", "branches": []}),
+            json!(["body", "branches"]),
+            "too_short",
+        ),
+        (
+            json!({"email": "x@example.com", "role": "branch_admin", "branches": []}),
+            json!(["body", "branches"]),
+            "too_short",
+        ),
+        (json!(null), json!(["body"]), "missing"),
+    ];
+    for (body, loc, kind) in cases {
+        let r = srv.unchanged(|| srv.post("/api/v2/organization/invite", body.clone()));
+        assert_invalid(&r, loc, Some(kind));
+    }
+    // All problems at once.
+    let r = srv.unchanged(|| srv.post("/api/v2/organization/invite", json!({"email": "bad", "role": "bad", "branches": ["bad"]})));
+    assert_eq!(
+        r.locs(),
+        vec![json!(["body", "email"]), json!(["body", "role"]), json!(["body", "branches", 0])]
+    );
+    // A branch that does not exist.
+    let r = srv.unchanged(|| {
+        srv.post(
+            "/api/v2/organization/invite",
+            json!({"email": "x@example.com", "role": "branch_user", "branches": [random_id()]}),
+        )
+    });
+    assert_error(&r, 404, "NOT_FOUND");
+    assert!(notifications(srv).is_empty());
+}
+
+http_tests!(
+    me_as_admin_key,
+    me_as_other_credentials,
+    org_admin_invites_to_any_branch,
+    language_header,
+    branch_admin_invites_only_to_its_branches,
+    branch_user_cannot_invite,
+    invite_refuses_bad_input,
+);
