@@ -315,6 +315,18 @@ fn discount_out_of_range_is_422(srv: &TestServer) {
     assert_eq!(ok(srv.get(&coupon_path(&id_of(&c))))["discount_value"], "10.00");
 }
 
+fn search_is_case_insensitive_beyond_ascii(srv: &TestServer) {
+    let id = id_of(&percent_coupon(srv, "Été Spécial", "10"));
+    percent_coupon(srv, "Plain", "10");
+    for term in ["été", "ÉTÉ", "spécial", "SPÉCIAL", "é"] {
+        assert_eq!(
+            ids(&srv.get(&format!("/api/v2/coupons?search_term={}", enc(term)))),
+            vec![id.clone()],
+            "search_term={term}"
+        );
+    }
+}
+
 http_tests!(
     percentage_coupon,
     fixed_amount_coupon,
@@ -324,4 +336,5 @@ http_tests!(
     list_filters_search_and_sorts,
     coupon_used_in_finalized_invoice_cannot_change,
     discount_out_of_range_is_422,
+    search_is_case_insensitive_beyond_ascii,
 );

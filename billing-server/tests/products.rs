@@ -716,6 +716,33 @@ fn amounts_out_of_range_are_422(srv: &TestServer) {
     assert_eq!(big["amount_in_smallest_unit"], 100000000000u64);
 }
 
+fn search_is_case_insensitive_beyond_ascii(srv: &TestServer) {
+    let id = id_of(&ok(srv.post(
+        "/api/v2/products",
+        json!({"name": "Café Crème", "description": "Über gut", "type": "ONE_OFF", "price": 10}),
+    )));
+    one_off_product(srv, "Plain", "10");
+    for term in ["café", "CAFÉ", "crème", "CRÈME", "über", "ÜBER", "ü"] {
+        assert_eq!(
+            ids(&srv.get(&format!("/api/v2/products?search_term={}", enc(term)))),
+            vec![id.clone()],
+            "search_term={term}"
+        );
+    }
+}
+
+fn metadata_filter_on_non_string_values(srv: &TestServer) {
+    let id = id_of(&ok(srv.post(
+        "/api/v2/products",
+        json!({"name": "Meta", "type": "ONE_OFF", "price": 10, "external_metadata": {"vip": true, "tier": 2, "a.b": "dotted"}}),
+    )));
+    one_off_product(srv, "Plain", "10");
+    for q in ["external_metadata.tier=2", "external_metadata.a.b=dotted", "external_metadata.vip=true"] {
+        assert_eq!(ids(&srv.get(&format!("/api/v2/products?{q}"))), vec![id.clone()], "{q}");
+    }
+    assert_eq!(ids(&srv.get("/api/v2/products?external_metadata.vip=1")), Vec::<String>::new(), "true is not 1");
+}
+
 http_tests!(
     one_off_with_vat_inclusive_price,
     vat_exclusive_and_exempt,
@@ -730,4 +757,6 @@ http_tests!(
     list_sorts,
     product_used_in_finalized_invoice_cannot_change,
     amounts_out_of_range_are_422,
+    search_is_case_insensitive_beyond_ascii,
+    metadata_filter_on_non_string_values,
 );
