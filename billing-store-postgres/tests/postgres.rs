@@ -515,3 +515,41 @@ fn a_temporary_database_is_dropped_with_its_store() {
     drop(s);
     assert!(!exists(&name));
 }
+
+#[test]
+fn deadlocks_are_retried() {
+    let Some(s) = store() else { return };
+    let (a, _) = seed(&s);
+    let (b, _) = seed(&s);
+    let barrier = std::sync::Barrier::new(2);
+    let attempts = AtomicU32::new(0);
+    std::thread::scope(|scope| {
+        for (first, second) in [(a.id, b.id), (b.id, a.id)] {
+            let (s, barrier, attempts) = (&s, &barrier, &attempts);
+            scope.spawn(move || {
+                let mut tries = 0;
+                s.write(|tx| {
+                    tries += 1;
+                    attempts.fetch_add(1, Ordering::Relaxed);
+                    let mut x = tx.org(first)?.unwrap();
+                    x.clock_offset_us += 1;
+                    tx.update_org(&x)?;
+                    if tries == 1 {
+                        // Both hold one row lock and now want the other's: a deadlock.
+                        barrier.wait();
+                    }
+                    let mut y = tx.org(second)?.unwrap();
+                    y.clock_offset_us += 1;
+                    tx.update_org(&y)?;
+                    Ok(())
+                })
+                .unwrap();
+            });
+        }
+    });
+    assert!(attempts.load(Ordering::Relaxed) > 2, "one of the two was retried");
+    let total: i64 = s
+        .read(|tx| Ok(tx.org(a.id)?.unwrap().clock_offset_us + tx.org(b.id)?.unwrap().clock_offset_us))
+        .unwrap();
+    assert_eq!(total, 4, "both transactions committed once");
+}
