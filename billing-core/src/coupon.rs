@@ -146,15 +146,19 @@ fn discount(value: Decimal, is_percentage: bool, currency: Option<Currency>) -> 
         if value <= Decimal::ZERO {
             return Err(bad("greater_than", "discount_value", "Input should be greater than 0"));
         }
-        let m = Money::exact(value, c).ok_or_else(|| {
-            bad(
-                "decimal_max_places",
-                "discount_value",
-                &format!("Decimal input should have no more than {} decimal places for {c}", c.minor_digits()),
-            )
+        let m = Money::checked(value, c).map_err(|e| {
+            let (kind, msg) = crate::wire::amount_problem(e, c);
+            bad(kind, "discount_value", &msg)
         })?;
         Ok(Discount::Fixed(m))
     }
+}
+
+fn check_not_frozen(c: &Coupon) -> Result<()> {
+    if c.used_in_finalized_invoice {
+        return Err(Error::rule(Code::COUPON_USED_IN_FINALIZED_INVOICE, format!("Coupon '{}' is used by a finalized invoice", c.id)));
+    }
+    Ok(())
 }
 
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -213,12 +217,7 @@ impl<S: Store> Billing<S> {
         let now = self.now(scope);
         self.store.write(|tx| {
             let mut c = tx.coupon(scope.branch_id(), id)?.ok_or_else(|| Error::not_found("Coupon", id))?;
-            if c.used_in_finalized_invoice {
-                return Err(Error::rule(
-                    Code::COUPON_USED_IN_FINALIZED_INVOICE,
-                    format!("Coupon '{id}' is used by a finalized invoice"),
-                ));
-            }
+            check_not_frozen(&c)?;
             if let Some(n) = &f.name {
                 c.name = n.clone();
             }
@@ -241,6 +240,8 @@ impl<S: Store> Billing<S> {
         let now = self.now(scope);
         self.store.write(|tx| {
             let mut c = tx.coupon(scope.branch_id(), id)?.ok_or_else(|| Error::not_found("Coupon", id))?;
+            // Like products: what a finalised invoice used stays as it was.
+            check_not_frozen(&c)?;
             c.is_deleted = true;
             c.updated_at = Some(now);
             tx.update_coupon(&c)?;
@@ -262,6 +263,7 @@ mod tests {
         assert!(discount(d("10"), false, None).is_err());
         assert!(discount(d("-1"), false, Some(Currency::SAR)).is_err());
         assert!(discount(d("1.001"), false, Some(Currency::SAR)).is_err());
+        assert!(discount(d("1000000000001"), false, Some(Currency::SAR)).is_err());
         assert_eq!(discount(d("5"), false, Some(Currency::KWD)).unwrap().display_value(), "5.000");
         assert_eq!(discount(d("12.5"), true, None).unwrap().display_value(), "12.50");
     }

@@ -342,7 +342,12 @@ impl InviteRequest {
             b.opt_parsed("email", Email::parse)
         };
         let role = b.req_enum("role", Role::parse, &Role::expected());
-        let branches = b.req_list("branches", uuid_item::<BranchId>);
+        let branches = b.req_list("branches", uuid_item::<BranchId>).map(|mut bs| {
+            // The same branch named twice is one branch.
+            let mut seen = std::collections::HashSet::new();
+            bs.retain(|b| seen.insert(*b));
+            bs
+        });
         if let (Some(r), Some(bs)) = (role, &branches) {
             if r != Role::OrganizationAdmin && bs.is_empty() {
                 b.fail("too_short", "branches", "List should have at least 1 item for a branch role");

@@ -41,6 +41,19 @@ impl fmt::Display for Currency {
     }
 }
 
+/// The largest amount accepted anywhere (a trillion units of any currency): far beyond any bill,
+/// and well inside what stores keep exactly (thousandths in a signed 64-bit integer).
+pub const MAX_AMOUNT: Decimal = Decimal::from_parts(3_567_587_328, 232, 0, false, 0);
+
+/// Why a requested amount is not a valid amount of money in a currency.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AmountError {
+    /// More decimals than the currency has.
+    TooPrecise,
+    /// Beyond [`MAX_AMOUNT`] in size.
+    TooLarge,
+}
+
 /// An amount in a currency, rounded half-up to its minor units.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Money {
@@ -59,10 +72,22 @@ impl Money {
     pub fn zero(currency: Currency) -> Self {
         Self::new(Decimal::ZERO, currency)
     }
-    /// Exact constructor: `None` if the amount has more decimals than the currency allows.
+    /// Exact constructor: `None` if the amount has more decimals than the currency allows or is
+    /// beyond [`MAX_AMOUNT`].
     pub fn exact(amount: Decimal, currency: Currency) -> Option<Self> {
+        Self::checked(amount, currency).ok()
+    }
+
+    /// Exact constructor that says why an amount is refused.
+    pub fn checked(amount: Decimal, currency: Currency) -> Result<Self, AmountError> {
+        if amount.abs() > MAX_AMOUNT {
+            return Err(AmountError::TooLarge);
+        }
         let rounded = round_to(amount, currency);
-        (rounded == amount).then_some(Self { amount: rounded, currency })
+        if rounded != amount {
+            return Err(AmountError::TooPrecise);
+        }
+        Ok(Self { amount: rounded, currency })
     }
     pub fn from_minor(minor: i64, currency: Currency) -> Self {
         Self::new(Decimal::new(minor, currency.minor_digits()), currency)
@@ -178,6 +203,16 @@ mod tests {
         assert!(Money::exact(d("1.001"), Currency::SAR).is_none());
         assert!(Money::exact(d("1.001"), Currency::KWD).is_some());
         assert!(Money::exact(d("1.50"), Currency::JPY).is_none());
+    }
+
+    #[test]
+    fn max_amount_is_a_trillion_and_fits_the_stored_form() {
+        assert_eq!(MAX_AMOUNT, d("1000000000000"));
+        assert_eq!(Money::checked(d("1000000000000.001"), Currency::KWD), Err(AmountError::TooLarge));
+        assert_eq!(Money::checked(d("1.001"), Currency::SAR), Err(AmountError::TooPrecise));
+        let max = Money::checked(MAX_AMOUNT, Currency::KWD).unwrap();
+        assert_eq!(Money::from_stored(max.to_stored(), Currency::KWD), max);
+        assert_eq!(Money::checked(-MAX_AMOUNT, Currency::SAR).unwrap().to_stored(), -1_000_000_000_000_000);
     }
 
     #[test]

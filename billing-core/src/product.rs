@@ -198,8 +198,24 @@ pub struct ProductFields {
     pub recurring_interval_count: Option<u32>,
     pub is_active: Option<bool>,
     pub external_metadata: Option<Map<String, Value>>,
-    /// `price` (in the organization's default currency) and `prices`, merged.
+    /// `price`: the price in the organization's default currency.
+    pub price: Option<PriceInput>,
+    /// `prices`: the complete set of prices per currency.
     pub prices: Option<Vec<PriceInput>>,
+}
+
+impl ProductFields {
+    /// The complete price set a create starts with: `prices`, plus `price` in the default
+    /// currency unless `prices` names that currency too.
+    fn initial_prices(&self) -> Vec<PriceInput> {
+        let mut all = self.prices.clone().unwrap_or_default();
+        if let Some(p) = &self.price {
+            if !all.iter().any(|q| q.amount.currency() == p.amount.currency()) {
+                all.insert(0, p.clone());
+            }
+        }
+        all
+    }
 }
 
 fn vat_flags(b: &mut Body<'_>, inclusive_default: bool) -> Option<VatMode> {
@@ -319,25 +335,27 @@ impl ProductFields {
         let is_active = b.opt_bool("is_active");
         let external_metadata = b.opt_object("external_metadata");
 
-        let mut prices: Option<Vec<PriceInput>> = None;
         let top_vat = vat_flags(&mut b, true);
+        let mut price = None;
         if let Some(amount) = b.opt_decimal("price") {
             if amount <= Decimal::ZERO {
                 b.fail("greater_than", "price", "Input should be greater than 0");
             } else if let (Some(m), Some(vat_mode)) = (b.money_in("price", amount, default_currency), top_vat) {
-                prices = Some(vec![PriceInput { amount: m, vat_mode }]);
+                price = Some(PriceInput { amount: m, vat_mode });
             }
         }
+        let mut prices = None;
         if let Some(list) = b.opt_list("prices", parse_price) {
-            let mut all = prices.take().unwrap_or_default();
-            for p in list {
-                if all.iter().any(|q| q.amount.currency() == p.amount.currency()) {
+            // `price` is the default currency's price: naming that currency in `prices` too is
+            // a contradiction.
+            let mut seen: Vec<Currency> = price.iter().map(|p: &PriceInput| p.amount.currency()).collect();
+            for p in &list {
+                if seen.contains(&p.amount.currency()) {
                     b.fail("value_error", "prices", format!("Value error, more than one price in {}", p.amount.currency()));
-                } else {
-                    all.push(p);
                 }
+                seen.push(p.amount.currency());
             }
-            prices = Some(all);
+            prices = Some(list);
         }
         b.finish()?;
         Ok(ProductFields {
@@ -348,6 +366,7 @@ impl ProductFields {
             recurring_interval_count,
             is_active,
             external_metadata,
+            price,
             prices,
         })
     }
@@ -439,6 +458,7 @@ fn apply_prices(p: &mut Product, inputs: Vec<PriceInput>, now: Timestamp) {
 impl<S: Store> Billing<S> {
     pub fn create_product(&self, scope: &Scope, f: ProductFields) -> Result<Product> {
         let now = self.now(scope);
+        let initial = f.initial_prices();
         let product_type = f
             .product_type
             .ok_or_else(|| Error::invalid(FieldError::body("missing", "type", "Field required")))?;
@@ -459,7 +479,7 @@ impl<S: Store> Billing<S> {
             created_at: now,
             updated_at: None,
         };
-        apply_prices(&mut p, f.prices.unwrap_or_default(), now);
+        apply_prices(&mut p, initial, now);
         self.store.write(|tx| {
             tx.insert_product(&p, scope.org.settings.default_currency)?;
             Ok(p.clone())
@@ -493,6 +513,7 @@ impl<S: Store> Billing<S> {
     pub fn update_product(&self, scope: &Scope, id: ProductId, f: ProductFields) -> Result<Product> {
         self.change_product(scope, id, |p, now| {
             let f = f.clone();
+            let full_set = f.prices.is_some().then(|| f.initial_prices());
             if let Some(n) = f.name {
                 p.name = n;
             }
@@ -524,8 +545,20 @@ impl<S: Store> Billing<S> {
             if let Some(m) = f.external_metadata {
                 p.external_metadata = m;
             }
-            if let Some(prices) = f.prices {
-                apply_prices(p, prices, now);
+            // `prices` replaces the whole set; `price` alone changes only the default currency's.
+            match (full_set, &f.price) {
+                (Some(set), _) => apply_prices(p, set, now),
+                (None, Some(one)) => {
+                    let mut set: Vec<PriceInput> = p
+                        .prices
+                        .iter()
+                        .filter(|x| x.is_active && x.currency() != one.amount.currency())
+                        .map(|x| PriceInput { amount: x.amount, vat_mode: x.vat_mode })
+                        .collect();
+                    set.insert(0, one.clone());
+                    apply_prices(p, set, now);
+                }
+                (None, None) => {}
             }
             Ok(())
         })
@@ -575,12 +608,10 @@ impl<S: Store> Billing<S> {
                 .find(|x| x.id == price_id && x.is_active)
                 .ok_or_else(|| Error::not_found("Price", price_id))?;
             if let Some(a) = u.amount {
-                price.amount = Money::exact(a, price.currency()).ok_or_else(|| {
-                    Error::invalid(FieldError::body(
-                        "decimal_max_places",
-                        "amount",
-                        format!("Decimal input should have no more than {} decimal places", price.currency().minor_digits()),
-                    ))
+                let currency = price.currency();
+                price.amount = Money::checked(a, currency).map_err(|e| {
+                    let (kind, msg) = crate::wire::amount_problem(e, currency);
+                    Error::invalid(FieldError::body(kind, "amount", msg))
                 })?;
             }
             price.vat_mode = match (u.exempt, u.inclusive) {

@@ -36,6 +36,11 @@ pub trait Store: Send + Sync + 'static {
 
 /// Reads and writes inside one transaction.
 ///
+/// List ordering, the same on every backend: rows sort by the requested field, ties broken by
+/// id in the same direction; a missing (NULL) value sorts first ascending and last descending;
+/// text sorts in byte order (so case-sensitively). Prices come back ordered by
+/// (created_at, id). Searches are case-insensitive for all of Unicode, not only ASCII.
+///
 /// Conventions: lookups return `Ok(None)` for a missing row; a row of another organization or
 /// branch than the one asked for is missing. `insert_*` of an existing id is a
 /// `StoreError::UniqueViolation`. `update_*` replaces every stored field of the row with the

@@ -70,6 +70,10 @@ impl<'a> Body<'a> {
 
     pub fn opt_str(&mut self, field: &str) -> Option<String> {
         match self.raw(field)? {
+            Value::String(s) if s.contains('\0') => {
+                self.err("string_pattern_mismatch", field, "String should not contain NUL characters");
+                None
+            }
             Value::String(s) => Some(s.clone()),
             _ => {
                 self.err("string_type", field, "Input should be a valid string");
@@ -173,19 +177,14 @@ impl<'a> Body<'a> {
 
     /// An amount in `currency`: more decimals than the currency has is a 422.
     pub fn money_in(&mut self, field: &str, amount: Decimal, currency: Currency) -> Option<Money> {
-        let m = Money::exact(amount, currency);
-        if m.is_none() {
-            self.err(
-                "decimal_max_places",
-                field,
-                format!(
-                    "Decimal input should have no more than {} decimal places for {}",
-                    currency.minor_digits(),
-                    currency
-                ),
-            );
+        match Money::checked(amount, currency) {
+            Ok(m) => Some(m),
+            Err(e) => {
+                let (kind, msg) = amount_problem(e, currency);
+                self.err(kind, field, msg);
+                None
+            }
         }
-        m
     }
 
     pub fn opt_currency(&mut self, field: &str) -> Option<Currency> {
@@ -266,6 +265,10 @@ impl<'a> Body<'a> {
     /// A free JSON object (metadata).
     pub fn opt_object(&mut self, field: &str) -> Option<Map<String, Value>> {
         match self.raw(field)? {
+            Value::Object(m) if contains_nul(&Value::Object(m.clone())) => {
+                self.err("string_pattern_mismatch", field, "Keys and strings should not contain NUL characters");
+                None
+            }
             Value::Object(m) => Some(m.clone()),
             _ => {
                 self.err("dict_type", field, "Input should be a valid dictionary");
@@ -282,6 +285,26 @@ impl<'a> Body<'a> {
     /// Ends reading: `Err` with every problem found, if any.
     pub fn finish(self) -> Result<(), Error> {
         self.problems.into_result()
+    }
+}
+
+/// The `detail` type and message of a refused amount.
+pub fn amount_problem(e: crate::money::AmountError, currency: Currency) -> (&'static str, String) {
+    match e {
+        crate::money::AmountError::TooPrecise => {
+            ("decimal_max_places", format!("Decimal input should have no more than {} decimal places for {}", currency.minor_digits(), currency))
+        }
+        crate::money::AmountError::TooLarge => ("less_than_equal", format!("Input should be less than or equal to {}", crate::money::MAX_AMOUNT)),
+    }
+}
+
+/// Whether any key or string inside `v` holds a NUL character (text that databases refuse).
+fn contains_nul(v: &Value) -> bool {
+    match v {
+        Value::String(s) => s.contains('\0'),
+        Value::Array(a) => a.iter().any(contains_nul),
+        Value::Object(m) => m.iter().any(|(k, v)| k.contains('\0') || contains_nul(v)),
+        _ => false,
     }
 }
 
@@ -344,6 +367,26 @@ mod tests {
         let b = Body::new(&v);
         let Err(Error::Validation(d)) = b.finish() else { panic!() };
         assert_eq!(serde_json::to_value(&d[0].loc).unwrap(), json!(["body"]));
+    }
+
+    #[test]
+    fn nul_characters_are_refused() {
+        let v = json!({"name": "a\u{0}b", "meta": {"k": ["x\u{0}"]}});
+        let mut b = Body::new(&v);
+        assert!(b.opt_str("name").is_none());
+        assert!(b.opt_object("meta").is_none());
+        let Err(Error::Validation(d)) = b.finish() else { panic!() };
+        assert_eq!(d.len(), 2);
+    }
+
+    #[test]
+    fn money_too_large() {
+        let v = json!({"amount": "1000000000000.01"});
+        let mut b = Body::new(&v);
+        let d = b.req_decimal("amount").unwrap();
+        assert!(b.money_in("amount", d, Currency::SAR).is_none());
+        let Err(Error::Validation(d)) = b.finish() else { panic!() };
+        assert_eq!(d[0].kind, "less_than_equal");
     }
 
     #[test]

@@ -1,19 +1,21 @@
-//! The store the server runs on, chosen from the database URL.
+//! The store the server runs on, chosen from the database URL scheme.
 
 use billing_core::error::{Result, StoreError};
 use billing_core::store::{Store, Tx};
+use billing_store_postgres::PgStore;
 use billing_store_sqlite::SqliteStore;
 
-#[derive(Clone)]
 pub enum Backend {
     Sqlite(SqliteStore),
+    Postgres(PgStore),
 }
 
 impl Backend {
-    /// `sqlite://path`, `sqlite::memory:` or a plain path.
+    /// `postgres://…` / `postgresql://…` for PostgreSQL; `sqlite://path`, `sqlite::memory:` or a
+    /// plain path for SQLite.
     pub fn open(url: &str) -> std::result::Result<Self, StoreError> {
         if url.starts_with("postgres://") || url.starts_with("postgresql://") {
-            return Err(StoreError::Backend("this build has no PostgreSQL store yet".into()));
+            return Ok(Backend::Postgres(PgStore::connect(url)?));
         }
         Ok(Backend::Sqlite(SqliteStore::open_url(url)?))
     }
@@ -29,11 +31,13 @@ impl Store for Backend {
     fn read<R>(&self, f: impl FnMut(&mut dyn Tx) -> Result<R>) -> Result<R> {
         match self {
             Backend::Sqlite(s) => s.read(f),
+            Backend::Postgres(s) => s.read(f),
         }
     }
     fn write<R>(&self, f: impl FnMut(&mut dyn Tx) -> Result<R>) -> Result<R> {
         match self {
             Backend::Sqlite(s) => s.write(f),
+            Backend::Postgres(s) => s.write(f),
         }
     }
 }

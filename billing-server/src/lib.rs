@@ -120,7 +120,8 @@ async fn respond(app: Arc<App>, req: Request<hyper::body::Incoming>) -> HttpResp
         }
     };
     let credential = credential(&req);
-    let branch = req.header("x-branch-id").map(|v| v.trim().to_string());
+    // An empty header is the same as none.
+    let branch = req.header("x-branch-id").map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
     let op = api::build(route, api::Input::from(&req));
     let run = move |app: Arc<App>| {
         let credential = credential?;

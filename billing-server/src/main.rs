@@ -20,7 +20,7 @@ struct Cli {
 
 #[derive(Args, Clone)]
 struct DbArgs {
-    /// Database: a SQLite file path, `sqlite://path`, or `sqlite::memory:`.
+    /// Database: a SQLite file path, `sqlite://path`, `sqlite::memory:`, or `postgres://user@host:port/db`.
     #[arg(long, env = "BILLING_DATABASE_URL", default_value = "./billing.db", global = true)]
     database_url: String,
 }

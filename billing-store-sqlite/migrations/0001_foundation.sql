@@ -95,7 +95,10 @@ CREATE INDEX notifications_org_created ON notifications(org_id, created_at, id);
 CREATE INDEX notifications_unsent ON notifications(created_at, id) WHERE sent_at IS NULL;
 
 CREATE TABLE consumers (
-    id BLOB PRIMARY KEY,
+    -- A stable integer key for the search index (VACUUM keeps INTEGER PRIMARY KEY values, not
+    -- implicit rowids); the public id is `id`.
+    seq INTEGER PRIMARY KEY,
+    id BLOB NOT NULL UNIQUE,
     org_id BLOB NOT NULL REFERENCES organizations(id),
     branch_id BLOB NOT NULL REFERENCES branches(id),
     name TEXT NOT NULL,

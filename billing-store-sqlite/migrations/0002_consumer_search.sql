@@ -3,23 +3,23 @@
 -- term of three or more characters becomes a phrase query on it; shorter terms fall back to LIKE.
 CREATE VIRTUAL TABLE consumers_search USING fts5(
     name, email, phone_number, alias, external_id,
-    content = 'consumers', content_rowid = 'rowid', tokenize = 'trigram'
+    content = 'consumers', content_rowid = 'seq', tokenize = 'trigram'
 );
 INSERT INTO consumers_search(consumers_search) VALUES ('rebuild');
 
 CREATE TRIGGER consumers_search_insert AFTER INSERT ON consumers BEGIN
     INSERT INTO consumers_search (rowid, name, email, phone_number, alias, external_id)
-    VALUES (new.rowid, new.name, new.email, new.phone_number, new.alias, new.external_id);
+    VALUES (new.seq, new.name, new.email, new.phone_number, new.alias, new.external_id);
 END;
 CREATE TRIGGER consumers_search_delete AFTER DELETE ON consumers BEGIN
     INSERT INTO consumers_search (consumers_search, rowid, name, email, phone_number, alias, external_id)
-    VALUES ('delete', old.rowid, old.name, old.email, old.phone_number, old.alias, old.external_id);
+    VALUES ('delete', old.seq, old.name, old.email, old.phone_number, old.alias, old.external_id);
 END;
 CREATE TRIGGER consumers_search_update AFTER UPDATE OF name, email, phone_number, alias, external_id ON consumers BEGIN
     INSERT INTO consumers_search (consumers_search, rowid, name, email, phone_number, alias, external_id)
-    VALUES ('delete', old.rowid, old.name, old.email, old.phone_number, old.alias, old.external_id);
+    VALUES ('delete', old.seq, old.name, old.email, old.phone_number, old.alias, old.external_id);
     INSERT INTO consumers_search (rowid, name, email, phone_number, alias, external_id)
-    VALUES (new.rowid, new.name, new.email, new.phone_number, new.alias, new.external_id);
+    VALUES (new.seq, new.name, new.email, new.phone_number, new.alias, new.external_id);
 END;
 
 -- The exact-IBAN half of the search.

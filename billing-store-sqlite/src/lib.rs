@@ -67,7 +67,27 @@ fn init_sqlite() {
     });
 }
 
+/// Whether `haystack` contains `needle_folded` (already lower-cased), ignoring case across all of
+/// Unicode. SQLite's LIKE folds ASCII only; searches must fold every script the same way.
+pub(crate) fn contains_folded(haystack: &str, needle_folded: &str) -> bool {
+    if haystack.is_ascii() && needle_folded.is_ascii() {
+        let (h, n) = (haystack.as_bytes(), needle_folded.as_bytes());
+        return n.is_empty() || h.windows(n.len()).any(|w| w.eq_ignore_ascii_case(n));
+    }
+    haystack.to_lowercase().contains(needle_folded)
+}
+
+fn register_functions(conn: &Connection) -> rusqlite::Result<()> {
+    use rusqlite::functions::FunctionFlags;
+    conn.create_scalar_function("contains_folded", 2, FunctionFlags::SQLITE_UTF8 | FunctionFlags::SQLITE_DETERMINISTIC, |ctx| {
+        let hay: Option<String> = ctx.get(0)?;
+        let needle: String = ctx.get(1)?;
+        Ok(hay.is_some_and(|h| contains_folded(&h, &needle)))
+    })
+}
+
 fn configure(conn: &Connection) -> rusqlite::Result<()> {
+    register_functions(conn)?;
     conn.busy_timeout(std::time::Duration::from_secs(10))?;
     // mmap lets every connection read pages straight from the OS page cache instead of keeping
     // its own copy, which matters with many reader connections.

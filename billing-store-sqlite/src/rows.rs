@@ -77,17 +77,3 @@ pub fn i(v: i64) -> SqlValue {
 pub fn j<T: serde::Serialize>(v: &T) -> SqlValue {
     SqlValue::Text(serde_json::to_string(v).expect("serializable"))
 }
-
-/// Escapes `%`, `_` and `\` for a `LIKE … ESCAPE '\'` pattern that matches `term` anywhere.
-pub fn contains_pattern(term: &str) -> String {
-    let mut p = String::with_capacity(term.len() + 2);
-    p.push('%');
-    for ch in term.chars() {
-        if matches!(ch, '%' | '_' | '\\') {
-            p.push('\\');
-        }
-        p.push(ch);
-    }
-    p.push('%');
-    p
-}

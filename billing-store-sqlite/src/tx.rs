@@ -370,14 +370,24 @@ fn event_row(r: &Row) -> rusqlite::Result<Event> {
 fn metadata_filter(sql: &mut String, params: &mut Vec<SqlValue>, filters: &[(String, String)]) {
     for (k, v) in filters {
         let path = format!("$.\"{}\"", k.replace('"', "\\\""));
+        // Compare with the value's JSON text, as PostgreSQL's `->>` does: json_extract alone
+        // would turn `true` into 1.
+        let (p, val) = (params.len() + 1, params.len() + 2);
         sql.push_str(&format!(
-            " AND CAST(json_extract(external_metadata, ?{}) AS TEXT) = ?{}",
-            params.len() + 1,
-            params.len() + 2
+            " AND (CASE json_type(external_metadata, ?{p}) WHEN 'true' THEN 'true' WHEN 'false' THEN 'false' WHEN 'null' THEN NULL \
+             ELSE CAST(json_extract(external_metadata, ?{p}) AS TEXT) END) = ?{val}"
         ));
         params.push(s(path));
         params.push(s(v.as_str()));
     }
+}
+
+/// ` AND (contains_folded(col1, ?n) OR …)`: a Unicode case-insensitive substring match.
+fn folded_search(sql: &mut String, params: &mut Vec<SqlValue>, columns: &[&str], term: &str, extra: &str) {
+    let n = params.len() + 1;
+    let ors: Vec<String> = columns.iter().map(|c| format!("contains_folded({c}, ?{n})")).collect();
+    sql.push_str(&format!(" AND ({}{extra})", ors.join(" OR ")));
+    params.push(s(term.to_lowercase()));
 }
 
 impl Tx for SqliteTx<'_> {
@@ -644,24 +654,24 @@ impl Tx for SqliteTx<'_> {
         let mut sql = String::from("FROM consumers WHERE branch_id = ?1 AND is_deleted = 0");
         let mut params = vec![u(branch)];
         if let Some(term) = &q.search {
-            let n = params.len();
             if term.chars().count() >= 3 {
-                // Trigram phrase query: case-insensitive substring of any searched column.
+                // Trigram phrase query on the search index: a case-insensitive substring of any
+                // searched column; or the exact IBAN.
+                let n = params.len();
                 sql.push_str(&format!(
-                    " AND rowid IN (SELECT rowid FROM consumers_search WHERE consumers_search MATCH ?{a} UNION SELECT rowid FROM consumers WHERE branch_id = ?1 AND iban = ?{b} AND is_deleted = 0)",
+                    " AND seq IN (SELECT rowid FROM consumers_search WHERE consumers_search MATCH ?{a} \
+                     UNION SELECT seq FROM consumers WHERE branch_id = ?1 AND iban = ?{b} AND is_deleted = 0)",
                     a = n + 1,
                     b = n + 2
                 ));
                 params.push(s(format!("\"{}\"", term.replace('"', "\"\""))));
+                params.push(s(term.as_str()));
             } else {
-                sql.push_str(&format!(
-                    " AND (name LIKE ?{a} ESCAPE '\\' OR email LIKE ?{a} ESCAPE '\\' OR phone_number LIKE ?{a} ESCAPE '\\' OR alias LIKE ?{a} ESCAPE '\\' OR external_id LIKE ?{a} ESCAPE '\\' OR iban = ?{b})",
-                    a = n + 1,
-                    b = n + 2
-                ));
-                params.push(s(contains_pattern(term)));
+                // Too short for trigrams: scan the branch.
+                let iban = format!(" OR iban = ?{}", params.len() + 2);
+                folded_search(&mut sql, &mut params, &["name", "email", "phone_number", "alias", "external_id"], term, &iban);
+                params.push(s(term.as_str()));
             }
-            params.push(s(term.as_str()));
         }
         if let Some(ext) = &f.external_id {
             sql.push_str(&format!(" AND external_id = ?{}", params.len() + 1));
@@ -711,11 +721,7 @@ impl Tx for SqliteTx<'_> {
         let mut sql = String::from("FROM products WHERE branch_id = ?1 AND is_deleted = 0");
         let mut params = vec![u(branch)];
         if let Some(term) = &q.search {
-            sql.push_str(&format!(
-                " AND (name LIKE ?{n} ESCAPE '\\' OR description LIKE ?{n} ESCAPE '\\')",
-                n = params.len() + 1
-            ));
-            params.push(s(contains_pattern(term)));
+            folded_search(&mut sql, &mut params, &["name", "description"], term, "");
         }
         if let Some(a) = f.active {
             sql.push_str(&format!(" AND is_active = ?{}", params.len() + 1));
@@ -773,8 +779,7 @@ impl Tx for SqliteTx<'_> {
         let mut sql = String::from("FROM coupons WHERE branch_id = ?1 AND is_deleted = 0");
         let mut params = vec![u(branch)];
         if let Some(term) = &q.search {
-            sql.push_str(&format!(" AND name LIKE ?{} ESCAPE '\\'", params.len() + 1));
-            params.push(s(contains_pattern(term)));
+            folded_search(&mut sql, &mut params, &["name"], term, "");
         }
         if let Some(a) = f.active {
             sql.push_str(&format!(" AND is_active = ?{}", params.len() + 1));

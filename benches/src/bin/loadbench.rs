@@ -150,13 +150,13 @@ fn main() {
             serde_json::json!({"name": format!("New {i}"), "phone_number": format!("+9665{:08}", 10_000_000 + i), "email": format!("new{i}@example.com")});
         (Method::POST, "/api/v2/consumers".into(), Some(serde_json::to_vec(&body).unwrap()))
     });
-    let before = match &app.billing.store {
+    let commit_stats = || match &app.billing.store {
         billing_server::backend::Backend::Sqlite(s) => s.commit_stats(),
+        billing_server::backend::Backend::Postgres(_) => (0, 0),
     };
+    let before = commit_stats();
     let post_r = client_rt.block_on(run("POST /api/v2/consumers (durable)", addr, headers.clone(), c, warm, d, post));
-    let after = match &app.billing.store {
-        billing_server::backend::Backend::Sqlite(s) => s.commit_stats(),
-    };
+    let after = commit_stats();
     println!("{post_r}");
     let (txs, commits) = (after.0 - before.0, after.1 - before.1);
     println!(

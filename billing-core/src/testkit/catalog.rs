@@ -159,7 +159,8 @@ pub fn list_filters<H: Harness>() {
     let p2 = mk(json!({"name": "P2", "type": "RECURRING", "recurring_interval": "YEAR", "price": 20}));
     let p3 = mk(json!({"name": "P3", "type": "ONE_OFF", "is_active": false, "prices": [{"currency": "USD", "amount": 5}]}));
     let p4 = mk(json!({"name": "P4", "type": "ONE_OFF", "price": 1, "prices": [{"currency": "USD", "amount": 2}]}));
-    update(&w, s, p4, json!({"price": 1})).unwrap();
+    // `prices` is the whole set: P4 loses its USD price.
+    update(&w, s, p4, json!({"prices": [{"currency": "SAR", "amount": 1}]})).unwrap();
     let p5 = mk(json!({"name": "P5", "type": "ONE_OFF"}));
     let cases: &[(&str, Vec<ProductId>)] = &[
         ("", vec![p1, p2, p3, p4, p5]),
@@ -352,13 +353,20 @@ pub fn update_replaces_prices<H: Harness>() {
     assert_eq!((renamed.name.as_str(), renamed.description.as_deref()), ("Plan B", Some("now described")));
     assert_eq!(w.billing.get_product(s, p.id).unwrap(), renamed);
 
+    let before: Vec<Currency> = renamed.prices.iter().filter(|x| x.is_active).map(|x| x.currency()).collect();
     let only_sar = update(&w, s, p.id, json!({"price": "130.00"})).unwrap();
-    assert_eq!(
-        only_sar.prices.iter().filter(|x| x.is_active).count(),
-        1,
-        "`price` alone is the whole price list"
-    );
+    let mut after: Vec<Currency> = only_sar.prices.iter().filter(|x| x.is_active).map(|x| x.currency()).collect();
+    let mut expected = before.clone();
+    if !expected.contains(&Currency::SAR) {
+        expected.push(Currency::SAR);
+    }
+    expected.sort();
+    after.sort();
+    assert_eq!(after, expected, "`price` alone sets the default currency's price and keeps the others");
     assert_eq!(only_sar.active_price(Currency::SAR).map(|x| x.amount.to_string()), Some("130.00".into()));
+    for c in before.iter().filter(|c| **c != Currency::SAR) {
+        assert_eq!(only_sar.active_price(*c), renamed.active_price(*c), "{c} price untouched");
+    }
     assert_eq!(w.billing.get_product(s, p.id).unwrap(), only_sar);
     let deact = update(&w, s, p.id, json!({"is_active": false, "external_metadata": {"x": "y"}})).unwrap();
     assert_eq!(w.billing.get_product(s, p.id).unwrap(), deact);

@@ -75,7 +75,11 @@ pub fn ts(s: &str) -> Timestamp {
 
 /// An exact amount (`"1.250"` KWD); panics when the currency has fewer digits.
 pub fn money(amount: &str, c: Currency) -> Money {
-    Money::exact(amount.parse().expect("decimal"), c).unwrap_or_else(|| panic!("{amount} is not exact in {c}"))
+    // Not `Money::exact`: stores must keep amounts beyond what the API accepts, too.
+    let d: rust_decimal::Decimal = amount.parse().expect("decimal");
+    let m = Money::new(d, c);
+    assert_eq!(m.amount(), d, "{amount} is not exact in {c}");
+    m
 }
 
 /// A fresh, valid, unique e-mail address.

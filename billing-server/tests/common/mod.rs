@@ -25,7 +25,8 @@ pub struct TestServer {
     pub key: String,
     rt: tokio::runtime::Runtime,
     client: Client<hyper_util::client::legacy::connect::HttpConnector, Full<Bytes>>,
-    _db_dir: Option<tempfile::TempDir>,
+    /// Keeps the database alive (a temporary directory or database); dropped last.
+    _db: Box<dyn std::any::Any>,
 }
 
 #[derive(Debug)]
@@ -57,10 +58,19 @@ impl TestServer {
     pub fn sqlite() -> Self {
         let dir = tempfile::tempdir().unwrap();
         let url = format!("sqlite://{}", dir.path().join("billing.db").display());
-        Self::start(url, Some(dir))
+        Self::start(url, Box::new(dir))
     }
 
-    pub fn start(database_url: String, db_dir: Option<tempfile::TempDir>) -> Self {
+    /// A server on a new PostgreSQL database of the server named by `BILLING_TEST_DATABASE_URL`,
+    /// or `None` when it is not set.
+    pub fn postgres() -> Option<Self> {
+        let server = billing_store_postgres::testing::server_url()?;
+        let db = billing_store_postgres::testing::TempDatabase::create(&server).expect("create test database");
+        let url = db.url().to_string();
+        Some(Self::start(url, Box::new(db)))
+    }
+
+    pub fn start(database_url: String, db: Box<dyn std::any::Any>) -> Self {
         let config = Config {
             database_url,
             jwt_secret: JWT_SECRET.into(),
@@ -86,7 +96,7 @@ impl TestServer {
             key,
             rt,
             client,
-            _db_dir: db_dir,
+            _db: db,
         }
     }
 
@@ -209,8 +219,8 @@ impl TestServer {
     }
 }
 
-/// Runs each listed test body against every backend, as separate tests
-/// (`sqlite::name`, later `postgres::name`).
+/// Runs each listed test body against every backend, as separate tests: `sqlite::name` and
+/// `postgres::name` (which says SKIPPED when `BILLING_TEST_DATABASE_URL` is not set).
 #[macro_export]
 macro_rules! http_tests {
     ($($name:ident),* $(,)?) => {
@@ -220,6 +230,17 @@ macro_rules! http_tests {
                 fn $name() {
                     let srv = $crate::common::TestServer::sqlite();
                     super::$name(&srv);
+                }
+            )*
+        }
+        mod postgres {
+            $(
+                #[test]
+                fn $name() {
+                    match $crate::common::TestServer::postgres() {
+                        Some(srv) => super::$name(&srv),
+                        None => eprintln!("SKIPPED postgres::{}: BILLING_TEST_DATABASE_URL is not set", stringify!($name)),
+                    }
                 }
             )*
         }
