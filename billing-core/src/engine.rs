@@ -51,7 +51,7 @@ impl<S: Store> Billing<S> {
     pub fn authenticate(&self, cred: &Credential, branch: Option<BranchId>) -> Result<Scope> {
         let server_now = self.clock.now();
         self.store.read(|tx| {
-            let (org_id, user, access, role, default_branch, api_key_id) = match cred {
+            let (org_id, user_id, access, role, default_branch, api_key_id) = match cred {
                 Credential::ApiKey { key, secret } => {
                     let k = tx
                         .api_key_by_key(key)?
@@ -60,10 +60,8 @@ impl<S: Store> Billing<S> {
                     if !k.secret_matches(secret) {
                         return Err(Error::unauthorized("wrong API secret"));
                     }
-                    let user = tx
-                        .user(k.org_id, k.user_id)?
-                        .ok_or_else(|| Error::unauthorized("the key's user no longer exists"))?;
-                    (k.org_id, user, k.access(), k.role(), Some(k.default_branch_id), Some(k.id))
+                    // The key itself carries its role, branches and the user it acts for.
+                    (k.org_id, k.user_id, k.access(), k.role(), Some(k.default_branch_id), Some(k.id))
                 }
                 Credential::Bearer(token) => {
                     if self.jwt_secret.is_empty() {
@@ -76,8 +74,7 @@ impl<S: Store> Billing<S> {
                     } else {
                         BranchAccess::Only(user.branch_ids.clone())
                     };
-                    let role = user.role;
-                    (claims.org, user, access, role, None, None)
+                    (claims.org, user.id, access, user.role, None, None)
                 }
             };
             let org = tx.org(org_id)?.ok_or_else(|| Error::unauthorized("unknown organization"))?;
@@ -94,12 +91,7 @@ impl<S: Store> Billing<S> {
                     .find(|b| access.allows(b.id))
                     .ok_or_else(|| Error::forbidden("the user has no branch"))?,
             };
-            let actor = crate::auth::Actor {
-                user_id: user.id,
-                role,
-                access: access.clone(),
-                api_key_id,
-            };
+            let actor = crate::auth::Actor { user_id, role, access: access.clone(), api_key_id };
             Ok(Scope { org, branch, actor })
         })
     }

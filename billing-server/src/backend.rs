@@ -20,6 +20,15 @@ impl Backend {
         Ok(Backend::Sqlite(SqliteStore::open_url(url)?))
     }
 
+    /// Runs `f` (authentication and a read operation) in one read transaction where the backend
+    /// supports it, so both see one snapshot at the cost of one transaction.
+    pub fn read_session<R>(&self, f: impl FnOnce() -> R) -> R {
+        match self {
+            Backend::Sqlite(s) => s.read_session(f),
+            Backend::Postgres(_) => f(),
+        }
+    }
+
     /// Whether a read is served from this process's memory and disk without waiting on other
     /// transactions or the network, so it may run on an async worker thread.
     pub fn reads_are_local(&self) -> bool {

@@ -96,6 +96,41 @@ fn configure(conn: &Connection) -> rusqlite::Result<()> {
     Ok(())
 }
 
+/// BEGIN / COMMIT through the statement cache (no re-parsing per transaction).
+fn exec_cached(conn: &Connection, sql: &str) -> std::result::Result<(), StoreError> {
+    conn.prepare_cached(sql).and_then(|mut st| st.execute([])).map(|_| ()).map_err(backend)
+}
+
+/// The read transaction a thread has open through [`SqliteStore::read_session`].
+mod session {
+    use rusqlite::Connection;
+    use std::cell::Cell;
+
+    thread_local! {
+        static CURRENT: Cell<Option<(usize, *const Connection)>> = const { Cell::new(None) };
+    }
+
+    pub fn current(store: usize) -> Option<*const Connection> {
+        CURRENT.with(|c| c.get()).filter(|(s, _)| *s == store).map(|(_, conn)| conn)
+    }
+
+    /// Marks a session open for its lifetime (also when `f` panics).
+    pub struct Open;
+
+    impl Open {
+        pub fn new(store: usize, conn: &Connection) -> Self {
+            CURRENT.with(|c| c.set(Some((store, conn as *const Connection))));
+            Open
+        }
+    }
+
+    impl Drop for Open {
+        fn drop(&mut self) {
+            CURRENT.with(|c| c.set(None));
+        }
+    }
+}
+
 fn backend(e: rusqlite::Error) -> StoreError {
     StoreError::Backend(e.to_string())
 }
@@ -189,6 +224,31 @@ impl SqliteStore {
         }
     }
 
+    /// Runs `f` with one read transaction open on this thread: every `read` of this store that
+    /// `f` makes shares it (one snapshot, one BEGIN/COMMIT). For a request that authenticates
+    /// and then reads. Writes are unaffected.
+    pub fn read_session<R>(&self, f: impl FnOnce() -> R) -> R {
+        if self.inner.path.is_none() || session::current(self.id()).is_some() {
+            return f();
+        }
+        let Ok(conn) = self.reader() else { return f() };
+        if exec_cached(&conn, "BEGIN").is_err() {
+            return f();
+        }
+        let result = {
+            let _open = session::Open::new(self.id(), &conn);
+            f()
+        };
+        if exec_cached(&conn, "COMMIT").is_ok() {
+            self.give_back(conn);
+        }
+        result
+    }
+
+    fn id(&self) -> usize {
+        Arc::as_ptr(&self.inner) as usize
+    }
+
     /// Number of transactions committed and of commits (fsyncs) so far: their ratio shows how
     /// well group commit batches.
     pub fn commit_stats(&self) -> (u64, u64) {
@@ -201,15 +261,20 @@ impl Store for SqliteStore {
         if self.inner.path.is_none() {
             return self.inner.writer.run_alone(&self.inner.constraints, &mut f);
         }
+        if let Some(conn) = session::current(self.id()) {
+            // SAFETY: the session's connection lives until `read_session` returns, which is
+            // after this call, on this same thread.
+            let conn = unsafe { &*conn };
+            return f(&mut tx::SqliteTx::new(conn, &self.inner.constraints));
+        }
         let conn = self.reader()?;
         // An explicit transaction gives every statement of `f` the same snapshot.
-        conn.execute_batch("BEGIN").map_err(backend)?;
+        exec_cached(&conn, "BEGIN")?;
         let result = {
             let mut tx = tx::SqliteTx::new(&conn, &self.inner.constraints);
             f(&mut tx)
         };
-        let end = conn.execute_batch("COMMIT");
-        if end.is_ok() {
+        if exec_cached(&conn, "COMMIT").is_ok() {
             self.give_back(conn);
         }
         result

@@ -20,6 +20,63 @@ use rusqlite::types::Value as SqlValue;
 use rusqlite::{params_from_iter, Connection, OptionalExtension, Row};
 use std::str::FromStr;
 
+// Column lists as macros so that whole statements are compile-time constants (`concat!`).
+macro_rules! org_cols {
+    () => {
+        "id, name, name_en, sandbox, settings, clock_offset_us, created_at"
+    };
+}
+macro_rules! user_cols {
+    () => {
+        "id, org_id, email, first_name, last_name, en_first_name, en_last_name, role, created_at"
+    };
+}
+macro_rules! key_cols {
+    () => {
+        "id, org_id, user_id, name, key, secret_hash, branch_ids, default_branch_id, is_all_branches, created_at, revoked_at"
+    };
+}
+macro_rules! branch_cols {
+    () => {
+        "id, org_id, name, created_at, deleted_at, (SELECT COUNT(*) FROM user_branches ub WHERE ub.branch_id = branches.id)"
+    };
+}
+macro_rules! notification_cols {
+    () => {
+        "id, org_id, branch_id, channel, recipient, template, language, payload, created_at, sent_at"
+    };
+}
+macro_rules! consumer_cols {
+    () => {
+        "id, org_id, branch_id, name, phone_number, email, external_id, iban, alias, comment, preferred_language, communication_methods, consumer_type, address, vat_number, commercial_registration, external_metadata, is_deleted, created_at, updated_at"
+    };
+}
+macro_rules! product_cols {
+    () => {
+        "id, org_id, branch_id, name, description, product_type, recurring_interval, recurring_interval_count, is_active, external_metadata, used_in_finalized_invoice, is_deleted, created_at, updated_at"
+    };
+}
+macro_rules! price_cols {
+    () => {
+        "id, product_id, currency, amount, vat_mode, is_active, created_at, updated_at"
+    };
+}
+macro_rules! coupon_cols {
+    () => {
+        "id, org_id, branch_id, name, is_percentage, discount_value, currency, is_active, used_in_finalized_invoice, redemptions, is_deleted, created_at, updated_at"
+    };
+}
+macro_rules! event_cols {
+    () => {
+        "id, org_id, branch_id, event_type, entity_type, entity_id, payload, created_at"
+    };
+}
+macro_rules! product_cols_w {
+    () => {
+        "id, org_id, branch_id, name, description, product_type, recurring_interval, recurring_interval_count, is_active, external_metadata, sort_price, used_in_finalized_invoice, is_deleted, created_at, updated_at"
+    };
+}
+
 /// Sort column, direction and page of a list query.
 struct Paging<'a> {
     order: &'a str,
@@ -93,14 +150,13 @@ impl<'c> SqliteTx<'c> {
 
     fn prices_of(&self, product: ProductId) -> StoreResult<Vec<ProductPrice>> {
         self.all(
-            &format!("SELECT {PRICE_COLS} FROM product_prices WHERE product_id = ?1 ORDER BY created_at, id"),
+            concat!("SELECT ", price_cols!(), " FROM product_prices WHERE product_id = ?1 ORDER BY created_at, id"),
             vec![u(product)],
             price_row,
         )
     }
 }
 
-const ORG_COLS: &str = "id, name, name_en, sandbox, settings, clock_offset_us, created_at";
 fn org_row(r: &Row) -> rusqlite::Result<Organization> {
     Ok(Organization {
         id: id(r, 0)?,
@@ -113,7 +169,6 @@ fn org_row(r: &Row) -> rusqlite::Result<Organization> {
     })
 }
 
-const USER_COLS: &str = "id, org_id, email, first_name, last_name, en_first_name, en_last_name, role, created_at";
 fn user_row(r: &Row) -> rusqlite::Result<User> {
     Ok(User {
         id: id(r, 0)?,
@@ -129,7 +184,6 @@ fn user_row(r: &Row) -> rusqlite::Result<User> {
     })
 }
 
-const KEY_COLS: &str = "id, org_id, user_id, name, key, secret_hash, branch_ids, default_branch_id, is_all_branches, created_at, revoked_at";
 fn key_row(r: &Row) -> rusqlite::Result<ApiKey> {
     Ok(ApiKey {
         id: id(r, 0)?,
@@ -146,7 +200,6 @@ fn key_row(r: &Row) -> rusqlite::Result<ApiKey> {
     })
 }
 
-const BRANCH_COLS: &str = "id, org_id, name, created_at, deleted_at, (SELECT COUNT(*) FROM user_branches ub WHERE ub.branch_id = branches.id)";
 fn branch_row(r: &Row) -> rusqlite::Result<Branch> {
     Ok(Branch {
         id: id(r, 0)?,
@@ -162,7 +215,6 @@ fn name_key(name: &str) -> String {
     name.trim().to_lowercase()
 }
 
-const NOTIFICATION_COLS: &str = "id, org_id, branch_id, channel, recipient, template, language, payload, created_at, sent_at";
 fn notification_row(r: &Row) -> rusqlite::Result<Notification> {
     Ok(Notification {
         id: id(r, 0)?,
@@ -178,7 +230,6 @@ fn notification_row(r: &Row) -> rusqlite::Result<Notification> {
     })
 }
 
-const CONSUMER_COLS: &str = "id, org_id, branch_id, name, phone_number, email, external_id, iban, alias, comment, preferred_language, communication_methods, consumer_type, address, vat_number, commercial_registration, external_metadata, is_deleted, created_at, updated_at";
 fn consumer_row(r: &Row) -> rusqlite::Result<Consumer> {
     let methods: Vec<String> = json(r, 11)?;
     Ok(Consumer {
@@ -235,7 +286,6 @@ fn consumer_params(c: &Consumer) -> Vec<SqlValue> {
     ]
 }
 
-const PRODUCT_COLS: &str = "id, org_id, branch_id, name, description, product_type, recurring_interval, recurring_interval_count, is_active, external_metadata, used_in_finalized_invoice, is_deleted, created_at, updated_at";
 fn product_row(r: &Row) -> rusqlite::Result<Product> {
     Ok(Product {
         id: id(r, 0)?,
@@ -280,7 +330,6 @@ fn product_params(p: &Product, default: Currency) -> Vec<SqlValue> {
     ]
 }
 
-const PRICE_COLS: &str = "id, product_id, currency, amount, vat_mode, is_active, created_at, updated_at";
 fn vat_mode_name(m: VatMode) -> &'static str {
     match m {
         VatMode::Inclusive => "INCLUSIVE",
@@ -307,7 +356,6 @@ fn price_row(r: &Row) -> rusqlite::Result<ProductPrice> {
     })
 }
 
-const COUPON_COLS: &str = "id, org_id, branch_id, name, is_percentage, discount_value, currency, is_active, used_in_finalized_invoice, redemptions, is_deleted, created_at, updated_at";
 fn coupon_row(r: &Row) -> rusqlite::Result<Coupon> {
     let pct: bool = r.get(4)?;
     let value = from_stored(r.get(5)?);
@@ -352,7 +400,6 @@ fn coupon_params(c: &Coupon) -> Vec<SqlValue> {
     ]
 }
 
-const EVENT_COLS: &str = "id, org_id, branch_id, event_type, entity_type, entity_id, payload, created_at";
 fn event_row(r: &Row) -> rusqlite::Result<Event> {
     Ok(Event {
         id: id(r, 0)?,
@@ -393,7 +440,7 @@ fn folded_search(sql: &mut String, params: &mut Vec<SqlValue>, columns: &[&str],
 impl Tx for SqliteTx<'_> {
     fn insert_org(&mut self, org: &Organization) -> StoreResult<()> {
         self.exec(
-            &format!("INSERT INTO organizations ({ORG_COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"),
+            concat!("INSERT INTO organizations (", org_cols!(), ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"),
             vec![
                 u(org.id),
                 s(&org.name),
@@ -408,7 +455,7 @@ impl Tx for SqliteTx<'_> {
     }
 
     fn org(&mut self, org: OrgId) -> StoreResult<Option<Organization>> {
-        self.one(&format!("SELECT {ORG_COLS} FROM organizations WHERE id = ?1"), vec![u(org)], org_row)
+        self.one(concat!("SELECT ", org_cols!(), " FROM organizations WHERE id = ?1"), vec![u(org)], org_row)
     }
 
     fn update_org(&mut self, org: &Organization) -> StoreResult<()> {
@@ -427,12 +474,12 @@ impl Tx for SqliteTx<'_> {
     }
 
     fn list_orgs(&mut self) -> StoreResult<Vec<Organization>> {
-        self.all(&format!("SELECT {ORG_COLS} FROM organizations ORDER BY created_at, id"), vec![], org_row)
+        self.all(concat!("SELECT ", org_cols!(), " FROM organizations ORDER BY created_at, id"), vec![], org_row)
     }
 
     fn insert_user(&mut self, user: &User) -> StoreResult<()> {
         self.exec(
-            &format!("INSERT INTO users ({USER_COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"),
+            concat!("INSERT INTO users (", user_cols!(), ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"),
             vec![
                 u(user.id),
                 u(user.org_id),
@@ -456,7 +503,7 @@ impl Tx for SqliteTx<'_> {
 
     fn user(&mut self, org: OrgId, user: UserId) -> StoreResult<Option<User>> {
         let Some(mut found) = self.one(
-            &format!("SELECT {USER_COLS} FROM users WHERE id = ?1 AND org_id = ?2"),
+            concat!("SELECT ", user_cols!(), " FROM users WHERE id = ?1 AND org_id = ?2"),
             vec![u(user), u(org)],
             user_row,
         )?
@@ -469,7 +516,7 @@ impl Tx for SqliteTx<'_> {
 
     fn first_org_admin(&mut self, org: OrgId) -> StoreResult<Option<User>> {
         let Some(mut found) = self.one(
-            &format!("SELECT {USER_COLS} FROM users WHERE org_id = ?1 AND role = 'organization_admin' ORDER BY created_at, id LIMIT 1"),
+            concat!("SELECT ", user_cols!(), " FROM users WHERE org_id = ?1 AND role = 'organization_admin' ORDER BY created_at, id LIMIT 1"),
             vec![u(org)],
             user_row,
         )?
@@ -482,7 +529,7 @@ impl Tx for SqliteTx<'_> {
 
     fn insert_api_key(&mut self, k: &ApiKey) -> StoreResult<()> {
         self.exec(
-            &format!("INSERT INTO api_keys ({KEY_COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)"),
+            concat!("INSERT INTO api_keys (", key_cols!(), ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)"),
             vec![
                 u(k.id),
                 u(k.org_id),
@@ -501,7 +548,7 @@ impl Tx for SqliteTx<'_> {
     }
 
     fn api_key_by_key(&mut self, key: &str) -> StoreResult<Option<ApiKey>> {
-        self.one(&format!("SELECT {KEY_COLS} FROM api_keys WHERE key = ?1"), vec![s(key)], key_row)
+        self.one(concat!("SELECT ", key_cols!(), " FROM api_keys WHERE key = ?1"), vec![s(key)], key_row)
     }
 
     fn count_api_keys_defaulting_to(&mut self, branch: BranchId) -> StoreResult<u64> {
@@ -528,7 +575,7 @@ impl Tx for SqliteTx<'_> {
 
     fn branch(&mut self, org: OrgId, branch: BranchId) -> StoreResult<Option<Branch>> {
         self.one(
-            &format!("SELECT {BRANCH_COLS} FROM branches WHERE id = ?1 AND org_id = ?2 AND deleted_at IS NULL"),
+            concat!("SELECT ", branch_cols!(), " FROM branches WHERE id = ?1 AND org_id = ?2 AND deleted_at IS NULL"),
             vec![u(branch), u(org)],
             branch_row,
         )
@@ -536,7 +583,7 @@ impl Tx for SqliteTx<'_> {
 
     fn branch_by_name(&mut self, org: OrgId, name: &str) -> StoreResult<Option<Branch>> {
         self.one(
-            &format!("SELECT {BRANCH_COLS} FROM branches WHERE org_id = ?1 AND name_key = ?2 AND deleted_at IS NULL"),
+            concat!("SELECT ", branch_cols!(), " FROM branches WHERE org_id = ?1 AND name_key = ?2 AND deleted_at IS NULL"),
             vec![u(org), s(name_key(name))],
             branch_row,
         )
@@ -544,7 +591,7 @@ impl Tx for SqliteTx<'_> {
 
     fn list_branches(&mut self, org: OrgId) -> StoreResult<Vec<Branch>> {
         self.all(
-            &format!("SELECT {BRANCH_COLS} FROM branches WHERE org_id = ?1 AND deleted_at IS NULL ORDER BY created_at, id"),
+            concat!("SELECT ", branch_cols!(), " FROM branches WHERE org_id = ?1 AND deleted_at IS NULL ORDER BY created_at, id"),
             vec![u(org)],
             branch_row,
         )
@@ -578,7 +625,7 @@ impl Tx for SqliteTx<'_> {
 
     fn insert_notification(&mut self, n: &Notification) -> StoreResult<()> {
         self.exec(
-            &format!("INSERT INTO notifications ({NOTIFICATION_COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"),
+            concat!("INSERT INTO notifications (", notification_cols!(), ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"),
             vec![
                 u(n.id),
                 u(n.org_id),
@@ -597,7 +644,7 @@ impl Tx for SqliteTx<'_> {
 
     fn list_notifications(&mut self, org: OrgId) -> StoreResult<Vec<Notification>> {
         self.all(
-            &format!("SELECT {NOTIFICATION_COLS} FROM notifications WHERE org_id = ?1 ORDER BY created_at, id"),
+            concat!("SELECT ", notification_cols!(), " FROM notifications WHERE org_id = ?1 ORDER BY created_at, id"),
             vec![u(org)],
             notification_row,
         )
@@ -613,7 +660,7 @@ impl Tx for SqliteTx<'_> {
 
     fn consumer(&mut self, branch: BranchId, consumer: ConsumerId) -> StoreResult<Option<Consumer>> {
         self.one(
-            &format!("SELECT {CONSUMER_COLS} FROM consumers WHERE id = ?1 AND branch_id = ?2"),
+            concat!("SELECT ", consumer_cols!(), " FROM consumers WHERE id = ?1 AND branch_id = ?2"),
             vec![u(consumer), u(branch)],
             consumer_row,
         )
@@ -632,7 +679,7 @@ impl Tx for SqliteTx<'_> {
         // unique index, while the OR would scan the whole branch.
         if let Some(p) = phone {
             let hit = self.one(
-                &format!("SELECT {CONSUMER_COLS} FROM consumers WHERE branch_id = ?1 AND phone_number = ?2 AND is_deleted = 0 AND id <> ?3 LIMIT 1"),
+                concat!("SELECT ", consumer_cols!(), " FROM consumers WHERE branch_id = ?1 AND phone_number = ?2 AND is_deleted = 0 AND id <> ?3 LIMIT 1"),
                 vec![u(branch), s(p), u(except)],
                 consumer_row,
             )?;
@@ -642,7 +689,7 @@ impl Tx for SqliteTx<'_> {
         }
         if let Some(e) = email_lower {
             return self.one(
-                &format!("SELECT {CONSUMER_COLS} FROM consumers WHERE branch_id = ?1 AND email_lower = ?2 AND is_deleted = 0 AND id <> ?3 LIMIT 1"),
+                concat!("SELECT ", consumer_cols!(), " FROM consumers WHERE branch_id = ?1 AND email_lower = ?2 AND is_deleted = 0 AND id <> ?3 LIMIT 1"),
                 vec![u(branch), s(e), u(except)],
                 consumer_row,
             );
@@ -656,7 +703,9 @@ impl Tx for SqliteTx<'_> {
         if let Some(term) = &q.search {
             if term.chars().count() >= 3 {
                 // Trigram phrase query on the search index: a case-insensitive substring of any
-                // searched column; or the exact IBAN.
+                // searched column; or the exact IBAN. `+branch_id` keeps the planner from walking
+                // the whole branch by its index: the matching rows drive the query instead.
+                sql = sql.replacen("WHERE branch_id = ?1", "WHERE +branch_id = ?1", 1);
                 let n = params.len();
                 sql.push_str(&format!(
                     " AND seq IN (SELECT rowid FROM consumers_search WHERE consumers_search MATCH ?{a} \
@@ -685,12 +734,12 @@ impl Tx for SqliteTx<'_> {
             ConsumerSort::PhoneNumber => "phone_number",
             ConsumerSort::ExternalId => "external_id",
         };
-        self.page(&format!("SELECT {CONSUMER_COLS}"), &sql, params, Paging { order, dir: q.direction, page: q.page, limit: q.limit }, consumer_row)
+        self.page(concat!("SELECT ", consumer_cols!()), &sql, params, Paging { order, dir: q.direction, page: q.page, limit: q.limit }, consumer_row)
     }
 
     fn insert_product(&mut self, p: &Product, default_currency: Currency) -> StoreResult<()> {
         self.exec(
-            &format!("INSERT INTO products ({PRODUCT_COLS_W}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)"),
+            concat!("INSERT INTO products (", product_cols_w!(), ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)"),
             product_params(p, default_currency),
         )?;
         self.upsert_prices(p)
@@ -698,7 +747,7 @@ impl Tx for SqliteTx<'_> {
 
     fn product(&mut self, branch: BranchId, product: ProductId) -> StoreResult<Option<Product>> {
         let Some(mut p) = self.one(
-            &format!("SELECT {PRODUCT_COLS} FROM products WHERE id = ?1 AND branch_id = ?2 AND is_deleted = 0"),
+            concat!("SELECT ", product_cols!(), " FROM products WHERE id = ?1 AND branch_id = ?2 AND is_deleted = 0"),
             vec![u(product), u(branch)],
             product_row,
         )?
@@ -744,7 +793,7 @@ impl Tx for SqliteTx<'_> {
             ProductSort::Name => "name",
             ProductSort::CreatedAt => "created_at",
         };
-        let mut page = self.page(&format!("SELECT {PRODUCT_COLS}"), &sql, params, Paging { order, dir: q.direction, page: q.page, limit: q.limit }, product_row)?;
+        let mut page = self.page(concat!("SELECT ", product_cols!()), &sql, params, Paging { order, dir: q.direction, page: q.page, limit: q.limit }, product_row)?;
         for p in page.items.iter_mut() {
             p.prices = self.prices_of(p.id)?;
         }
@@ -761,7 +810,7 @@ impl Tx for SqliteTx<'_> {
 
     fn coupon(&mut self, branch: BranchId, coupon: CouponId) -> StoreResult<Option<Coupon>> {
         self.one(
-            &format!("SELECT {COUPON_COLS} FROM coupons WHERE id = ?1 AND branch_id = ?2 AND is_deleted = 0"),
+            concat!("SELECT ", coupon_cols!(), " FROM coupons WHERE id = ?1 AND branch_id = ?2 AND is_deleted = 0"),
             vec![u(coupon), u(branch)],
             coupon_row,
         )
@@ -795,12 +844,12 @@ impl Tx for SqliteTx<'_> {
             CouponSort::Name => "name",
             CouponSort::DiscountValue => "discount_value",
         };
-        self.page(&format!("SELECT {COUPON_COLS}"), &sql, params, Paging { order, dir: q.direction, page: q.page, limit: q.limit }, coupon_row)
+        self.page(concat!("SELECT ", coupon_cols!()), &sql, params, Paging { order, dir: q.direction, page: q.page, limit: q.limit }, coupon_row)
     }
 
     fn insert_event(&mut self, e: &Event) -> StoreResult<()> {
         self.exec(
-            &format!("INSERT INTO events ({EVENT_COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"),
+            concat!("INSERT INTO events (", event_cols!(), ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"),
             vec![
                 u(e.id),
                 u(e.org_id),
@@ -817,14 +866,13 @@ impl Tx for SqliteTx<'_> {
 
     fn list_events(&mut self, org: OrgId) -> StoreResult<Vec<Event>> {
         self.all(
-            &format!("SELECT {EVENT_COLS} FROM events WHERE org_id = ?1 ORDER BY seq"),
+            concat!("SELECT ", event_cols!(), " FROM events WHERE org_id = ?1 ORDER BY seq"),
             vec![u(org)],
             event_row,
         )
     }
 }
 
-const PRODUCT_COLS_W: &str = "id, org_id, branch_id, name, description, product_type, recurring_interval, recurring_interval_count, is_active, external_metadata, sort_price, used_in_finalized_invoice, is_deleted, created_at, updated_at";
 
 impl SqliteTx<'_> {
     fn upsert_prices(&self, p: &Product) -> StoreResult<()> {
@@ -833,10 +881,8 @@ impl SqliteTx<'_> {
         ordered.sort_by_key(|x| x.is_active);
         for pr in ordered {
             self.exec(
-                &format!(
-                    "INSERT INTO product_prices ({PRICE_COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
-                     ON CONFLICT(id) DO UPDATE SET currency = excluded.currency, amount = excluded.amount, vat_mode = excluded.vat_mode, is_active = excluded.is_active, updated_at = excluded.updated_at"
-                ),
+                concat!("INSERT INTO product_prices (", price_cols!(), ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+                     ON CONFLICT(id) DO UPDATE SET currency = excluded.currency, amount = excluded.amount, vat_mode = excluded.vat_mode, is_active = excluded.is_active, updated_at = excluded.updated_at"),
                 vec![u(pr.id), u(pr.product_id), s(pr.currency().code()), i(pr.amount.to_stored()), s(vat_mode_name(pr.vat_mode)), b(pr.is_active), t(&pr.created_at), t_opt(&pr.updated_at)],
             )?;
         }
