@@ -3,7 +3,7 @@
 
 use crate::auth::Scope;
 use crate::branch::Branch;
-use crate::clock::{format_rfc3339, Timestamp};
+use crate::clock::Timestamp;
 use crate::engine::Billing;
 use crate::error::{Code, Error, Result, StoreError};
 use crate::fields::{Email, Iban, Language, PhoneNumber};
@@ -25,6 +25,49 @@ pub struct Address {
     pub city: String,
     pub postal_code: Option<String>,
     pub country: String,
+}
+
+/// ConsumerResponse of the public API.
+#[derive(Debug, serde::Serialize)]
+pub struct ConsumerResponse<'a> {
+    pub id: ConsumerId,
+    pub name: &'a str,
+    pub phone_number: Option<&'a PhoneNumber>,
+    pub email: Option<&'a Email>,
+    pub external_id: Option<&'a str>,
+    pub consumer: ConsumerIdentity<'a>,
+    pub iban: Option<&'a Iban>,
+    pub is_deleted: bool,
+    pub alias: Option<&'a str>,
+    #[serde(with = "crate::clock::wire_time")]
+    pub created_at: Timestamp,
+    #[serde(with = "crate::clock::wire_time::option")]
+    pub updated_at: Option<Timestamp>,
+    pub branch: BranchSummary<'a>,
+    pub comment: Option<&'a str>,
+    pub communication_methods: &'a [CommunicationMethod],
+    pub preferred_language: Language,
+    pub consumer_type: ConsumerType,
+    pub address: Option<&'a Address>,
+    pub vat_number: Option<&'a str>,
+    pub commercial_registration: Option<&'a str>,
+    pub external_metadata: &'a Map<String, Value>,
+    pub last_invoice_activity: Option<Value>,
+}
+
+/// The nested `consumer` object of ConsumerResponse.
+#[derive(Debug, serde::Serialize)]
+pub struct ConsumerIdentity<'a> {
+    pub id: ConsumerId,
+    pub phone_number: Option<&'a PhoneNumber>,
+    pub preferred_language: Language,
+}
+
+/// The `{id, name}` branch summary embedded in resources.
+#[derive(Debug, serde::Serialize)]
+pub struct BranchSummary<'a> {
+    pub id: BranchId,
+    pub name: &'a str,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -52,31 +95,36 @@ pub struct Consumer {
 }
 
 impl Consumer {
-    /// ConsumerResponse.
+    /// ConsumerResponse, borrowed from the consumer: serializes straight to bytes.
+    pub fn response<'a>(&'a self, branch: &'a Branch) -> ConsumerResponse<'a> {
+        ConsumerResponse {
+            id: self.id,
+            name: &self.name,
+            phone_number: self.phone_number.as_ref(),
+            email: self.email.as_ref(),
+            external_id: self.external_id.as_deref(),
+            consumer: ConsumerIdentity { id: self.id, phone_number: self.phone_number.as_ref(), preferred_language: self.preferred_language },
+            iban: self.iban.as_ref(),
+            is_deleted: self.is_deleted,
+            alias: self.alias.as_deref(),
+            created_at: self.created_at,
+            updated_at: self.updated_at,
+            branch: BranchSummary { id: branch.id, name: &branch.name },
+            comment: self.comment.as_deref(),
+            communication_methods: &self.communication_methods,
+            preferred_language: self.preferred_language,
+            consumer_type: self.consumer_type,
+            address: self.address.as_ref(),
+            vat_number: self.vat_number.as_deref(),
+            commercial_registration: self.commercial_registration.as_deref(),
+            external_metadata: &self.external_metadata,
+            last_invoice_activity: None,
+        }
+    }
+
+    /// ConsumerResponse as a JSON value.
     pub fn to_json(&self, branch: &Branch) -> Value {
-        json!({
-            "id": self.id,
-            "name": self.name,
-            "phone_number": self.phone_number,
-            "email": self.email,
-            "external_id": self.external_id,
-            "consumer": {"id": self.id, "phone_number": self.phone_number, "preferred_language": self.preferred_language},
-            "iban": self.iban,
-            "is_deleted": self.is_deleted,
-            "alias": self.alias,
-            "created_at": format_rfc3339(&self.created_at),
-            "updated_at": self.updated_at.as_ref().map(format_rfc3339),
-            "branch": branch.summary(),
-            "comment": self.comment,
-            "communication_methods": self.communication_methods,
-            "preferred_language": self.preferred_language,
-            "consumer_type": self.consumer_type,
-            "address": self.address,
-            "vat_number": self.vat_number,
-            "commercial_registration": self.commercial_registration,
-            "external_metadata": self.external_metadata,
-            "last_invoice_activity": Value::Null,
-        })
+        serde_json::to_value(self.response(branch)).expect("serializable")
     }
 
     /// The consumer summary embedded in invoices and subscriptions.

@@ -50,49 +50,39 @@ impl<S: Store> Billing<S> {
     /// read. Bad credentials are 401; a branch the credential cannot use is 403.
     pub fn authenticate(&self, cred: &Credential, branch: Option<BranchId>) -> Result<Scope> {
         let server_now = self.clock.now();
-        self.store.read(|tx| {
-            let (org_id, user_id, access, role, default_branch, api_key_id) = match cred {
-                Credential::ApiKey { key, secret } => {
-                    let k = tx
-                        .api_key_by_key(key)?
-                        .filter(|k| k.revoked_at.is_none())
-                        .ok_or_else(|| Error::unauthorized("unknown API key"))?;
-                    if !k.secret_matches(secret) {
-                        return Err(Error::unauthorized("wrong API secret"));
-                    }
-                    // The key itself carries its role, branches and the user it acts for.
-                    (k.org_id, k.user_id, k.access(), k.role(), Some(k.default_branch_id), Some(k.id))
+        let forbidden = |b: BranchId| Error::forbidden(format!("no access to branch '{b}'"));
+        self.store.read(|tx| match cred {
+            Credential::ApiKey { key, secret } => {
+                let (k, org, found) = tx.api_key_context(key, branch)?.ok_or_else(|| Error::unauthorized("unknown API key"))?;
+                if k.revoked_at.is_some() {
+                    return Err(Error::unauthorized("unknown API key"));
                 }
-                Credential::Bearer(token) => {
-                    if self.jwt_secret.is_empty() {
-                        return Err(Error::unauthorized("bearer tokens are not enabled on this server"));
-                    }
-                    let claims = jwt::decode(&self.jwt_secret, token, server_now)?;
-                    let user = tx.user(claims.org, claims.sub)?.ok_or_else(|| Error::unauthorized("unknown user"))?;
-                    let access = if user.role == Role::OrganizationAdmin {
-                        BranchAccess::All
-                    } else {
-                        BranchAccess::Only(user.branch_ids.clone())
-                    };
-                    (claims.org, user.id, access, user.role, None, None)
+                if !k.secret_matches(secret) {
+                    return Err(Error::unauthorized("wrong API secret"));
                 }
-            };
-            let org = tx.org(org_id)?.ok_or_else(|| Error::unauthorized("unknown organization"))?;
-            let branch = match branch.or(default_branch) {
-                Some(b) => {
-                    if !access.allows(b) {
-                        return Err(Error::forbidden(format!("no access to branch '{b}'")));
-                    }
-                    tx.branch(org_id, b)?.ok_or_else(|| Error::forbidden(format!("no access to branch '{b}'")))?
+                let wanted = branch.unwrap_or(k.default_branch_id);
+                let access = k.access();
+                let branch = found.filter(|_| access.allows(wanted)).ok_or_else(|| forbidden(wanted))?;
+                // The key itself carries its role, branches and the user it acts for.
+                let actor = crate::auth::Actor { user_id: k.user_id, role: k.role(), access, api_key_id: Some(k.id) };
+                Ok(Scope { org, branch, actor })
+            }
+            Credential::Bearer(token) => {
+                if self.jwt_secret.is_empty() {
+                    return Err(Error::unauthorized("bearer tokens are not enabled on this server"));
                 }
-                None => tx
-                    .list_branches(org_id)?
-                    .into_iter()
-                    .find(|b| access.allows(b.id))
-                    .ok_or_else(|| Error::forbidden("the user has no branch"))?,
-            };
-            let actor = crate::auth::Actor { user_id, role, access: access.clone(), api_key_id };
-            Ok(Scope { org, branch, actor })
+                let claims = jwt::decode(&self.jwt_secret, token, server_now)?;
+                let user = tx.user(claims.org, claims.sub)?.ok_or_else(|| Error::unauthorized("unknown user"))?;
+                let access = if user.role == Role::OrganizationAdmin { BranchAccess::All } else { BranchAccess::Only(user.branch_ids.clone()) };
+                let org = tx.org(claims.org)?.ok_or_else(|| Error::unauthorized("unknown organization"))?;
+                let branch = match branch {
+                    Some(b) if !access.allows(b) => return Err(forbidden(b)),
+                    Some(b) => tx.branch(org.id, b)?.ok_or_else(|| forbidden(b))?,
+                    None => tx.list_branches(org.id)?.into_iter().find(|b| access.allows(b.id)).ok_or_else(|| Error::forbidden("the user has no branch"))?,
+                };
+                let actor = crate::auth::Actor { user_id: user.id, role: user.role, access, api_key_id: None };
+                Ok(Scope { org, branch, actor })
+            }
         })
     }
 

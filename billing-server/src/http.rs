@@ -12,7 +12,11 @@ use serde_json::{json, Value};
 pub type HttpResponse = Response<Full<Bytes>>;
 
 pub fn json_response(status: StatusCode, body: &Value) -> HttpResponse {
-    let bytes = serde_json::to_vec(body).expect("JSON values serialize");
+    bytes_response(status, serde_json::to_vec(body).expect("JSON values serialize"))
+}
+
+/// A response whose body is JSON already serialized.
+pub fn bytes_response(status: StatusCode, bytes: Vec<u8>) -> HttpResponse {
     let mut r = Response::new(Full::new(Bytes::from(bytes)));
     *r.status_mut() = status;
     r.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));

@@ -151,6 +151,7 @@ async fn respond(app: Arc<App>, req: Request<hyper::body::Incoming>) -> HttpResp
     };
     match result {
         Ok(Ok(Reply::Json(v))) => json_response(StatusCode::OK, &v),
+        Ok(Ok(Reply::Bytes(b))) => http::bytes_response(StatusCode::OK, b),
         Ok(Ok(Reply::Empty)) => json_response(StatusCode::OK, &serde_json::json!({})),
         Ok(Err(e)) => error_response(&e),
         Err(join) => {

@@ -19,6 +19,7 @@ use billing_core::store::{StoreResult, Tx};
 use rusqlite::types::Value as SqlValue;
 use rusqlite::{params_from_iter, Connection, OptionalExtension, Row};
 use std::str::FromStr;
+use uuid::Uuid;
 
 // Column lists as macros so that whole statements are compile-time constants (`concat!`).
 macro_rules! org_cols {
@@ -158,14 +159,18 @@ impl<'c> SqliteTx<'c> {
 }
 
 fn org_row(r: &Row) -> rusqlite::Result<Organization> {
+    org_row_at(r, 0)
+}
+
+fn org_row_at(r: &Row, o: usize) -> rusqlite::Result<Organization> {
     Ok(Organization {
-        id: id(r, 0)?,
-        name: r.get(1)?,
-        name_en: r.get(2)?,
-        sandbox: r.get(3)?,
-        settings: json(r, 4)?,
-        clock_offset_us: r.get(5)?,
-        created_at: ts(r, 6)?,
+        id: id(r, o)?,
+        name: r.get(o + 1)?,
+        name_en: r.get(o + 2)?,
+        sandbox: r.get(o + 3)?,
+        settings: json(r, o + 4)?,
+        clock_offset_us: r.get(o + 5)?,
+        created_at: ts(r, o + 6)?,
     })
 }
 
@@ -185,29 +190,37 @@ fn user_row(r: &Row) -> rusqlite::Result<User> {
 }
 
 fn key_row(r: &Row) -> rusqlite::Result<ApiKey> {
+    key_row_at(r, 0)
+}
+
+fn key_row_at(r: &Row, o: usize) -> rusqlite::Result<ApiKey> {
     Ok(ApiKey {
-        id: id(r, 0)?,
-        org_id: id(r, 1)?,
-        user_id: id(r, 2)?,
-        name: r.get(3)?,
-        key: r.get(4)?,
-        secret_hash: r.get(5)?,
-        branch_ids: json(r, 6)?,
-        default_branch_id: id(r, 7)?,
-        is_all_branches: r.get(8)?,
-        created_at: ts(r, 9)?,
-        revoked_at: ts_opt(r, 10)?,
+        id: id(r, o)?,
+        org_id: id(r, o + 1)?,
+        user_id: id(r, o + 2)?,
+        name: r.get(o + 3)?,
+        key: r.get(o + 4)?,
+        secret_hash: r.get(o + 5)?,
+        branch_ids: json(r, o + 6)?,
+        default_branch_id: id(r, o + 7)?,
+        is_all_branches: r.get(o + 8)?,
+        created_at: ts(r, o + 9)?,
+        revoked_at: ts_opt(r, o + 10)?,
     })
 }
 
 fn branch_row(r: &Row) -> rusqlite::Result<Branch> {
+    branch_row_at(r, 0)
+}
+
+fn branch_row_at(r: &Row, o: usize) -> rusqlite::Result<Branch> {
     Ok(Branch {
-        id: id(r, 0)?,
-        org_id: id(r, 1)?,
-        name: r.get(2)?,
-        created_at: ts(r, 3)?,
-        deleted_at: ts_opt(r, 4)?,
-        user_count: r.get::<_, i64>(5)? as u64,
+        id: id(r, o)?,
+        org_id: id(r, o + 1)?,
+        name: r.get(o + 2)?,
+        created_at: ts(r, o + 3)?,
+        deleted_at: ts_opt(r, o + 4)?,
+        user_count: r.get::<_, i64>(o + 5)? as u64,
     })
 }
 
@@ -549,6 +562,27 @@ impl Tx for SqliteTx<'_> {
 
     fn api_key_by_key(&mut self, key: &str) -> StoreResult<Option<ApiKey>> {
         self.one(concat!("SELECT ", key_cols!(), " FROM api_keys WHERE key = ?1"), vec![s(key)], key_row)
+    }
+
+    fn api_key_context(&mut self, key: &str, branch: Option<BranchId>) -> StoreResult<Option<(ApiKey, Organization, Option<Branch>)>> {
+        // One statement for the key, its organization and the requested (or default) branch:
+        // the lookup every API-key request makes.
+        self.one(
+            concat!(
+                "SELECT ",
+                "k.id, k.org_id, k.user_id, k.name, k.key, k.secret_hash, k.branch_ids, k.default_branch_id, k.is_all_branches, k.created_at, k.revoked_at, ",
+                "o.id, o.name, o.name_en, o.sandbox, o.settings, o.clock_offset_us, o.created_at, ",
+                "b.id, b.org_id, b.name, b.created_at, b.deleted_at, (SELECT COUNT(*) FROM user_branches ub WHERE ub.branch_id = b.id) ",
+                "FROM api_keys k JOIN organizations o ON o.id = k.org_id ",
+                "LEFT JOIN branches b ON b.id = COALESCE(?2, k.default_branch_id) AND b.org_id = k.org_id AND b.deleted_at IS NULL ",
+                "WHERE k.key = ?1"
+            ),
+            vec![s(key), branch.map(u).unwrap_or(SqlValue::Null)],
+            |r| {
+                let b = if r.get::<_, Option<Uuid>>(18)?.is_some() { Some(branch_row_at(r, 18)?) } else { None };
+                Ok((key_row_at(r, 0)?, org_row_at(r, 11)?, b))
+            },
+        )
     }
 
     fn count_api_keys_defaulting_to(&mut self, branch: BranchId) -> StoreResult<u64> {

@@ -282,6 +282,31 @@ pub fn user_round_trip_and_first_admin<H: Harness>() {
     assert_eq!(w.read(|tx| tx.first_org_admin(other.org.id)), Some(other.user.clone()), "per organization");
 }
 
+/// `api_key_context`: the key, its organization and the requested (else default) live branch of
+/// that organization, whatever the backend's query.
+pub fn api_key_context_joins_key_org_and_branch<H: Harness>() {
+    let w = World::new(H::store());
+    let b2 = w.new_branch("Second");
+    let key = w.boot.api_key.key.clone();
+    let (k, org, branch) = w.read(|tx| tx.api_key_context(&key, None)).expect("the key exists");
+    assert_eq!(k.key, key);
+    assert_eq!(org, w.boot.org);
+    assert_eq!(branch.map(|b| b.id), Some(w.boot.branch.id), "no branch asked: the key's default");
+    let (_, _, asked) = w.read(|tx| tx.api_key_context(&key, Some(b2.id))).unwrap();
+    assert_eq!(asked.as_ref().map(|b| (b.id, b.name.as_str(), b.user_count)), Some((b2.id, "Second", 0)));
+    let (_, _, unknown) = w.read(|tx| tx.api_key_context(&key, Some(crate::ids::BranchId::new()))).unwrap();
+    assert!(unknown.is_none(), "a branch that does not exist");
+    let other = w.other_org("Other Org", false).branch.id;
+    let (_, _, foreign) = w.read(|tx| tx.api_key_context(&key, Some(other))).unwrap();
+    assert!(foreign.is_none(), "another organization's branch");
+    let mut retired = b2.clone();
+    retired.deleted_at = Some(w.now());
+    w.write(|tx| tx.update_branch(&retired));
+    let (_, _, gone) = w.read(|tx| tx.api_key_context(&key, Some(b2.id))).unwrap();
+    assert!(gone.is_none(), "a deleted branch");
+    assert!(w.read(|tx| tx.api_key_context("ak_nope", None)).is_none());
+}
+
 pub fn api_key_round_trip_and_default_count<H: Harness>() {
     let w = World::new(H::store());
     let org = w.boot.org.id;

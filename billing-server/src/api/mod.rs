@@ -16,8 +16,24 @@ use std::str::FromStr;
 
 pub enum Reply {
     Json(Value),
+    /// A body already serialized (hot paths serialize their response structs directly).
+    Bytes(Vec<u8>),
     /// The spec's "empty success body".
     Empty,
+}
+
+impl Reply {
+    /// Serializes a response struct without building a `Value` tree first.
+    pub fn of<T: serde::Serialize>(body: &T) -> Reply {
+        Reply::Bytes(serde_json::to_vec(body).expect("response types serialize"))
+    }
+}
+
+/// The list envelope.
+#[derive(serde::Serialize)]
+pub struct ListBody<T: serde::Serialize> {
+    pub data: Vec<T>,
+    pub pagination: billing_core::list::Pagination,
 }
 
 /// An operation ready to run once the caller is authenticated.
