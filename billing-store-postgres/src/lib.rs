@@ -125,7 +125,8 @@ pub(crate) fn run_migrations(conn: &mut PgConnection) -> std::result::Result<(),
     applied.and(unlocked)
 }
 
-/// ICU's root collation if the server has it, else the database's default.
+/// ICU's root collation if the server has it, else the database's default. Migration
+/// `0002_search_trigram` makes the same choice for its trigram indexes: keep them in step.
 fn search_collation(conn: &mut PgConnection) -> std::result::Result<&'static str, StoreError> {
     use diesel::dsl::sql;
     use diesel::sql_types::{Bool, Text};
