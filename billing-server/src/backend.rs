@@ -29,6 +29,18 @@ impl Backend {
         }
     }
 
+    /// Runs an operation that writes, off the async threads: on SQLite through the store's
+    /// write executor (group commit without a thread per request), elsewhere on a blocking
+    /// thread.
+    pub async fn execute<R: Send + 'static>(&self, job: impl FnOnce() -> Result<R> + Send + 'static) -> Result<R> {
+        match self {
+            Backend::Sqlite(s) => s.execute(job).await,
+            Backend::Postgres(_) => tokio::task::spawn_blocking(job)
+                .await
+                .unwrap_or_else(|e| Err(StoreError::Backend(format!("the operation did not finish: {e}")).into())),
+        }
+    }
+
     /// Whether a read is served from this process's memory and disk without waiting on other
     /// transactions or the network, so it may run on an async worker thread.
     pub fn reads_are_local(&self) -> bool {

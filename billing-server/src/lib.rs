@@ -145,20 +145,24 @@ async fn respond(app: Arc<App>, req: Request<hyper::body::Incoming>) -> HttpResp
     // connections sharing this worker.
     let result = if req.method == hyper::Method::GET && app.billing.store.reads_are_local() {
         let session = app.clone();
-        Ok(session.billing.store.read_session(|| run(app)))
+        session.billing.store.read_session(|| run(app))
+    } else if req.method == hyper::Method::GET {
+        tokio::task::spawn_blocking(move || run(app)).await.unwrap_or_else(|e| Err(panicked(e)))
     } else {
-        tokio::task::spawn_blocking(move || run(app)).await
+        let backend = app.clone();
+        backend.billing.store.execute(move || run(app)).await
     };
     match result {
-        Ok(Ok(Reply::Json(v))) => json_response(StatusCode::OK, &v),
-        Ok(Ok(Reply::Bytes(b))) => http::bytes_response(StatusCode::OK, b),
-        Ok(Ok(Reply::Empty)) => json_response(StatusCode::OK, &serde_json::json!({})),
-        Ok(Err(e)) => error_response(&e),
-        Err(join) => {
-            tracing::error!(error = %join, "operation panicked");
-            envelope(Code::SERVICE_UNKNOWN_ERROR, None)
-        }
+        Ok(Reply::Json(v)) => json_response(StatusCode::OK, &v),
+        Ok(Reply::Bytes(b)) => http::bytes_response(StatusCode::OK, b),
+        Ok(Reply::Empty) => json_response(StatusCode::OK, &serde_json::json!({})),
+        Err(e) => error_response(&e),
     }
+}
+
+fn panicked(e: tokio::task::JoinError) -> Error {
+    tracing::error!(error = %e, "operation panicked");
+    Error::Store(billing_core::error::StoreError::Backend("the operation panicked".into()))
 }
 
 /// `x-api-key` or `Authorization: Bearer`; neither is a 401.

@@ -88,7 +88,59 @@ impl Writer {
         }
     }
 
+    /// Runs `f` with a batch transaction open on this thread: every `write` that `f` makes on
+    /// this writer runs in its own savepoint of that transaction, which commits once (one
+    /// fsync) after `f` returns. Returns why the commit failed, if it did; then nothing that
+    /// `f` wrote was kept.
+    pub fn run_batch(&self, f: impl FnOnce()) -> Option<StoreError> {
+        let mut st = self.lock();
+        if st.open {
+            // A batch of the leader/follower path is waiting for its last member: commit it.
+            self.commit(&mut st);
+        }
+        if let Err(e) = exec(&st.conn, "BEGIN IMMEDIATE") {
+            return Some(e);
+        }
+        st.open = true;
+        st.batch += 1;
+        st.in_batch = 0;
+        let batch = st.batch;
+        {
+            let _open = batch_mark::Open::new(self.key(), &st.conn);
+            f();
+        }
+        self.commit(&mut st);
+        st.failed.iter().find(|(b, _)| *b == batch).map(|(_, why)| StoreError::Backend(format!("commit failed: {why}")))
+    }
+
+    fn key(&self) -> usize {
+        self as *const Writer as usize
+    }
+
+    /// One transaction as a savepoint of the batch transaction open on `conn`.
+    fn in_savepoint<R>(&self, conn: &Connection, names: &ConstraintNames, f: &mut dyn FnMut(&mut dyn Tx) -> Result<R>) -> Result<R> {
+        exec(conn, "SAVEPOINT op")?;
+        let result = catch_unwind(AssertUnwindSafe(|| f(&mut SqliteTx::new(conn, names))));
+        let ended = match &result {
+            Ok(Ok(_)) => exec(conn, "RELEASE op"),
+            _ => exec(conn, "ROLLBACK TO op").and_then(|_| exec(conn, "RELEASE op")),
+        };
+        self.transactions.fetch_add(1, Ordering::Relaxed);
+        let result = match result {
+            Ok(r) => r,
+            Err(panic) => resume_unwind(panic),
+        };
+        ended?;
+        result
+    }
+
     pub fn write<R>(&self, names: &ConstraintNames, mut f: impl FnMut(&mut dyn Tx) -> Result<R>) -> Result<R> {
+        if let Some(conn) = batch_mark::current(self.key()) {
+            // SAFETY: `run_batch` keeps the connection (and its lock) until `f` returns, and `f`
+            // runs on this thread, which is where this call is.
+            let conn = unsafe { &*conn };
+            return self.in_savepoint(conn, names, &mut f);
+        }
         if !self.group_commit {
             return self.run_alone(names, &mut f);
         }
@@ -151,6 +203,35 @@ impl Writer {
         st.open = false;
         st.done = batch;
         self.committed.notify_all();
+    }
+}
+
+/// The batch transaction a thread has open through [`Writer::run_batch`].
+mod batch_mark {
+    use rusqlite::Connection;
+    use std::cell::Cell;
+
+    thread_local! {
+        static CURRENT: Cell<Option<(usize, *const Connection)>> = const { Cell::new(None) };
+    }
+
+    pub fn current(writer: usize) -> Option<*const Connection> {
+        CURRENT.with(|c| c.get()).filter(|(w, _)| *w == writer).map(|(_, conn)| conn)
+    }
+
+    pub struct Open;
+
+    impl Open {
+        pub fn new(writer: usize, conn: &Connection) -> Self {
+            CURRENT.with(|c| c.set(Some((writer, conn as *const Connection))));
+            Open
+        }
+    }
+
+    impl Drop for Open {
+        fn drop(&mut self) {
+            CURRENT.with(|c| c.set(None));
+        }
     }
 }
 

@@ -141,3 +141,73 @@ fn a_panicking_transaction_leaves_the_writer_usable() {
     store.write(|tx| Ok(tx.insert_org(&o3)?)).unwrap();
     assert!(store.read(|tx| Ok(tx.org(o3.id)?)).unwrap().is_some());
 }
+
+/// The write executor (the server's path): concurrent operations are answered only once
+/// committed, a failing one rolls back alone, and they share commits.
+#[test]
+fn executor_batches_and_answers_after_commit() {
+    let store = SqliteStore::open_temporary().unwrap();
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).build().unwrap();
+    let results = rt.block_on(async {
+        let mut tasks = Vec::new();
+        for i in 0..400 {
+            let s = store.clone();
+            tasks.push(tokio::spawn(async move {
+                let o = org(&format!("exec-{i}"));
+                let id = o.id;
+                let fail = i % 5 == 0;
+                let inner = s.clone();
+                let r = s
+                    .execute(move || {
+                        inner.write(|tx| {
+                            tx.insert_org(&o)?;
+                            if fail {
+                                return Err(Error::Store(StoreError::Backend("deliberate".into())));
+                            }
+                            Ok(())
+                        })
+                    })
+                    .await;
+                // Answered means durable: a fresh reader sees it (or, refused, never will).
+                let seen = s.read(|tx| Ok(tx.org(id)?)).unwrap().is_some();
+                (r.is_ok(), fail, seen, id)
+            }));
+        }
+        let mut out = Vec::new();
+        for t in tasks {
+            out.push(t.await.unwrap());
+        }
+        out
+    });
+    for (ok, fail, seen, _) in &results {
+        assert_eq!(*ok, !fail);
+        assert_eq!(*seen, !fail);
+    }
+    let stored = store.read(|tx| Ok(tx.list_orgs()?.len())).unwrap();
+    assert_eq!(stored, 320);
+    let (txs, commits) = store.commit_stats();
+    assert_eq!(txs, 400);
+    assert!(commits < txs, "executor jobs should share commits ({commits} for {txs})");
+}
+
+#[test]
+fn executor_survives_a_panicking_operation() {
+    let store = SqliteStore::open_temporary().unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    let s = store.clone();
+    let o = org("before");
+    let id = o.id;
+    let r: Result<(), _> = rt.block_on(store.execute(move || {
+        s.write(|tx| {
+            tx.insert_org(&o)?;
+            panic!("boom")
+        })
+    }));
+    assert!(r.is_err());
+    assert!(store.read(|tx| Ok(tx.org(id)?)).unwrap().is_none());
+    let s = store.clone();
+    let o2 = org("after");
+    let id2 = o2.id;
+    rt.block_on(store.execute(move || s.write(|tx| Ok(tx.insert_org(&o2)?)))).unwrap();
+    assert!(store.read(|tx| Ok(tx.org(id2)?)).unwrap().is_some());
+}
