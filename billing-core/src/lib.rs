@@ -17,6 +17,7 @@ pub mod error;
 pub mod event;
 pub mod fields;
 pub mod ids;
+pub mod invoice;
 pub mod list;
 pub mod money;
 pub mod notification;
@@ -24,6 +25,7 @@ pub mod org;
 pub mod product;
 pub mod sandbox;
 pub mod store;
+pub mod webhook;
 pub mod wire;
 
 #[cfg(feature = "testkit")]

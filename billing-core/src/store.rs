@@ -46,7 +46,10 @@ pub trait Store: Send + Sync + 'static {
 /// `StoreError::UniqueViolation`. `update_*` replaces every stored field of the row with the
 /// given value (derived fields such as `Branch::user_count` and `Coupon::redemptions` are not
 /// written). Timestamps round-trip with microsecond precision; money round-trips exactly.
-pub trait Tx {
+///
+/// The trait is split by resource: [`crate::invoice::InvoiceTx`] and [`crate::webhook::WebhookTx`]
+/// hold those resources' methods, each implemented in its own file by every store.
+pub trait Tx: crate::invoice::InvoiceTx + crate::webhook::WebhookTx {
     // Organizations, users, keys.
     fn insert_org(&mut self, org: &Organization) -> StoreResult<()>;
     fn org(&mut self, id: OrgId) -> StoreResult<Option<Organization>>;

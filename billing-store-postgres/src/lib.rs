@@ -19,6 +19,8 @@ mod rows;
 mod schema;
 pub mod testing;
 mod tx;
+mod tx_invoice;
+mod tx_webhook;
 
 pub use tx::PgTx;
 

@@ -37,7 +37,7 @@ pub(crate) struct TxState {
 }
 
 pub struct PgTx<'c> {
-    conn: &'c mut PgConnection,
+    pub(crate) conn: &'c mut PgConnection,
     /// The collation case-insensitive search folds case with.
     search_collation: &'static str,
     pub(crate) state: TxState,
@@ -53,14 +53,14 @@ impl<'c> PgTx<'c> {
     }
 
     /// Runs reading statements. A failure aborts the transaction (see [`TxState::aborted`]).
-    fn read<T>(&mut self, f: impl FnOnce(&mut PgConnection) -> QueryResult<T>) -> StoreResult<T> {
+    pub(crate) fn read<T>(&mut self, f: impl FnOnce(&mut PgConnection) -> QueryResult<T>) -> StoreResult<T> {
         f(self.conn).map_err(|e| self.failed(e, false))
     }
 
     /// Runs the statements of one write in a savepoint, so that a constraint violation undoes
     /// the whole write and leaves the transaction usable (as a failed statement does in SQLite):
     /// the caller gets `UniqueViolation` and may carry on.
-    fn write<T>(&mut self, f: impl FnOnce(&mut PgConnection) -> QueryResult<T>) -> StoreResult<T> {
+    pub(crate) fn write<T>(&mut self, f: impl FnOnce(&mut PgConnection) -> QueryResult<T>) -> StoreResult<T> {
         self.conn.transaction(f).map_err(|e| {
             let recovered = is_statement_level(&e);
             self.failed(e, recovered)

@@ -12,6 +12,8 @@ mod executor;
 mod migrate;
 mod rows;
 mod tx;
+mod tx_invoice;
+mod tx_webhook;
 mod writer;
 
 use billing_core::error::{Result, StoreError};

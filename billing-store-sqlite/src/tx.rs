@@ -79,11 +79,11 @@ macro_rules! product_cols_w {
 }
 
 /// Sort column, direction and page of a list query.
-struct Paging<'a> {
-    order: &'a str,
-    dir: Direction,
-    page: u32,
-    limit: u32,
+pub(crate) struct Paging<'a> {
+    pub order: &'a str,
+    pub dir: Direction,
+    pub page: u32,
+    pub limit: u32,
 }
 
 pub struct SqliteTx<'c> {
@@ -96,7 +96,7 @@ impl<'c> SqliteTx<'c> {
         SqliteTx { conn, names }
     }
 
-    fn err(&self, e: rusqlite::Error) -> StoreError {
+    pub(crate) fn err(&self, e: rusqlite::Error) -> StoreError {
         if let rusqlite::Error::SqliteFailure(f, Some(msg)) = &e {
             if f.code == rusqlite::ErrorCode::ConstraintViolation {
                 if let Some(cols) = msg.strip_prefix("UNIQUE constraint failed: ") {
@@ -113,28 +113,28 @@ impl<'c> SqliteTx<'c> {
         StoreError::Backend(e.to_string())
     }
 
-    fn exec(&self, sql: &str, params: Vec<SqlValue>) -> StoreResult<usize> {
+    pub(crate) fn exec(&self, sql: &str, params: Vec<SqlValue>) -> StoreResult<usize> {
         let mut st = self.conn.prepare_cached(sql).map_err(|e| self.err(e))?;
         st.execute(params_from_iter(params)).map_err(|e| self.err(e))
     }
 
-    fn one<T>(&self, sql: &str, params: Vec<SqlValue>, map: impl FnOnce(&Row) -> rusqlite::Result<T>) -> StoreResult<Option<T>> {
+    pub(crate) fn one<T>(&self, sql: &str, params: Vec<SqlValue>, map: impl FnOnce(&Row) -> rusqlite::Result<T>) -> StoreResult<Option<T>> {
         let mut st = self.conn.prepare_cached(sql).map_err(|e| self.err(e))?;
         st.query_row(params_from_iter(params), map).optional().map_err(|e| self.err(e))
     }
 
-    fn all<T>(&self, sql: &str, params: Vec<SqlValue>, map: impl FnMut(&Row) -> rusqlite::Result<T>) -> StoreResult<Vec<T>> {
+    pub(crate) fn all<T>(&self, sql: &str, params: Vec<SqlValue>, map: impl FnMut(&Row) -> rusqlite::Result<T>) -> StoreResult<Vec<T>> {
         let mut st = self.conn.prepare_cached(sql).map_err(|e| self.err(e))?;
         let rows = st.query_map(params_from_iter(params), map).map_err(|e| self.err(e))?;
         rows.collect::<Result<Vec<_>, _>>().map_err(|e| self.err(e))
     }
 
-    fn count(&self, sql: &str, params: Vec<SqlValue>) -> StoreResult<u64> {
+    pub(crate) fn count(&self, sql: &str, params: Vec<SqlValue>) -> StoreResult<u64> {
         Ok(self.one(sql, params, |r| r.get::<_, i64>(0))?.unwrap_or(0) as u64)
     }
 
     /// Runs a list query: `select` and `from_where` are joined with the ordering and paging.
-    fn page<T>(&self, select: &str, from_where: &str, params: Vec<SqlValue>, paging: Paging<'_>, map: impl FnMut(&Row) -> rusqlite::Result<T>) -> StoreResult<Page<T>> {
+    pub(crate) fn page<T>(&self, select: &str, from_where: &str, params: Vec<SqlValue>, paging: Paging<'_>, map: impl FnMut(&Row) -> rusqlite::Result<T>) -> StoreResult<Page<T>> {
         let total = self.count(&format!("SELECT COUNT(*) {from_where}"), params.clone())?;
         let Paging { order, dir, page, limit } = paging;
         let d = dir.sql();

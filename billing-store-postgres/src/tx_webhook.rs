@@ -1,0 +1,5 @@
+//! `billing_core::webhook::WebhookTx` for this store.
+
+use crate::tx::PgTx;
+
+impl billing_core::webhook::WebhookTx for PgTx<'_> {}
