@@ -20,21 +20,29 @@ pub struct Billing<S> {
     pub store: S,
     clock: Arc<dyn Clock>,
     jwt_secret: Vec<u8>,
+    public_url: String,
 }
 
 impl<S: Store> Billing<S> {
     pub fn new(store: S, clock: Arc<dyn Clock>) -> Self {
-        Billing {
-            store,
-            clock,
-            jwt_secret: Vec::new(),
-        }
+        Billing { store, clock, jwt_secret: Vec::new(), public_url: "http://127.0.0.1:8080".into() }
     }
 
     /// The HS256 secret for bearer tokens; without one, bearer tokens are refused.
     pub fn with_jwt_secret(mut self, secret: impl Into<Vec<u8>>) -> Self {
         self.jwt_secret = secret.into();
         self
+    }
+
+    /// The address clients reach this service at (no trailing slash): the base of the API
+    /// addresses in webhook payloads and of hosted pages.
+    pub fn with_public_url(mut self, url: impl Into<String>) -> Self {
+        self.public_url = url.into().trim_end_matches('/').to_string();
+        self
+    }
+
+    pub fn public_url(&self) -> &str {
+        &self.public_url
     }
 
     pub fn clock(&self) -> &dyn Clock {

@@ -31,6 +31,8 @@ pub struct Config {
     pub jwt_secret: String,
     /// Largest accepted request body, in bytes.
     pub body_limit: usize,
+    /// The address clients reach the server at (API addresses in webhooks, hosted pages).
+    pub public_url: String,
 }
 
 pub struct App {
@@ -45,7 +47,7 @@ impl App {
 
     pub fn open_with_clock(config: Config, clock: Arc<dyn Clock>) -> Result<Arc<App>, Error> {
         let store = Backend::open(&config.database_url)?;
-        let billing = Billing::new(store, clock).with_jwt_secret(config.jwt_secret.as_bytes().to_vec());
+        let billing = Billing::new(store, clock).with_jwt_secret(config.jwt_secret.as_bytes().to_vec()).with_public_url(config.public_url.clone());
         Ok(Arc::new(App { billing, config }))
     }
 }

@@ -37,6 +37,10 @@ struct ServeArgs {
     /// Largest accepted request body, in bytes.
     #[arg(long, env = "BILLING_BODY_LIMIT", default_value_t = DEFAULT_BODY_LIMIT)]
     body_limit: usize,
+    /// The address clients reach this server at (used in webhook payloads and hosted-page
+    /// links); default `http://<listen>`.
+    #[arg(long, env = "BILLING_PUBLIC_URL")]
+    public_url: Option<String>,
     #[command(flatten)]
     db: DbArgs,
 }
@@ -105,11 +109,8 @@ fn main() -> ExitCode {
 
 fn config(args: &ServeArgs) -> Config {
     let jwt_secret = args.jwt_secret.clone().unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
-    Config {
-        database_url: args.db.database_url.clone(),
-        jwt_secret,
-        body_limit: args.body_limit,
-    }
+    let public_url = args.public_url.clone().unwrap_or_else(|| format!("http://{}", args.listen));
+    Config { database_url: args.db.database_url.clone(), jwt_secret, body_limit: args.body_limit, public_url }
 }
 
 fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {

@@ -44,6 +44,7 @@ fn main() {
         database_url: url.clone(),
         jwt_secret: "bench".into(),
         body_limit: 1 << 20,
+        public_url: "http://127.0.0.1".into(),
     })
     .unwrap();
     let boot = app

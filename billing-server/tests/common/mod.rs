@@ -75,6 +75,7 @@ impl TestServer {
             database_url,
             jwt_secret: JWT_SECRET.into(),
             body_limit: 1024 * 1024,
+            public_url: "http://127.0.0.1".into(),
         };
         let app = App::open(config).expect("open app");
         let boot = app
