@@ -27,6 +27,7 @@ pub mod sandbox;
 pub mod store;
 pub mod webhook;
 pub mod wire;
+pub mod work;
 
 #[cfg(feature = "testkit")]
 pub mod testkit;

@@ -11,6 +11,9 @@ use crate::wire::Body;
 use chrono::Duration;
 use serde_json::Value;
 
+/// The most due-work items one clock advance runs before it answers.
+pub const MAX_WORK_PER_ADVANCE: usize = 100_000;
+
 /// How far to move the test clock.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Advance {
@@ -68,8 +71,18 @@ impl<S: Store> Billing<S> {
         Ok(self.now(scope))
     }
 
-    /// Moves the test clock forward (never back) and returns the new time.
+    /// Moves the test clock forward (never back), then runs the organization's work that fell
+    /// due (webhook fan-out and deliveries, …) before returning the new time. The clock moves in
+    /// one transaction; the due work runs afterwards, each item in its own transactions, with
+    /// no transaction open during its HTTP calls. Work that falls due again on the way (a
+    /// retry 5 minutes after an attempt made during the advance) waits for the next advance.
     pub fn advance_sandbox_clock(&self, scope: &Scope, by: Advance) -> Result<Timestamp> {
+        let target = self.move_sandbox_clock(scope, by)?;
+        self.run_due_work(Some(scope.org_id()), MAX_WORK_PER_ADVANCE)?;
+        Ok(target)
+    }
+
+    fn move_sandbox_clock(&self, scope: &Scope, by: Advance) -> Result<Timestamp> {
         Self::require_sandbox(scope)?;
         let server_now = self.clock().now();
         self.store.write(|tx| {

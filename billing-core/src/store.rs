@@ -49,7 +49,7 @@ pub trait Store: Send + Sync + 'static {
 ///
 /// The trait is split by resource: [`crate::invoice::InvoiceTx`] and [`crate::webhook::WebhookTx`]
 /// hold those resources' methods, each implemented in its own file by every store.
-pub trait Tx: crate::invoice::InvoiceTx + crate::webhook::WebhookTx {
+pub trait Tx: crate::invoice::InvoiceTx + crate::webhook::WebhookTx + crate::work::WorkTx {
     // Organizations, users, keys.
     fn insert_org(&mut self, org: &Organization) -> StoreResult<()>;
     fn org(&mut self, id: OrgId) -> StoreResult<Option<Organization>>;

@@ -21,6 +21,8 @@ pub mod testing;
 mod tx;
 mod tx_invoice;
 mod tx_webhook;
+mod rows_webhook;
+mod schema_webhook;
 
 pub use tx::PgTx;
 

@@ -40,6 +40,7 @@ pub mod coupons;
 pub mod invitations;
 pub mod sandbox;
 pub mod tx;
+pub mod webhooks;
 
 /// Builds fresh stores for the suite.
 pub trait Harness {
@@ -408,6 +409,18 @@ macro_rules! conformance_suite {
                 clock_never_goes_back,
                 live_organization_has_no_test_clock,
                 org_time_follows_the_test_clock,
+            ],
+            webhooks: [
+                work_round_trip_and_leases,
+                due_follows_the_org_clock,
+                concurrent_claims_take_each_item_once,
+                endpoints_round_trip_and_validation,
+                events_enqueue_fanout_only_for_branches_with_endpoints,
+                delivery_round_trip_unique_and_filters,
+                delivery_is_signed_with_spec_headers,
+                retry_schedule_runs_on_the_sandbox_clock,
+                success_on_a_later_attempt,
+                subscriptions_disabled_deleted_and_branches,
             ],
             concurrency: [
                 reads_do_not_wait_for_writers,

@@ -1,4 +1,35 @@
-//! What a store offers for webhooks and background work (part of [`crate::store::Tx`]).
+//! What a store offers for webhooks (part of [`crate::store::Tx`]).
 
-/// Webhook and due-work reads and writes inside one transaction.
-pub trait WebhookTx {}
+use super::{Delivery, DeliveryFilter, Endpoint};
+use crate::event::Event;
+use crate::ids::{BranchId, EventId};
+use crate::list::Page;
+use crate::store::StoreResult;
+use uuid::Uuid;
+
+/// Webhook endpoint and delivery reads and writes inside one transaction.
+///
+/// Events reach deliveries through the due-work queue: the store enqueues a `webhook.fanout`
+/// item (id = the event's id, `due_at` = the event's `created_at`) in the same transaction as
+/// every event of a branch that has an enabled, live endpoint (`insert_event` does it, or a
+/// trigger on the outbox does), so no committed event is missed.
+pub trait WebhookTx {
+    fn insert_webhook_endpoint(&mut self, e: &Endpoint) -> StoreResult<()>;
+    /// The endpoint with this id, deleted or not, of any branch.
+    fn webhook_endpoint(&mut self, id: Uuid) -> StoreResult<Option<Endpoint>>;
+    /// Replaces every stored field of the endpoint.
+    fn update_webhook_endpoint(&mut self, e: &Endpoint) -> StoreResult<()>;
+    /// The branch's live (not deleted) endpoints, oldest first (ties by id).
+    fn list_webhook_endpoints(&mut self, branch: BranchId) -> StoreResult<Vec<Endpoint>>;
+    /// Inserts a delivery; a second delivery of one event to one endpoint is a
+    /// `UniqueViolation` of `webhook_deliveries_endpoint_event_key`.
+    fn insert_webhook_delivery(&mut self, d: &Delivery) -> StoreResult<()>;
+    fn webhook_delivery(&mut self, id: Uuid) -> StoreResult<Option<Delivery>>;
+    /// Replaces the status, counts, times and attempts of the delivery.
+    fn update_webhook_delivery(&mut self, d: &Delivery) -> StoreResult<()>;
+    /// The endpoint's deliveries matching the filter, newest first (`created_at`, then id),
+    /// one page of them, with the total across pages.
+    fn list_webhook_deliveries(&mut self, endpoint: Uuid, f: &DeliveryFilter, page: u32, limit: u32) -> StoreResult<Page<Delivery>>;
+    /// The event with this id (any organization).
+    fn event_by_id(&mut self, id: EventId) -> StoreResult<Option<Event>>;
+}

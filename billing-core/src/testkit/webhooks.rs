@@ -1,0 +1,442 @@
+//! The due-work queue (claims with leases, organization time, concurrent claims) and webhooks
+//! (endpoints, the outbox fan-out, deliveries, the retry schedule on the sandbox clock), with an
+//! in-memory transport standing in for HTTP.
+
+use super::{expect_code, expect_invalid, expect_unique, start, Harness, World};
+use crate::auth::Scope;
+use crate::error::Code;
+use crate::event::{EntityType, Event, EventType};
+use crate::ids::{EventId, OrgId, WorkId};
+use crate::sandbox::Advance;
+use crate::store::Store;
+use crate::webhook::{attach_transport, verify_at, Delivery, DeliveryFilter, DeliveryStatus, EndpointFields, Outcome, WebhookTransport, FANOUT_KIND};
+use crate::work::DueWork;
+use chrono::Duration;
+use serde_json::{json, Value};
+use std::collections::BTreeSet;
+use std::sync::{Arc, Mutex};
+
+const KIND: &str = "test.kind";
+
+fn item(org: OrgId, due: crate::clock::Timestamp) -> DueWork {
+    DueWork::new(WorkId::new(), org, KIND, due, json!({"n": 1}))
+}
+
+pub fn work_round_trip_and_leases<H: Harness>() {
+    let w = World::new(H::store());
+    let org = w.boot.org.id;
+    let now = w.now();
+    let a = item(org, now - Duration::seconds(1));
+    let b = item(org, now);
+    let later = item(org, now + Duration::minutes(5));
+    for x in [&a, &b, &later] {
+        w.write(|tx| tx.insert_work(x));
+    }
+    expect_unique(w.try_write(|tx| tx.insert_work(&a)));
+    assert_eq!(w.read(|tx| tx.work(a.id)), Some(a.clone()));
+    let lease = now + Duration::seconds(60);
+    let claimed = w.write(|tx| tx.claim_due_work(Some(org), &[KIND], now, lease, 10));
+    assert_eq!(claimed.iter().map(|x| x.id).collect::<Vec<_>>(), vec![a.id, b.id], "due ones, earliest first");
+    assert!(claimed.iter().all(|x| x.attempts == 1 && x.leased_until == Some(lease)));
+    assert!(
+        w.write(|tx| tx.claim_due_work(None, &[KIND], now, lease, 10)).is_empty(),
+        "leased items are not claimed again"
+    );
+    assert!(w
+        .write(|tx| tx.claim_due_work(None, &["other.kind"], now + Duration::hours(1), lease, 10))
+        .is_empty());
+    // The lease runs out: the item is claimable again (a crashed claimer's work is not lost).
+    let t2 = now + Duration::seconds(61);
+    let again = w.write(|tx| tx.claim_due_work(None, &[KIND], t2, t2 + Duration::seconds(60), 1));
+    assert_eq!(again.len(), 1);
+    assert_eq!((again[0].id, again[0].attempts), (a.id, 2));
+    // The first claimer lost its lease: it cannot complete or reschedule.
+    assert!(!w.write(|tx| tx.complete_work(a.id, Some(lease))));
+    assert!(!w.write(|tx| tx.reschedule_work(a.id, Some(lease), now, &json!({}))));
+    assert!(w.write(|tx| tx.reschedule_work(a.id, again[0].leased_until, now + Duration::hours(1), &json!({"n": 2}))));
+    let a2 = w.read(|tx| tx.work(a.id)).unwrap();
+    assert_eq!(
+        (a2.due_at, a2.leased_until, a2.payload.clone()),
+        (now + Duration::hours(1), None, json!({"n": 2}))
+    );
+    assert!(w.write(|tx| tx.complete_work(b.id, Some(lease))));
+    assert_eq!(w.read(|tx| tx.work(b.id)), None);
+    // A specific item is claimed whether due or not, unless it is leased.
+    let c = w.write(|tx| tx.claim_work(later.id, now, lease)).expect("claimable");
+    assert_eq!(c.leased_until, Some(lease));
+    assert_eq!(w.write(|tx| tx.claim_work(later.id, now, lease)), None);
+    assert_eq!(w.write(|tx| tx.claim_work(WorkId::new(), now, lease)), None);
+}
+
+pub fn due_follows_the_org_clock<H: Harness>() {
+    let w = World::new(H::store());
+    let org = w.boot.org.id;
+    let other = w.other_org("Other", false).org.id;
+    let now = w.now();
+    let mine = item(org, now + Duration::hours(2));
+    let theirs = item(other, now);
+    w.write(|tx| tx.insert_work(&mine));
+    w.write(|tx| tx.insert_work(&theirs));
+    let lease = now + Duration::seconds(30);
+    assert!(w.write(|tx| tx.claim_due_work(Some(org), &[KIND], now, lease, 10)).is_empty());
+    w.billing.advance_sandbox_clock(&w.admin, Advance::By(Duration::hours(2))).unwrap();
+    let got = w.write(|tx| tx.claim_due_work(Some(org), &[KIND], now, lease, 10));
+    assert_eq!(
+        got.iter().map(|x| x.id).collect::<Vec<_>>(),
+        vec![mine.id],
+        "due on the test clock, of that organization only"
+    );
+    let all = w.write(|tx| tx.claim_due_work(None, &[KIND], now, lease, 10));
+    assert_eq!(all.iter().map(|x| x.id).collect::<Vec<_>>(), vec![theirs.id]);
+}
+
+pub fn concurrent_claims_take_each_item_once<H: Harness>() {
+    let w = World::new(H::store());
+    let org = w.boot.org.id;
+    let now = w.now();
+    let ids: BTreeSet<WorkId> = (0..200)
+        .map(|i| {
+            let x = item(org, now - Duration::seconds(i));
+            w.write(|tx| tx.insert_work(&x));
+            x.id
+        })
+        .collect();
+    let store = &w.billing.store;
+    let taken = Mutex::new(Vec::new());
+    std::thread::scope(|s| {
+        for _ in 0..8 {
+            s.spawn(|| loop {
+                let got = store
+                    .write(|tx| Ok(tx.claim_due_work(None, &[KIND], now, now + Duration::hours(1), 7)?))
+                    .expect("claim");
+                if got.is_empty() {
+                    break;
+                }
+                taken.lock().unwrap().extend(got.into_iter().map(|x| x.id));
+            });
+        }
+    });
+    let taken = taken.into_inner().unwrap();
+    assert_eq!(taken.len(), ids.len(), "every item claimed exactly once");
+    assert_eq!(taken.into_iter().collect::<BTreeSet<_>>(), ids);
+}
+
+// --- webhooks ----------------------------------------------------------------------------------
+
+/// One request as the transport saw it: URL, headers, body.
+pub type Sent = (String, Vec<(String, String)>, Vec<u8>);
+
+/// Records every request and answers with the configured status.
+#[derive(Default)]
+pub struct FakeTransport {
+    pub status: Mutex<u16>,
+    pub sent: Mutex<Vec<Sent>>,
+}
+
+impl FakeTransport {
+    pub fn new(status: u16) -> Arc<Self> {
+        Arc::new(FakeTransport {
+            status: Mutex::new(status),
+            sent: Mutex::default(),
+        })
+    }
+    pub fn count(&self) -> usize {
+        self.sent.lock().unwrap().len()
+    }
+    pub fn set(&self, status: u16) {
+        *self.status.lock().unwrap() = status;
+    }
+}
+
+impl WebhookTransport for FakeTransport {
+    fn post(&self, url: &str, headers: &[(String, String)], body: &[u8], _timeout: std::time::Duration) -> Outcome {
+        self.sent.lock().unwrap().push((url.to_string(), headers.to_vec(), body.to_vec()));
+        let status = *self.status.lock().unwrap();
+        Outcome {
+            status: Some(status),
+            body: format!("answer {status}"),
+            error: None,
+            duration: std::time::Duration::from_millis(3),
+        }
+    }
+}
+
+pub fn event_in(scope: &Scope, t: EventType, at: crate::clock::Timestamp) -> Event {
+    Event {
+        id: EventId::new(),
+        org_id: scope.org_id(),
+        branch_id: scope.branch_id(),
+        event_type: t,
+        entity_type: EntityType::Payment,
+        entity_id: uuid::Uuid::now_v7(),
+        payload: json!({"event_type": t, "entity_type": "PAYMENT", "status": "SUCCEEDED", "data": {"metadata": {"k": "v"}}}),
+        created_at: at,
+    }
+}
+
+fn endpoint<S: Store>(w: &World<S>, scope: &Scope, body: Value) -> crate::webhook::Endpoint {
+    w.billing
+        .create_webhook_endpoint(scope, EndpointFields::parse(&body, true).unwrap())
+        .expect("create endpoint")
+}
+
+fn deliveries<S: Store>(w: &World<S>, endpoint: uuid::Uuid) -> Vec<Delivery> {
+    w.read(|tx| tx.list_webhook_deliveries(endpoint, &DeliveryFilter::default(), 1, 100)).items
+}
+
+pub fn endpoints_round_trip_and_validation<H: Harness>() {
+    let w = World::new(H::store());
+    let e = endpoint(
+        &w,
+        &w.admin,
+        json!({"url": "https://example.com/hook", "event_types": ["PAYMENT_SUCCEEDED"], "description": "d"}),
+    );
+    assert!(e.secret_key.starts_with("whsec_") && e.enabled);
+    assert_eq!(w.billing.get_webhook_endpoint(&w.admin, e.id).unwrap(), e);
+    let all = endpoint(&w, &w.admin, json!({"url": "http://127.0.0.1:9/x", "event_types": "all", "enabled": false}));
+    assert_eq!(all.event_types, None);
+    assert!(!all.enabled);
+    let listed = w.billing.list_webhook_endpoints(&w.admin, 1, 10).unwrap();
+    assert_eq!(listed.items.iter().map(|x| x.id).collect::<Vec<_>>(), vec![e.id, all.id]);
+    for bad in [json!({"url": "ftp://x/y"}), json!({"url": "not a url"}), json!({"url": "http://"}), json!({})] {
+        expect_invalid(EndpointFields::parse(&bad, true), "url");
+    }
+    match EndpointFields::parse(&json!({"url": "https://a.b", "event_types": ["PAYMENT_FAILED", "NOPE"]}), true) {
+        Err(crate::error::Error::Validation(d)) => assert_eq!(serde_json::to_value(&d[0].loc).unwrap(), json!(["body", "event_types", 1])),
+        other => panic!("an unknown event type is a 422, got {other:?}"),
+    }
+    expect_invalid(EndpointFields::parse(&json!({"url": "https://a.b", "event_types": []}), true), "event_types");
+    let upd = w
+        .billing
+        .update_webhook_endpoint(
+            &w.admin,
+            e.id,
+            EndpointFields::parse(&json!({"enabled": false, "event_types": ["INVOICE_CREATED"]}), false).unwrap(),
+        )
+        .unwrap();
+    assert_eq!((upd.enabled, upd.event_types.clone()), (false, Some(vec![EventType::InvoiceCreated])));
+    assert_eq!(upd.url, e.url);
+    let rotated = w.billing.rotate_webhook_secret(&w.admin, e.id).unwrap();
+    assert_ne!(rotated.secret_key, e.secret_key);
+    // Branch isolation: another branch does not see it.
+    let b2 = w.new_branch("Second");
+    let other = w.in_branch(b2.id);
+    expect_code(w.billing.get_webhook_endpoint(&other, e.id), Code::NOT_FOUND);
+    assert!(w.billing.list_webhook_endpoints(&other, 1, 10).unwrap().items.is_empty());
+    w.billing.delete_webhook_endpoint(&w.admin, e.id).unwrap();
+    expect_code(w.billing.get_webhook_endpoint(&w.admin, e.id), Code::NOT_FOUND);
+    assert_eq!(w.read(|tx| tx.webhook_endpoint(e.id)).unwrap().deleted_at, Some(w.now()));
+}
+
+pub fn events_enqueue_fanout_only_for_branches_with_endpoints<H: Harness>() {
+    let w = World::new(H::store());
+    let ev = event_in(&w.admin, EventType::PaymentSucceeded, w.now());
+    w.write(|tx| tx.insert_event(&ev));
+    assert_eq!(w.read(|tx| tx.work(WorkId(ev.id.0))), None, "no endpoint, no fan-out work");
+    endpoint(&w, &w.admin, json!({"url": "https://example.com/h"}));
+    let ev2 = event_in(&w.admin, EventType::PaymentFailed, w.now());
+    w.write(|tx| tx.insert_event(&ev2));
+    let fan = w.read(|tx| tx.work(WorkId(ev2.id.0))).expect("fan-out item written with the event");
+    assert_eq!(
+        (fan.kind.as_str(), fan.due_at, fan.org_id, fan.leased_until),
+        (FANOUT_KIND, ev2.created_at, ev2.org_id, None)
+    );
+    // Rolled back with its transaction.
+    let ev3 = event_in(&w.admin, EventType::PaymentFailed, w.now());
+    let _ = w.billing.store.write(|tx| {
+        tx.insert_event(&ev3)?;
+        Err::<(), _>(crate::error::Error::code(Code::NOT_FOUND))
+    });
+    assert_eq!(w.read(|tx| tx.work(WorkId(ev3.id.0))), None);
+}
+
+pub fn delivery_round_trip_unique_and_filters<H: Harness>() {
+    let w = World::new(H::store());
+    let e = endpoint(&w, &w.admin, json!({"url": "https://example.com/h"}));
+    let mk = |t: EventType, at, status| Delivery {
+        id: uuid::Uuid::now_v7(),
+        org_id: w.boot.org.id,
+        branch_id: w.boot.branch.id,
+        endpoint_id: e.id,
+        event_id: EventId::new(),
+        event_type: t,
+        status,
+        next_attempt_at: Some(at),
+        attempts: vec![],
+        created_at: at,
+        updated_at: at,
+    };
+    let d1 = mk(EventType::PaymentSucceeded, start(), DeliveryStatus::Pending);
+    let d2 = mk(EventType::InvoiceCreated, start() + Duration::hours(1), DeliveryStatus::Failed);
+    w.write(|tx| tx.insert_webhook_delivery(&d1));
+    w.write(|tx| tx.insert_webhook_delivery(&d2));
+    let mut dup = d1.clone();
+    dup.id = uuid::Uuid::now_v7();
+    assert_eq!(
+        expect_unique(w.try_write(|tx| tx.insert_webhook_delivery(&dup))),
+        "webhook_deliveries_endpoint_event_key"
+    );
+    assert_eq!(w.read(|tx| tx.webhook_delivery(d1.id)), Some(d1.clone()));
+    assert_eq!(deliveries(&w, e.id), vec![d2.clone(), d1.clone()], "newest first");
+    let f = |status, event_type, from, to| DeliveryFilter { status, event_type, from, to };
+    let ids = |f: DeliveryFilter| {
+        w.read(|tx| tx.list_webhook_deliveries(e.id, &f, 1, 10))
+            .items
+            .into_iter()
+            .map(|d| d.id)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(ids(f(Some(DeliveryStatus::Failed), None, None, None)), vec![d2.id]);
+    assert_eq!(ids(f(None, Some(EventType::PaymentSucceeded), None, None)), vec![d1.id]);
+    assert_eq!(ids(f(None, None, Some(start() + Duration::minutes(1)), None)), vec![d2.id]);
+    assert_eq!(ids(f(None, None, None, Some(start() + Duration::minutes(1)))), vec![d1.id]);
+    let p = w.read(|tx| tx.list_webhook_deliveries(e.id, &DeliveryFilter::default(), 2, 1));
+    assert_eq!((p.total, p.items.len(), p.items[0].id), (2, 1, d1.id));
+    let mut upd = d1.clone();
+    upd.status = DeliveryStatus::Delivered;
+    upd.next_attempt_at = None;
+    upd.attempts.push(crate::webhook::Attempt {
+        number: 1,
+        at: "2026-01-15T09:00:00.000000Z".into(),
+        response_status: Some(200),
+        response_body: Some("ok".into()),
+        error: None,
+        duration_ms: 4,
+        manual: false,
+    });
+    upd.updated_at = start() + Duration::seconds(1);
+    w.write(|tx| tx.update_webhook_delivery(&upd));
+    assert_eq!(w.read(|tx| tx.webhook_delivery(d1.id)), Some(upd));
+}
+
+/// Sets up an endpoint and a transport; returns them.
+fn wired<S: Store>(w: &World<S>, status: u16, body: Value) -> (crate::webhook::Endpoint, Arc<FakeTransport>) {
+    let t = FakeTransport::new(status);
+    attach_transport(&w.billing, t.clone());
+    (endpoint(w, &w.admin, body), t)
+}
+
+pub fn delivery_is_signed_with_spec_headers<H: Harness>() {
+    let w = World::new(H::store());
+    let (e, t) = wired(&w, 204, json!({"url": "https://example.com/h"}));
+    let ev = event_in(&w.admin, EventType::PaymentSucceeded, w.now());
+    w.write(|tx| tx.insert_event(&ev));
+    let r = w.billing.run_due_work(None, 100).unwrap();
+    assert_eq!((r.fanned_out, r.delivered), (1, 1));
+    let sent = t.sent.lock().unwrap().clone();
+    assert_eq!(sent.len(), 1);
+    let (url, headers, body) = &sent[0];
+    assert_eq!(url, &e.url);
+    assert_eq!(body, &serde_json::to_vec(&ev.payload).unwrap(), "the payload as compact JSON");
+    let h = |k: &str| headers.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone()).unwrap_or_else(|| panic!("no {k}"));
+    assert_eq!(h("Content-Type"), "application/json");
+    assert_eq!(h("User-Agent"), crate::webhook::USER_AGENT);
+    assert_eq!(h("X-Webhook-Event"), "PAYMENT_SUCCEEDED");
+    assert_eq!(h("X-Webhook-Entity-Type"), "PAYMENT");
+    assert_eq!(h("X-Webhook-Entity-ID"), ev.entity_id.to_string());
+    let ts: i64 = h("X-Webhook-Timestamp").parse().unwrap();
+    assert_eq!(ts, w.now().timestamp(), "UNIX seconds of the server clock");
+    assert_eq!(verify_at(Some(&h("X-Webhook-Signature")), body, &e.secret_key, 300, ts), Ok(ts));
+    let d = deliveries(&w, e.id);
+    assert_eq!(h("X-Webhook-Delivery-ID"), d[0].id.to_string());
+    assert_eq!((d[0].status, d[0].attempts.len(), d[0].next_attempt_at), (DeliveryStatus::Delivered, 1, None));
+    assert_eq!(d[0].attempts[0].response_status, Some(204));
+    assert!(w.read(|tx| tx.work(WorkId(d[0].id))).is_none(), "nothing left to do");
+    assert_eq!(w.billing.run_due_work(None, 100).unwrap().claimed, 0);
+}
+
+pub fn retry_schedule_runs_on_the_sandbox_clock<H: Harness>() {
+    let w = World::new(H::store());
+    let (e, t) = wired(&w, 500, json!({"url": "https://example.com/h"}));
+    let ev = event_in(&w.admin, EventType::InvoiceCreated, w.now());
+    w.write(|tx| tx.insert_event(&ev));
+    // The advance runs the work that is due (here: fan-out and the first attempt).
+    w.billing.advance_sandbox_clock(&w.admin, Advance::By(Duration::zero())).unwrap();
+    assert_eq!(t.count(), 1);
+    for (i, minutes) in [5i64, 30, 120, 360, 720].into_iter().enumerate() {
+        let d = &deliveries(&w, e.id)[0];
+        assert_eq!(d.status, DeliveryStatus::Retrying);
+        let last_at = crate::clock::parse_datetime(&d.attempts.last().unwrap().at).unwrap();
+        assert_eq!(
+            d.next_attempt_at,
+            Some(last_at + Duration::minutes(minutes)),
+            "retry {} after {minutes} minutes",
+            i + 1
+        );
+        // One second early: nothing.
+        w.billing
+            .advance_sandbox_clock(&w.fresh_admin(), Advance::By(Duration::minutes(minutes) - Duration::seconds(1)))
+            .unwrap();
+        assert_eq!(t.count(), i + 1);
+        w.billing.advance_sandbox_clock(&w.fresh_admin(), Advance::By(Duration::seconds(1))).unwrap();
+        assert_eq!(t.count(), i + 2, "attempt {} at +{minutes} minutes", i + 2);
+    }
+    let d = &deliveries(&w, e.id)[0];
+    assert_eq!((d.status, d.attempts.len(), d.next_attempt_at), (DeliveryStatus::Failed, 6, None));
+    assert!(d
+        .attempts
+        .iter()
+        .all(|a| a.response_status == Some(500) && a.response_body.as_deref() == Some("answer 500")));
+    w.billing.advance_sandbox_clock(&w.fresh_admin(), Advance::By(Duration::days(30))).unwrap();
+    assert_eq!(t.count(), 6, "failed is final");
+    // A manual retry sends it again, as a new attempt.
+    t.set(200);
+    let v = w.billing.retry_webhook_delivery(&w.fresh_admin(), d.id).unwrap();
+    assert_eq!((v["status"].as_str(), v["attempt_count"].as_u64()), (Some("delivered"), Some(7)));
+    assert_eq!(v["attempts"][6]["manual"], json!(true));
+    assert_eq!(t.count(), 7);
+}
+
+pub fn success_on_a_later_attempt<H: Harness>() {
+    let w = World::new(H::store());
+    let (e, t) = wired(&w, 503, json!({"url": "https://example.com/h"}));
+    w.write(|tx| tx.insert_event(&event_in(&w.admin, EventType::PaymentSucceeded, w.now())));
+    w.billing.advance_sandbox_clock(&w.admin, Advance::By(Duration::zero())).unwrap();
+    t.set(200);
+    w.billing.advance_sandbox_clock(&w.fresh_admin(), Advance::By(Duration::minutes(5))).unwrap();
+    let d = &deliveries(&w, e.id)[0];
+    assert_eq!((d.status, d.attempts.len()), (DeliveryStatus::Delivered, 2));
+    w.billing.advance_sandbox_clock(&w.fresh_admin(), Advance::By(Duration::days(1))).unwrap();
+    assert_eq!(t.count(), 2);
+}
+
+pub fn subscriptions_disabled_deleted_and_branches<H: Harness>() {
+    let w = World::new(H::store());
+    let t = FakeTransport::new(200);
+    attach_transport(&w.billing, t.clone());
+    let payments = endpoint(
+        &w,
+        &w.admin,
+        json!({"url": "https://example.com/payments", "event_types": ["PAYMENT_SUCCEEDED"]}),
+    );
+    let everything = endpoint(&w, &w.admin, json!({"url": "https://example.com/all"}));
+    let disabled = endpoint(&w, &w.admin, json!({"url": "https://example.com/off", "enabled": false}));
+    let deleted = endpoint(&w, &w.admin, json!({"url": "https://example.com/gone"}));
+    w.billing.delete_webhook_endpoint(&w.admin, deleted.id).unwrap();
+    let b2 = w.new_branch("Second");
+    let second = w.in_branch(b2.id);
+    let theirs = endpoint(&w, &second, json!({"url": "https://example.com/second"}));
+    w.write(|tx| tx.insert_event(&event_in(&w.admin, EventType::PaymentSucceeded, w.now())));
+    w.write(|tx| tx.insert_event(&event_in(&w.admin, EventType::InvoiceCreated, w.now())));
+    w.billing.run_due_work(None, 100).unwrap();
+    let urls: Vec<String> = t.sent.lock().unwrap().iter().map(|s| s.0.clone()).collect();
+    let count = |u: &str| urls.iter().filter(|x| x.as_str() == u).count();
+    assert_eq!((count(&payments.url), count(&everything.url)), (1, 2));
+    assert_eq!((count(&disabled.url), count(&deleted.url), count(&theirs.url)), (0, 0, 0));
+    // Disabled after the fan-out: the pending delivery is not sent.
+    w.write(|tx| tx.insert_event(&event_in(&second, EventType::PaymentFailed, w.now())));
+    w.billing
+        .update_webhook_endpoint(&second, theirs.id, EndpointFields::parse(&json!({"enabled": true}), false).unwrap())
+        .unwrap();
+    let claimed = w.billing.claim_due_work(None, &[FANOUT_KIND], Duration::seconds(30), 10).unwrap();
+    let mut r = crate::webhook::WorkReport::default();
+    for c in &claimed {
+        w.billing.run_work_item(c, &mut r).unwrap();
+    }
+    w.billing.delete_webhook_endpoint(&second, theirs.id).unwrap();
+    w.billing.run_due_work(None, 100).unwrap();
+    assert_eq!(count(&theirs.url), 0);
+    assert_eq!(t.sent.lock().unwrap().iter().filter(|s| s.0 == theirs.url).count(), 0);
+    let d = deliveries(&w, theirs.id);
+    assert_eq!((d.len(), d[0].status, d[0].attempts.len()), (1, DeliveryStatus::Failed, 0));
+}

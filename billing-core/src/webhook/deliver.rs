@@ -1,0 +1,346 @@
+//! Fan-out of outbox events to deliveries, delivery attempts, the retry schedule and manual
+//! retries. The HTTP call itself goes through a [`WebhookTransport`]; no transaction is open
+//! while it runs.
+
+use super::{sign, Attempt, Delivery, DeliveryStatus, Endpoint, RESPONSE_EXCERPT_CHARS, RETRY_DELAYS_MINUTES};
+use crate::clock::{format_rfc3339, Timestamp};
+use crate::engine::Billing;
+use crate::error::{Code, Error, Result};
+use crate::event::Event;
+use crate::ids::{EventId, OrgId, WorkId};
+use crate::store::{Store, Tx};
+use crate::work::{DueWork, DEFAULT_LEASE};
+use chrono::Duration;
+use serde_json::json;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+use uuid::Uuid;
+
+/// Turns one outbox event into deliveries (id = the event's id).
+pub const FANOUT_KIND: &str = "webhook.fanout";
+/// One delivery's next attempt (id = the delivery's id).
+pub const DELIVERY_KIND: &str = "webhook.delivery";
+pub const WEBHOOK_KINDS: &[&str] = &[FANOUT_KIND, DELIVERY_KIND];
+
+/// How one HTTP attempt ended.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Outcome {
+    /// The response status, if a response came.
+    pub status: Option<u16>,
+    /// The response body (the log keeps an excerpt).
+    pub body: String,
+    /// Why no response came (refused, timed out, unsupported scheme, …).
+    pub error: Option<String>,
+    pub duration: std::time::Duration,
+}
+
+impl Outcome {
+    pub fn succeeded(&self) -> bool {
+        self.status.is_some_and(|s| (200..300).contains(&s))
+    }
+}
+
+/// Sends one webhook request (blocking). Implemented by the server (and by tests).
+pub trait WebhookTransport: Send + Sync {
+    fn post(&self, url: &str, headers: &[(String, String)], body: &[u8], timeout: std::time::Duration) -> Outcome;
+    /// How long an attempt may take before it counts as failed.
+    fn timeout(&self) -> std::time::Duration {
+        std::time::Duration::from_secs(10)
+    }
+}
+
+fn transports() -> &'static Mutex<HashMap<usize, Arc<dyn WebhookTransport>>> {
+    static T: OnceLock<Mutex<HashMap<usize, Arc<dyn WebhookTransport>>>> = OnceLock::new();
+    T.get_or_init(Default::default)
+}
+
+/// Gives `billing` the transport its deliveries (worker runs, sandbox clock advances, manual
+/// retries) are sent with. Without one, events are still fanned out to deliveries, but nothing
+/// is sent.
+pub fn attach_transport<S: Store>(billing: &Billing<S>, t: Arc<dyn WebhookTransport>) {
+    transports()
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .insert(billing as *const Billing<S> as usize, t);
+}
+
+/// What a run of due work did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct WorkReport {
+    pub claimed: usize,
+    pub fanned_out: usize,
+    pub delivered: usize,
+    pub failed_attempts: usize,
+}
+
+enum Mode {
+    Scheduled,
+    /// A manual retry; `prior_due` is when the delivery's schedule had its next attempt.
+    Manual {
+        prior_due: Option<Timestamp>,
+    },
+}
+
+fn lease_lost(id: WorkId) -> Error {
+    Error::rule(Code::SERVICE_ERROR, format!("the lease on work item {id} was lost"))
+}
+
+fn org_now(tx: &mut dyn Tx, server_now: Timestamp, org: OrgId) -> Result<Timestamp> {
+    let offset = tx.org(org)?.map(|o| o.clock_offset_us).unwrap_or(0);
+    Ok(server_now + Duration::microseconds(offset))
+}
+
+/// The request of one attempt: the body (the event's payload as compact JSON) and the headers.
+pub fn request(event: &Event, delivery_id: Uuid, secret: &str, unix: i64) -> (Vec<u8>, Vec<(String, String)>) {
+    let body = serde_json::to_vec(&event.payload).expect("JSON values serialize");
+    let headers = vec![
+        ("Content-Type".to_string(), "application/json".to_string()),
+        ("User-Agent".to_string(), sign::USER_AGENT.to_string()),
+        ("X-Webhook-Event".to_string(), event.event_type.as_str().to_string()),
+        ("X-Webhook-Entity-Type".to_string(), event.entity_type.as_str().to_string()),
+        ("X-Webhook-Entity-ID".to_string(), event.entity_id.to_string()),
+        ("X-Webhook-Signature".to_string(), sign::signature_header(secret, unix, &body)),
+        ("X-Webhook-Timestamp".to_string(), unix.to_string()),
+        ("X-Webhook-Delivery-ID".to_string(), delivery_id.to_string()),
+    ];
+    (body, headers)
+}
+
+fn excerpt(s: &str) -> Option<String> {
+    if s.is_empty() {
+        return None;
+    }
+    Some(s.chars().take(RESPONSE_EXCERPT_CHARS).collect())
+}
+
+impl<S: Store> Billing<S> {
+    /// The transport attached with [`attach_transport`], if any.
+    pub fn webhook_transport(&self) -> Option<Arc<dyn WebhookTransport>> {
+        transports()
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&(self as *const Self as usize))
+            .cloned()
+    }
+
+    /// The kinds of work this engine can run now (deliveries need a transport).
+    pub fn runnable_work_kinds(&self) -> &'static [&'static str] {
+        if self.webhook_transport().is_some() {
+            WEBHOOK_KINDS
+        } else {
+            &[FANOUT_KIND]
+        }
+    }
+
+    /// Claims and runs the due work of one organization (or all) until none is due, at most
+    /// `max_items` items. No transaction is open during HTTP calls.
+    pub fn run_due_work(&self, org: Option<OrgId>, max_items: usize) -> Result<WorkReport> {
+        let mut report = WorkReport::default();
+        while report.claimed < max_items {
+            let batch = (max_items - report.claimed).min(64) as u32;
+            let items = self.claim_due_work(org, self.runnable_work_kinds(), self.lease(), batch)?;
+            if items.is_empty() {
+                break;
+            }
+            for item in &items {
+                report.claimed += 1;
+                self.run_work_item(item, &mut report)?;
+            }
+        }
+        Ok(report)
+    }
+
+    fn lease(&self) -> Duration {
+        let timeout = self.webhook_transport().map(|t| t.timeout()).unwrap_or_default();
+        DEFAULT_LEASE + Duration::from_std(timeout).unwrap_or(Duration::zero())
+    }
+
+    /// Runs one claimed item; a lost lease is not an error (another process has the item).
+    pub fn run_work_item(&self, item: &DueWork, report: &mut WorkReport) -> Result<()> {
+        let r = match item.kind.as_str() {
+            FANOUT_KIND => self.fan_out(item).map(|n| report.fanned_out += n),
+            DELIVERY_KIND => match self.webhook_transport() {
+                Some(t) => self.attempt(item, &*t, Mode::Scheduled).map(|ok| match ok {
+                    Some(true) => report.delivered += 1,
+                    Some(false) => report.failed_attempts += 1,
+                    None => {}
+                }),
+                None => Ok(()),
+            },
+            _ => Ok(()),
+        };
+        match r {
+            Err(Error::Rule {
+                code: Code::SERVICE_ERROR,
+                info,
+            }) if info.as_deref().is_some_and(|i| i.contains("lease")) => Ok(()),
+            other => other,
+        }
+    }
+
+    /// Creates the deliveries of one event, in the transaction that completes the item.
+    fn fan_out(&self, item: &DueWork) -> Result<usize> {
+        let server_now = self.clock().now();
+        self.store.write(|tx| {
+            if !tx.complete_work(item.id, item.leased_until)? {
+                return Err(lease_lost(item.id));
+            }
+            let Some(ev) = tx.event_by_id(EventId(item.id.0))? else { return Ok(0) };
+            let now = org_now(tx, server_now, ev.org_id)?;
+            let endpoints: Vec<Endpoint> = tx
+                .list_webhook_endpoints(ev.branch_id)?
+                .into_iter()
+                .filter(|e| e.enabled && e.org_id == ev.org_id && e.subscribes_to(ev.event_type))
+                .collect();
+            for e in &endpoints {
+                let d = Delivery {
+                    id: Uuid::now_v7(),
+                    org_id: ev.org_id,
+                    branch_id: ev.branch_id,
+                    endpoint_id: e.id,
+                    event_id: ev.id,
+                    event_type: ev.event_type,
+                    status: DeliveryStatus::Pending,
+                    next_attempt_at: Some(now),
+                    attempts: vec![],
+                    created_at: now,
+                    updated_at: now,
+                };
+                tx.insert_webhook_delivery(&d)?;
+                tx.insert_work(&DueWork::new(WorkId(d.id), d.org_id, DELIVERY_KIND, now, json!({})))?;
+            }
+            Ok(endpoints.len())
+        })
+    }
+
+    /// One attempt of a claimed delivery item. `Some(success)` when an attempt was made.
+    fn attempt(&self, item: &DueWork, transport: &dyn WebhookTransport, mode: Mode) -> Result<Option<bool>> {
+        let manual = matches!(mode, Mode::Manual { .. });
+        let id = item.id.0;
+        let found = self.store.read(|tx| {
+            let Some(d) = tx.webhook_delivery(id)? else { return Ok(None) };
+            let e = tx.webhook_endpoint(d.endpoint_id)?;
+            let ev = tx.event_by_id(d.event_id)?;
+            Ok(Some((d, e, ev)))
+        })?;
+        let server_now = self.clock().now();
+        let (d, endpoint, event) = match found {
+            Some((d, Some(e), Some(ev))) if e.enabled && e.deleted_at.is_none() => (d, e, ev),
+            Some((d, _, _)) => {
+                // Deleted or disabled endpoint (or a vanished event): nothing is sent.
+                self.store.write(|tx| {
+                    if !tx.complete_work(item.id, item.leased_until)? {
+                        return Err(lease_lost(item.id));
+                    }
+                    let mut d = tx.webhook_delivery(d.id)?.unwrap_or_else(|| d.clone());
+                    if matches!(d.status, DeliveryStatus::Pending | DeliveryStatus::Retrying) {
+                        d.status = DeliveryStatus::Failed;
+                        d.next_attempt_at = None;
+                        d.updated_at = org_now(tx, server_now, d.org_id)?;
+                        tx.update_webhook_delivery(&d)?;
+                    }
+                    Ok(())
+                })?;
+                if manual {
+                    return Err(Error::rule(Code::INVALID_STATUS, "the webhook endpoint is disabled or deleted"));
+                }
+                return Ok(None);
+            }
+            None => {
+                self.store.write(|tx| Ok(tx.complete_work(item.id, item.leased_until)?))?;
+                return Ok(None);
+            }
+        };
+        if !manual && matches!(d.status, DeliveryStatus::Delivered | DeliveryStatus::Failed) {
+            self.store.write(|tx| Ok(tx.complete_work(item.id, item.leased_until)?))?;
+            return Ok(None);
+        }
+        let unix = server_now.timestamp();
+        let (body, headers) = request(&event, d.id, &endpoint.secret_key, unix);
+        let outcome = transport.post(&endpoint.url, &headers, &body, transport.timeout());
+        let ok = outcome.succeeded();
+        let done_at = self.clock().now();
+        self.store.write(|tx| {
+            let mut d = tx.webhook_delivery(id)?.ok_or_else(|| Error::not_found("Webhook delivery", id))?;
+            let now = org_now(tx, done_at, d.org_id)?;
+            // The attempt's time is when it started; retries count from it.
+            let at = org_now(tx, server_now, d.org_id)?.min(now);
+            d.attempts.push(Attempt {
+                number: d.attempts.len() as u32 + 1,
+                at: format_rfc3339(&at),
+                response_status: outcome.status,
+                response_body: excerpt(&outcome.body),
+                error: outcome
+                    .error
+                    .clone()
+                    .or_else(|| (!ok).then(|| format!("HTTP status {}", outcome.status.unwrap_or(0)))),
+                duration_ms: outcome.duration.as_millis() as u64,
+                manual,
+            });
+            d.updated_at = now;
+            let kept = if ok {
+                d.status = DeliveryStatus::Delivered;
+                d.next_attempt_at = None;
+                tx.complete_work(item.id, item.leased_until)?
+            } else {
+                match mode {
+                    Mode::Manual { prior_due: Some(due) } => {
+                        d.next_attempt_at = Some(due);
+                        tx.reschedule_work(item.id, item.leased_until, due, &json!({}))?
+                    }
+                    Mode::Manual { prior_due: None } => tx.complete_work(item.id, item.leased_until)?,
+                    Mode::Scheduled => {
+                        let scheduled = d.attempts.iter().filter(|a| !a.manual).count();
+                        match RETRY_DELAYS_MINUTES.get(scheduled - 1) {
+                            Some(m) => {
+                                let next = at + Duration::minutes(*m);
+                                d.status = DeliveryStatus::Retrying;
+                                d.next_attempt_at = Some(next);
+                                tx.reschedule_work(item.id, item.leased_until, next, &json!({}))?
+                            }
+                            None => {
+                                d.status = DeliveryStatus::Failed;
+                                d.next_attempt_at = None;
+                                tx.complete_work(item.id, item.leased_until)?
+                            }
+                        }
+                    }
+                }
+            };
+            if !kept {
+                return Err(lease_lost(item.id));
+            }
+            tx.update_webhook_delivery(&d)?;
+            Ok(Some(ok))
+        })
+    }
+
+    /// Sends a delivery of the request's branch again now (whatever its status) as a new,
+    /// manual attempt, and returns it. A delivered one stays delivered; a failed one that fails
+    /// again stays failed; a scheduled one keeps its schedule unless this attempt succeeds.
+    pub fn retry_webhook_delivery(&self, scope: &crate::auth::Scope, id: Uuid) -> Result<serde_json::Value> {
+        let transport = self
+            .webhook_transport()
+            .ok_or_else(|| Error::rule(Code::SERVICE_ERROR, "this process sends no webhooks (no transport)"))?;
+        let server_now = self.clock().now();
+        let lease_until = server_now + self.lease();
+        let (item, prior_due) = self.store.write(|tx| {
+            let d = tx
+                .webhook_delivery(id)?
+                .filter(|d| d.branch_id == scope.branch_id() && d.org_id == scope.org_id())
+                .ok_or_else(|| Error::not_found("Webhook delivery", id))?;
+            let prior = tx.work(WorkId(d.id))?;
+            let prior_due = prior.as_ref().map(|w| w.due_at);
+            if prior.is_none() {
+                let now = org_now(tx, server_now, d.org_id)?;
+                tx.insert_work(&DueWork::new(WorkId(d.id), d.org_id, DELIVERY_KIND, now, json!({})))?;
+            }
+            let item = tx
+                .claim_work(WorkId(d.id), server_now, lease_until)?
+                .ok_or_else(|| Error::rule(Code::INVALID_STATUS, "an attempt of this delivery is in progress"))?;
+            Ok((item, prior_due))
+        })?;
+        self.attempt(&item, &*transport, Mode::Manual { prior_due })?;
+        self.get_webhook_delivery(scope, id)
+    }
+}
