@@ -361,6 +361,9 @@ impl<S: Store> Billing<S> {
                 .consumer(scope.branch_id(), id)?
                 .filter(|c| !c.is_deleted)
                 .ok_or_else(|| Error::not_found("Consumer", id))?;
+            if tx.consumer_has_open_invoices(scope.branch_id(), id)? {
+                return Err(Error::rule(Code::CONSUMER_HAS_ONGOING_INVOICES, format!("Consumer '{id}' has invoices that are not completed or canceled")));
+            }
             c.is_deleted = true;
             c.updated_at = Some(now);
             tx.update_consumer(&c)?;

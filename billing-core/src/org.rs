@@ -19,6 +19,13 @@ pub struct OrgSettings {
     pub home_currency: Currency,
     pub default_currency: Currency,
     pub enabled_currencies: Vec<Currency>,
+    /// The smallest installment per currency code (`{"SAR": "100"}`); a currency without a
+    /// minimum offers no installments. Changed only by support.
+    pub installment_minimums: std::collections::BTreeMap<String, Decimal>,
+    /// Months between two installments (the split period).
+    pub installment_split_months: u32,
+    /// Whether `POST /payments/auto-charge-on-demand/{id}` is enabled for the organization.
+    pub auto_charge_on_demand: bool,
 }
 
 impl Default for OrgSettings {
@@ -28,6 +35,9 @@ impl Default for OrgSettings {
             home_currency: Currency::SAR,
             default_currency: Currency::SAR,
             enabled_currencies: vec![Currency::SAR],
+            installment_minimums: [("SAR".to_string(), Decimal::new(100, 0))].into_iter().collect(),
+            installment_split_months: 1,
+            auto_charge_on_demand: false,
         }
     }
 }

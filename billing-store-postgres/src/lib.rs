@@ -20,6 +20,8 @@ mod schema;
 pub mod testing;
 mod tx;
 mod tx_invoice;
+mod rows_invoice;
+mod schema_invoice;
 mod tx_webhook;
 mod rows_webhook;
 mod schema_webhook;

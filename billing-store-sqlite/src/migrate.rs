@@ -7,6 +7,7 @@ use std::collections::HashMap;
 const MIGRATIONS: &[(i64, &str)] = &[
     (1, include_str!("../migrations/0001_foundation.sql")),
     (2, include_str!("../migrations/0002_consumer_search.sql")),
+    (3, include_str!("../migrations/0003_invoices.sql")),
     (4, include_str!("../migrations/0004_webhooks.sql")),
 ];
 

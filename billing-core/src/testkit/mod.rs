@@ -38,6 +38,7 @@ pub mod concurrency;
 pub mod consumers;
 pub mod coupons;
 pub mod invitations;
+pub mod invoices;
 pub mod sandbox;
 pub mod tx;
 pub mod webhooks;
@@ -409,6 +410,21 @@ macro_rules! conformance_suite {
                 clock_never_goes_back,
                 live_organization_has_no_test_clock,
                 org_time_follows_the_test_clock,
+            ],
+            invoices: [
+                create_computes_exact_totals,
+                create_refusals_write_nothing,
+                notify_sends_and_records,
+                invoice_numbers_are_gapless_under_concurrency,
+                amounts_round_trip_through_the_store,
+                list_filters_and_sorts,
+                mark_paid_completes_with_events,
+                refunds_single_and_related,
+                installments_replace_the_payment,
+                installment_mark_paid_needs_accepted,
+                void_send_and_inplace,
+                consumer_with_open_invoices_cannot_be_deleted,
+                auto_charge_on_demand,
             ],
             webhooks: [
                 work_round_trip_and_leases,

@@ -191,6 +191,7 @@ pub fn org_insert_update_and_list<H: Harness>() {
             home_currency: Currency::KWD,
             default_currency: Currency::KWD,
             enabled_currencies: vec![Currency::KWD, Currency::SAR, Currency::JPY],
+            ..Default::default()
         },
         clock_offset_us: 0,
         created_at: ts("2025-12-31T23:59:59.999999Z"),

@@ -1,0 +1,72 @@
+//! Outbox events of invoices and payments, with the spec's payload (Events, Payload).
+
+use super::{Invoice, Payment};
+use crate::clock::{format_rfc3339, Timestamp};
+use crate::event::{EntityType, Event, EventType};
+use crate::ids::EventId;
+use crate::store::Tx;
+use serde_json::{json, Value};
+
+fn data(public_url: &str, inv: &Invoice, payment: Option<&Payment>) -> Value {
+    json!({
+        "invoice": {"id": inv.id, "url": Invoice::api_url(public_url, inv.id)},
+        "payment": payment.map(|p| json!({"id": p.id, "url": Payment::api_url(public_url, p.id)})),
+        "payment_link": inv.payment_link_id.map(|id| json!({"id": id, "url": format!("{public_url}/api/v2/payment_links/{id}")})),
+        "metadata": {},
+    })
+}
+
+/// An INVOICE_* event about `inv` (its status as it is now).
+pub fn invoice_event(public_url: &str, t: EventType, inv: &Invoice, now: Timestamp) -> Event {
+    Event {
+        id: EventId::new(),
+        org_id: inv.org_id,
+        branch_id: inv.branch_id,
+        event_type: t,
+        entity_type: EntityType::Invoice,
+        entity_id: inv.id.0,
+        payload: json!({
+            "event_type": t,
+            "entity_type": EntityType::Invoice,
+            "entity_id": inv.id,
+            "entity_url": Invoice::api_url(public_url, inv.id),
+            "status": inv.status,
+            "data": data(public_url, inv, None),
+            "timestamp": format_rfc3339(&now),
+        }),
+        created_at: now,
+    }
+}
+
+/// A PAYMENT_* event about `p` of `inv`.
+pub fn payment_event(public_url: &str, t: EventType, inv: &Invoice, p: &Payment, now: Timestamp) -> Event {
+    Event {
+        id: EventId::new(),
+        org_id: inv.org_id,
+        branch_id: inv.branch_id,
+        event_type: t,
+        entity_type: EntityType::Payment,
+        entity_id: p.id.0,
+        payload: json!({
+            "event_type": t,
+            "entity_type": EntityType::Payment,
+            "entity_id": p.id,
+            "entity_url": Payment::api_url(public_url, p.id),
+            "status": p.status,
+            "data": data(public_url, inv, Some(p)),
+            "timestamp": format_rfc3339(&now),
+        }),
+        created_at: now,
+    }
+}
+
+/// Writes an invoice event in the current transaction.
+pub fn emit_invoice(tx: &mut dyn Tx, public_url: &str, t: EventType, inv: &Invoice, now: Timestamp) -> crate::Result<()> {
+    tx.insert_event(&invoice_event(public_url, t, inv, now))?;
+    Ok(())
+}
+
+pub fn emit_payment(tx: &mut dyn Tx, public_url: &str, t: EventType, inv: &Invoice, p: &Payment, now: Timestamp) -> crate::Result<()> {
+    tx.insert_event(&payment_event(public_url, t, inv, p, now))?;
+    Ok(())
+}
