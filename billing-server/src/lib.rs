@@ -4,6 +4,7 @@ pub mod api;
 pub mod backend;
 pub mod http;
 pub mod router;
+pub mod webhooks;
 
 use api::Reply;
 use backend::Backend;
@@ -33,7 +34,19 @@ pub struct Config {
     pub body_limit: usize,
     /// The address clients reach the server at (API addresses in webhooks, hosted pages).
     pub public_url: String,
+    /// How long one webhook attempt may take (default [`DEFAULT_WEBHOOK_TIMEOUT`]).
+    pub webhook_timeout: std::time::Duration,
+    /// Whether this process runs the background worker (webhook fan-out and deliveries).
+    pub worker: bool,
+    /// Pause between polls of the due-work queue when nothing is due.
+    pub worker_poll_interval: std::time::Duration,
+    /// Due-work items (HTTP calls) the worker runs at the same time.
+    pub worker_concurrency: usize,
 }
+
+pub const DEFAULT_WEBHOOK_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+pub const DEFAULT_WORKER_POLL_INTERVAL: std::time::Duration = std::time::Duration::from_millis(500);
+pub const DEFAULT_WORKER_CONCURRENCY: usize = 16;
 
 pub struct App {
     pub billing: Billing<Backend>,
@@ -48,7 +61,17 @@ impl App {
     pub fn open_with_clock(config: Config, clock: Arc<dyn Clock>) -> Result<Arc<App>, Error> {
         let store = Backend::open(&config.database_url)?;
         let billing = Billing::new(store, clock).with_jwt_secret(config.jwt_secret.as_bytes().to_vec()).with_public_url(config.public_url.clone());
-        Ok(Arc::new(App { billing, config }))
+        let app = Arc::new(App { billing, config });
+        // Deliveries are sent by the worker, by sandbox clock advances and by manual retries.
+        billing_core::webhook::attach_transport(&app.billing, Arc::new(webhooks::HttpTransport::new(app.config.webhook_timeout)));
+        if app.config.worker {
+            let options = webhooks::WorkerOptions {
+                poll_interval: app.config.worker_poll_interval,
+                concurrency: app.config.worker_concurrency,
+            };
+            webhooks::start_worker(&app, options);
+        }
+        Ok(app)
     }
 }
 
@@ -125,6 +148,7 @@ async fn respond(app: Arc<App>, req: Request<hyper::body::Incoming>) -> HttpResp
     let credential = credential(&req);
     // An empty header is the same as none.
     let branch = req.header("x-branch-id").map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
+    let sends_http = route.sends_http();
     let op = api::build(route, api::Input::from(&req));
     let run = move |app: Arc<App>| {
         let credential = credential?;
@@ -148,7 +172,7 @@ async fn respond(app: Arc<App>, req: Request<hyper::body::Incoming>) -> HttpResp
     let result = if req.method == hyper::Method::GET && app.billing.store.reads_are_local() {
         let session = app.clone();
         session.billing.store.read_session(|| run(app))
-    } else if req.method == hyper::Method::GET {
+    } else if req.method == hyper::Method::GET || sends_http {
         tokio::task::spawn_blocking(move || run(app)).await.unwrap_or_else(|e| Err(panicked(e)))
     } else {
         let backend = app.clone();

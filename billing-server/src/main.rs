@@ -41,6 +41,18 @@ struct ServeArgs {
     /// links); default `http://<listen>`.
     #[arg(long, env = "BILLING_PUBLIC_URL")]
     public_url: Option<String>,
+    /// Time-out of one webhook delivery attempt, in milliseconds.
+    #[arg(long, env = "BILLING_WEBHOOK_TIMEOUT_MS", default_value_t = 10_000)]
+    webhook_timeout_ms: u64,
+    /// Pause between polls of the background work queue when nothing is due, in milliseconds.
+    #[arg(long, env = "BILLING_WORKER_POLL_MS", default_value_t = 500)]
+    worker_poll_ms: u64,
+    /// Webhook deliveries the worker sends at the same time.
+    #[arg(long, env = "BILLING_WORKER_CONCURRENCY", default_value_t = 16)]
+    worker_concurrency: usize,
+    /// Run no background worker in this process (another process delivers webhooks).
+    #[arg(long, env = "BILLING_NO_WORKER")]
+    no_worker: bool,
     #[command(flatten)]
     db: DbArgs,
 }
@@ -107,10 +119,24 @@ fn main() -> ExitCode {
     }
 }
 
+/// The configuration of a command that does not serve (no background worker).
 fn config(args: &ServeArgs) -> Config {
+    serve_config(args, false)
+}
+
+fn serve_config(args: &ServeArgs, serving: bool) -> Config {
     let jwt_secret = args.jwt_secret.clone().unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
     let public_url = args.public_url.clone().unwrap_or_else(|| format!("http://{}", args.listen));
-    Config { database_url: args.db.database_url.clone(), jwt_secret, body_limit: args.body_limit, public_url }
+    Config {
+        database_url: args.db.database_url.clone(),
+        jwt_secret,
+        body_limit: args.body_limit,
+        public_url,
+        webhook_timeout: std::time::Duration::from_millis(args.webhook_timeout_ms.max(1)),
+        worker: serving && !args.no_worker,
+        worker_poll_interval: std::time::Duration::from_millis(args.worker_poll_ms.max(1)),
+        worker_concurrency: args.worker_concurrency.max(1),
+    }
 }
 
 fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
@@ -202,7 +228,7 @@ fn print_bootstrap(boot: &billing_core::engine::Bootstrap) {
 }
 
 fn serve(args: ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
-    let app = App::open(config(&args))?;
+    let app = App::open(serve_config(&args, true))?;
     if app.billing.is_empty()? {
         let boot = app.billing.bootstrap(&BootstrapRequest {
             org_name: "My Organization".into(),

@@ -32,6 +32,23 @@ pub enum Route {
     DeleteCoupon(String),
     SandboxClock,
     AdvanceSandboxClock,
+    ListWebhooks,
+    CreateWebhook,
+    GetWebhook(String),
+    UpdateWebhook(String),
+    DeleteWebhook(String),
+    RotateWebhookSecret(String),
+    ListWebhookDeliveries(String),
+    GetWebhookDelivery(String),
+    RetryWebhookDelivery(String),
+}
+
+impl Route {
+    /// Whether the operation makes outgoing HTTP calls (webhook deliveries): it then runs on a
+    /// blocking thread, never on the SQLite write executor.
+    pub fn sends_http(&self) -> bool {
+        matches!(self, Route::AdvanceSandboxClock | Route::RetryWebhookDelivery(_))
+    }
 }
 
 #[derive(Debug, PartialEq, Eq)]
@@ -88,6 +105,16 @@ pub fn resolve(method: &Method, path: &str) -> Resolution {
         ]),
         ["sandbox", "clock"] => pick(vec![(Method::GET, SandboxClock)]),
         ["sandbox", "clock", "advance"] => pick(vec![(Method::POST, AdvanceSandboxClock)]),
+        ["webhooks"] => pick(vec![(Method::GET, ListWebhooks), (Method::POST, CreateWebhook)]),
+        ["webhooks", "deliveries", id] => pick(vec![(Method::GET, GetWebhookDelivery(s(id)))]),
+        ["webhooks", "deliveries", id, "retry"] => pick(vec![(Method::POST, RetryWebhookDelivery(s(id)))]),
+        ["webhooks", id] => pick(vec![
+            (Method::GET, GetWebhook(s(id))),
+            (Method::PUT, UpdateWebhook(s(id))),
+            (Method::DELETE, DeleteWebhook(s(id))),
+        ]),
+        ["webhooks", id, "rotate-secret"] => pick(vec![(Method::POST, RotateWebhookSecret(s(id)))]),
+        ["webhooks", id, "deliveries"] => pick(vec![(Method::GET, ListWebhookDeliveries(s(id)))]),
         _ => NotFound,
     }
 }

@@ -45,6 +45,10 @@ fn main() {
         jwt_secret: "bench".into(),
         body_limit: 1 << 20,
         public_url: "http://127.0.0.1".into(),
+        webhook_timeout: billing_server::DEFAULT_WEBHOOK_TIMEOUT,
+        worker: false,
+        worker_poll_interval: billing_server::DEFAULT_WORKER_POLL_INTERVAL,
+        worker_concurrency: billing_server::DEFAULT_WORKER_CONCURRENCY,
     })
     .unwrap();
     let boot = app

@@ -138,7 +138,7 @@ impl<S: Store> Billing<S> {
         let mut report = WorkReport::default();
         while report.claimed < max_items {
             let batch = (max_items - report.claimed).min(64) as u32;
-            let items = self.claim_due_work(org, self.runnable_work_kinds(), self.lease(), batch)?;
+            let items = self.claim_due_work(org, self.runnable_work_kinds(), self.work_lease(), batch)?;
             if items.is_empty() {
                 break;
             }
@@ -150,7 +150,9 @@ impl<S: Store> Billing<S> {
         Ok(report)
     }
 
-    fn lease(&self) -> Duration {
+    /// How long a claim of due work holds: the HTTP time-out plus a margin, so that an attempt
+    /// in flight is never claimed by another process.
+    pub fn work_lease(&self) -> Duration {
         let timeout = self.webhook_transport().map(|t| t.timeout()).unwrap_or_default();
         DEFAULT_LEASE + Duration::from_std(timeout).unwrap_or(Duration::zero())
     }
@@ -323,7 +325,7 @@ impl<S: Store> Billing<S> {
             .webhook_transport()
             .ok_or_else(|| Error::rule(Code::SERVICE_ERROR, "this process sends no webhooks (no transport)"))?;
         let server_now = self.clock().now();
-        let lease_until = server_now + self.lease();
+        let lease_until = server_now + self.work_lease();
         let (item, prior_due) = self.store.write(|tx| {
             let d = tx
                 .webhook_delivery(id)?

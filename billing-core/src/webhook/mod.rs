@@ -200,6 +200,14 @@ pub fn parse_delivery_list(params: &QueryParams) -> Result<(DeliveryFilter, u32,
     Ok((f, page, limit))
 }
 
+/// `page` and `limit` (≤ 100) of a list without sorting options.
+pub fn parse_page(params: &QueryParams) -> Result<(u32, u32)> {
+    let mut q = Query::new(params);
+    let l = q.list((), |_| None, "");
+    q.finish()?;
+    Ok((l.page, l.limit))
+}
+
 /// The body of `POST /webhooks` and `PUT /webhooks/{id}`.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct EndpointFields {

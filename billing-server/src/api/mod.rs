@@ -4,6 +4,7 @@
 mod account;
 mod catalog;
 mod consumers;
+mod webhooks;
 
 use crate::backend::Backend;
 use crate::http::Incoming2;
@@ -74,6 +75,15 @@ pub fn build(route: Route, input: Input) -> Op {
             account::build(route, input)
         }
         ListConsumers | CreateConsumer | GetConsumer(_) | UpdateConsumer(_) | DeleteConsumer(_) => consumers::build(route, input),
+        ListWebhooks
+        | CreateWebhook
+        | GetWebhook(_)
+        | UpdateWebhook(_)
+        | DeleteWebhook(_)
+        | RotateWebhookSecret(_)
+        | ListWebhookDeliveries(_)
+        | GetWebhookDelivery(_)
+        | RetryWebhookDelivery(_) => webhooks::build(route, input),
         _ => catalog::build(route, input),
     }
 }

@@ -76,6 +76,10 @@ impl TestServer {
             jwt_secret: JWT_SECRET.into(),
             body_limit: 1024 * 1024,
             public_url: "http://127.0.0.1".into(),
+            webhook_timeout: billing_server::DEFAULT_WEBHOOK_TIMEOUT,
+            worker: true,
+            worker_poll_interval: std::time::Duration::from_millis(50),
+            worker_concurrency: billing_server::DEFAULT_WORKER_CONCURRENCY,
         };
         let app = App::open(config).expect("open app");
         let boot = app
