@@ -42,11 +42,15 @@ pub struct Config {
     pub worker_poll_interval: std::time::Duration,
     /// Due-work items (HTTP calls) the worker runs at the same time.
     pub worker_concurrency: usize,
+    /// How much longer than the webhook time-out a claim of due work holds; also how soon the
+    /// work of a crashed process is taken over (default [`DEFAULT_WORK_LEASE_MARGIN`]).
+    pub work_lease_margin: std::time::Duration,
 }
 
 pub const DEFAULT_WEBHOOK_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 pub const DEFAULT_WORKER_POLL_INTERVAL: std::time::Duration = std::time::Duration::from_millis(500);
 pub const DEFAULT_WORKER_CONCURRENCY: usize = 16;
+pub const DEFAULT_WORK_LEASE_MARGIN: std::time::Duration = std::time::Duration::from_secs(30);
 
 pub struct App {
     pub billing: Billing<Backend>,
@@ -63,7 +67,11 @@ impl App {
         let billing = Billing::new(store, clock).with_jwt_secret(config.jwt_secret.as_bytes().to_vec()).with_public_url(config.public_url.clone());
         let app = Arc::new(App { billing, config });
         // Deliveries are sent by the worker, by sandbox clock advances and by manual retries.
-        billing_core::webhook::attach_transport(&app.billing, Arc::new(webhooks::HttpTransport::new(app.config.webhook_timeout)));
+        let transport = webhooks::HttpTransport {
+            timeout: app.config.webhook_timeout,
+            lease_margin: app.config.work_lease_margin,
+        };
+        billing_core::webhook::attach_transport(&app.billing, Arc::new(transport));
         if app.config.worker {
             let options = webhooks::WorkerOptions {
                 poll_interval: app.config.worker_poll_interval,

@@ -53,6 +53,10 @@ struct ServeArgs {
     /// Run no background worker in this process (another process delivers webhooks).
     #[arg(long, env = "BILLING_NO_WORKER")]
     no_worker: bool,
+    /// How much longer than the webhook time-out a claim of background work holds, in
+    /// milliseconds; also how soon the work of a crashed process is taken over.
+    #[arg(long, env = "BILLING_WORK_LEASE_MARGIN_MS", default_value_t = 30_000)]
+    work_lease_margin_ms: u64,
     #[command(flatten)]
     db: DbArgs,
 }
@@ -136,6 +140,7 @@ fn serve_config(args: &ServeArgs, serving: bool) -> Config {
         worker: serving && !args.no_worker,
         worker_poll_interval: std::time::Duration::from_millis(args.worker_poll_ms.max(1)),
         worker_concurrency: args.worker_concurrency.max(1),
+        work_lease_margin: std::time::Duration::from_millis(args.work_lease_margin_ms),
     }
 }
 

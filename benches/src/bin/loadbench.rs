@@ -49,6 +49,7 @@ fn main() {
         worker: false,
         worker_poll_interval: billing_server::DEFAULT_WORKER_POLL_INTERVAL,
         worker_concurrency: billing_server::DEFAULT_WORKER_CONCURRENCY,
+        work_lease_margin: billing_server::DEFAULT_WORK_LEASE_MARGIN,
     })
     .unwrap();
     let boot = app

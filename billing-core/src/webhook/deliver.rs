@@ -47,6 +47,11 @@ pub trait WebhookTransport: Send + Sync {
     fn timeout(&self) -> std::time::Duration {
         std::time::Duration::from_secs(10)
     }
+    /// How much longer than [`Self::timeout`] a claim of due work holds (recording an attempt
+    /// must fit in it); also how soon work of a crashed process is taken over.
+    fn lease_margin(&self) -> std::time::Duration {
+        std::time::Duration::from_secs(30)
+    }
 }
 
 fn transports() -> &'static Mutex<HashMap<usize, Arc<dyn WebhookTransport>>> {
@@ -153,8 +158,10 @@ impl<S: Store> Billing<S> {
     /// How long a claim of due work holds: the HTTP time-out plus a margin, so that an attempt
     /// in flight is never claimed by another process.
     pub fn work_lease(&self) -> Duration {
-        let timeout = self.webhook_transport().map(|t| t.timeout()).unwrap_or_default();
-        DEFAULT_LEASE + Duration::from_std(timeout).unwrap_or(Duration::zero())
+        match self.webhook_transport() {
+            Some(t) => Duration::from_std(t.timeout() + t.lease_margin()).unwrap_or(DEFAULT_LEASE),
+            None => DEFAULT_LEASE,
+        }
     }
 
     /// Runs one claimed item; a lost lease is not an error (another process has the item).

@@ -14,11 +14,16 @@ const MAX_RESPONSE: usize = 64 * 1024;
 #[derive(Debug, Clone)]
 pub struct HttpTransport {
     pub timeout: Duration,
+    /// See [`WebhookTransport::lease_margin`].
+    pub lease_margin: Duration,
 }
 
 impl HttpTransport {
     pub fn new(timeout: Duration) -> Self {
-        HttpTransport { timeout }
+        HttpTransport {
+            timeout,
+            lease_margin: Duration::from_secs(30),
+        }
     }
 }
 
@@ -177,6 +182,10 @@ impl WebhookTransport for HttpTransport {
 
     fn timeout(&self) -> Duration {
         self.timeout
+    }
+
+    fn lease_margin(&self) -> Duration {
+        self.lease_margin
     }
 }
 

@@ -80,6 +80,7 @@ impl TestServer {
             worker: true,
             worker_poll_interval: std::time::Duration::from_millis(50),
             worker_concurrency: billing_server::DEFAULT_WORKER_CONCURRENCY,
+            work_lease_margin: billing_server::DEFAULT_WORK_LEASE_MARGIN,
         };
         let app = App::open(config).expect("open app");
         let boot = app
