@@ -41,6 +41,17 @@ pub enum Route {
     ListWebhookDeliveries(String),
     GetWebhookDelivery(String),
     RetryWebhookDelivery(String),
+    ListInvoices,
+    CreateInvoice,
+    GetInvoice(String),
+    UpdateInvoiceInPlace(String),
+    VoidInvoice(String),
+    SendInvoice(String),
+    ListPayments,
+    GetPayment(String),
+    MarkPaymentPaid(String),
+    RefundPayment(String),
+    AutoChargePayment(String),
 }
 
 impl Route {
@@ -115,6 +126,16 @@ pub fn resolve(method: &Method, path: &str) -> Resolution {
         ]),
         ["webhooks", id, "rotate-secret"] => pick(vec![(Method::POST, RotateWebhookSecret(s(id)))]),
         ["webhooks", id, "deliveries"] => pick(vec![(Method::GET, ListWebhookDeliveries(s(id)))]),
+        ["invoices"] => pick(vec![(Method::GET, ListInvoices), (Method::POST, CreateInvoice)]),
+        ["invoices", id] => pick(vec![(Method::GET, GetInvoice(s(id)))]),
+        ["invoices", id, "inplace"] => pick(vec![(Method::PATCH, UpdateInvoiceInPlace(s(id)))]),
+        ["invoices", id, "void"] => pick(vec![(Method::POST, VoidInvoice(s(id)))]),
+        ["invoices", id, "send"] => pick(vec![(Method::POST, SendInvoice(s(id)))]),
+        ["payments"] => pick(vec![(Method::GET, ListPayments)]),
+        ["payments", "auto-charge-on-demand", id] => pick(vec![(Method::POST, AutoChargePayment(s(id)))]),
+        ["payments", id] => pick(vec![(Method::GET, GetPayment(s(id)))]),
+        ["payments", id, "mark-paid"] => pick(vec![(Method::POST, MarkPaymentPaid(s(id)))]),
+        ["payments", id, "refund"] => pick(vec![(Method::POST, RefundPayment(s(id)))]),
         _ => NotFound,
     }
 }

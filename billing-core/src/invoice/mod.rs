@@ -663,7 +663,8 @@ fn uuid_param<T: std::str::FromStr>(q: &mut Query<'_>, name: &str) -> Option<T> 
 }
 
 fn price_param(q: &mut Query<'_>, name: &str) -> Option<Decimal> {
-    let v = q.params.get(name)?.trim().to_string();
+    // A number or a numeric string: `20`, `20.00`, or the JSON-style `"20.00"`.
+    let v = q.params.get(name)?.trim().trim_matches('"').to_string();
     let d = parse_decimal(&Value::String(v));
     if d.is_none() {
         q.fail("decimal_parsing", name, "Input should be a valid decimal");

@@ -101,162 +101,173 @@ impl<S: Store> Billing<S> {
     /// Creates an invoice: CREATED, or SENT when `notify_consumer` and the consumer has a
     /// channel (the notification is recorded). One INITIAL payment of the total.
     pub fn create_invoice(&self, scope: &Scope, req: InvoiceCreate) -> Result<Invoice> {
+        self.store.write(|tx| self.create_invoice_in(tx, scope, &req))
+    }
+
+    /// [`Self::create_invoice`], answering InvoiceDetailed read in the same transaction.
+    pub fn create_invoice_detailed(&self, scope: &Scope, req: InvoiceCreate) -> Result<Value> {
+        self.store.write(|tx| {
+            let inv = self.create_invoice_in(tx, scope, &req)?;
+            let payments = tx.invoice_payments(inv.id)?;
+            self.view_json(tx, scope, &inv, &payments, true, true)
+        })
+    }
+
+    fn create_invoice_in(&self, tx: &mut dyn Tx, scope: &Scope, req: &InvoiceCreate) -> Result<Invoice> {
         let now = self.now(scope);
         let settings = &scope.org.settings;
-        self.store.write(|tx| {
-            let consumer = tx
-                .consumer(scope.branch_id(), req.consumer_id)?
-                .filter(|c| !c.is_deleted)
-                .ok_or_else(|| Error::not_found("Consumer", req.consumer_id))?;
-            let mut products: Vec<Product> = Vec::with_capacity(req.items.len());
-            let mut item_coupons: Vec<Vec<Coupon>> = Vec::with_capacity(req.items.len());
-            for (i, it) in req.items.iter().enumerate() {
-                let p = tx
-                    .product(scope.branch_id(), it.product_id)?
-                    .ok_or_else(|| Error::not_found("Product", it.product_id))?;
-                if !p.is_active {
-                    return Err(item_problem(
-                        "value_error",
-                        i,
-                        "product_id",
-                        format!("Value error, product '{}' is not active", p.id),
-                    ));
+        let consumer = tx
+            .consumer(scope.branch_id(), req.consumer_id)?
+            .filter(|c| !c.is_deleted)
+            .ok_or_else(|| Error::not_found("Consumer", req.consumer_id))?;
+        let mut products: Vec<Product> = Vec::with_capacity(req.items.len());
+        let mut item_coupons: Vec<Vec<Coupon>> = Vec::with_capacity(req.items.len());
+        for (i, it) in req.items.iter().enumerate() {
+            let p = tx
+                .product(scope.branch_id(), it.product_id)?
+                .ok_or_else(|| Error::not_found("Product", it.product_id))?;
+            if !p.is_active {
+                return Err(item_problem(
+                    "value_error",
+                    i,
+                    "product_id",
+                    format!("Value error, product '{}' is not active", p.id),
+                ));
+            }
+            if p.active_price(req.currency).is_none() {
+                return Err(item_problem(
+                    "value_error",
+                    i,
+                    "product_id",
+                    format!("Value error, product '{}' has no active price in {}", p.id, req.currency),
+                ));
+            }
+            let mut cs = vec![];
+            for (k, cid) in it.coupons.iter().enumerate() {
+                cs.push(coupon_for(
+                    tx,
+                    scope,
+                    *cid,
+                    req.currency,
+                    vec!["body".into(), "items".into(), i.into(), "coupons".into(), k.into()],
+                )?);
+            }
+            products.push(p);
+            item_coupons.push(cs);
+        }
+        let mut inv_coupons = vec![];
+        for (k, cid) in req.coupons.iter().enumerate() {
+            inv_coupons.push(coupon_for(tx, scope, *cid, req.currency, vec!["body".into(), "coupons".into(), k.into()])?);
+        }
+        let inputs: Vec<ItemInput> = req
+            .items
+            .iter()
+            .zip(&products)
+            .zip(&item_coupons)
+            .map(|((it, p), cs)| {
+                let price = p.active_price(req.currency).expect("checked");
+                ItemInput {
+                    unit_price: price.amount,
+                    quantity: it.quantity,
+                    vat_mode: price.vat_mode,
+                    coupons: cs.iter().collect(),
                 }
-                if p.active_price(req.currency).is_none() {
-                    return Err(item_problem(
-                        "value_error",
-                        i,
-                        "product_id",
-                        format!("Value error, product '{}' has no active price in {}", p.id, req.currency),
-                    ));
+            })
+            .collect();
+        let inv_refs: Vec<&Coupon> = inv_coupons.iter().collect();
+        let totals = InvoiceTotals::compute(req.currency, &inputs, &inv_refs, settings.vat_rate);
+        let items = req
+            .items
+            .iter()
+            .zip(&products)
+            .zip(&totals.items)
+            .map(|((it, p), a)| {
+                let price = p.active_price(req.currency).expect("checked");
+                InvoiceItem {
+                    id: InvoiceItemId::new(),
+                    product_id: p.id,
+                    price_id: Some(price.id),
+                    quantity: it.quantity,
+                    unit_price: price.amount,
+                    vat_mode: price.vat_mode,
+                    one_time: p.product_type == ProductType::OneOff,
+                    coupon_ids: it.coupons.clone(),
+                    original_amount: a.original_amount,
+                    discounted_amount: a.discounted_amount,
+                    coupons: a.coupons.clone(),
+                    vat_amount: a.vat.vat,
+                    excluding_vat: a.vat.excluding_vat,
+                    created_at: now,
                 }
-                let mut cs = vec![];
-                for (k, cid) in it.coupons.iter().enumerate() {
-                    cs.push(coupon_for(
-                        tx,
-                        scope,
-                        *cid,
-                        req.currency,
-                        vec!["body".into(), "items".into(), i.into(), "coupons".into(), k.into()],
-                    )?);
-                }
-                products.push(p);
-                item_coupons.push(cs);
-            }
-            let mut inv_coupons = vec![];
-            for (k, cid) in req.coupons.iter().enumerate() {
-                inv_coupons.push(coupon_for(tx, scope, *cid, req.currency, vec!["body".into(), "coupons".into(), k.into()])?);
-            }
-            let inputs: Vec<ItemInput> = req
-                .items
-                .iter()
-                .zip(&products)
-                .zip(&item_coupons)
-                .map(|((it, p), cs)| {
-                    let price = p.active_price(req.currency).expect("checked");
-                    ItemInput {
-                        unit_price: price.amount,
-                        quantity: it.quantity,
-                        vat_mode: price.vat_mode,
-                        coupons: cs.iter().collect(),
-                    }
-                })
-                .collect();
-            let inv_refs: Vec<&Coupon> = inv_coupons.iter().collect();
-            let totals = InvoiceTotals::compute(req.currency, &inputs, &inv_refs, settings.vat_rate);
-            let items = req
-                .items
-                .iter()
-                .zip(&products)
-                .zip(&totals.items)
-                .map(|((it, p), a)| {
-                    let price = p.active_price(req.currency).expect("checked");
-                    InvoiceItem {
-                        id: InvoiceItemId::new(),
-                        product_id: p.id,
-                        price_id: Some(price.id),
-                        quantity: it.quantity,
-                        unit_price: price.amount,
-                        vat_mode: price.vat_mode,
-                        one_time: p.product_type == ProductType::OneOff,
-                        coupon_ids: it.coupons.clone(),
-                        original_amount: a.original_amount,
-                        discounted_amount: a.discounted_amount,
-                        coupons: a.coupons.clone(),
-                        vat_amount: a.vat.vat,
-                        excluding_vat: a.vat.excluding_vat,
-                        created_at: now,
-                    }
-                })
-                .collect();
-            let number = tx.next_invoice_number(scope.org_id())?;
-            let mut inv = Invoice {
-                id: InvoiceId::new(),
-                org_id: scope.org_id(),
-                branch_id: scope.branch_id(),
-                user_id: scope.actor.user_id,
-                consumer_id: consumer.id,
-                org_invoice_number: number,
-                description: req.description.clone(),
-                currency: req.currency,
-                status: InvoiceStatus::Created,
-                payment_methods: req.payment_methods,
-                coupon_ids: req.coupons.clone(),
-                exclude_coupons_if_installments: req.exclude_coupons_if_installments,
-                notify_consumer: req.notify_consumer,
-                scheduled_on: req.scheduled_on.unwrap_or(now),
-                original_amount: totals.original_amount,
-                item_level_discounted_amount: totals.item_level_discounted_amount,
-                total_vat_amount: totals.total_vat_amount,
-                total_price_excluding_vat: totals.total_price_excluding_vat,
-                total_amount: totals.total_amount,
-                paid_amount: Money::zero(req.currency),
-                coupons: totals.coupons.clone(),
-                installments: None,
-                payment_link_id: None,
-                subscription_id: None,
-                items,
-                created_at: now,
-                updated_at: None,
-            };
-            let notify = if req.notify_consumer { channel_of(&consumer) } else { None };
-            if notify.is_some() {
-                inv.status = InvoiceStatus::Sent;
-            }
-            tx.insert_invoice(&inv)?;
-            let payment = Payment {
-                id: PaymentId::new(),
-                org_id: inv.org_id,
-                branch_id: inv.branch_id,
-                invoice_id: inv.id,
-                number: 1,
-                amount: inv.total_amount,
-                payment_type: PaymentType::Initial,
-                method: None,
-                status: PaymentStatus::Pending,
-                scheduled_on: inv.scheduled_on,
-                payed_at: None,
-                refunded_at: None,
-                refund_reason: None,
-                refund_note: None,
-                note: None,
-                transaction_id: None,
-                latest_pgw_message: None,
-                created_at: now,
-                updated_at: None,
-            };
-            tx.insert_payment(&payment)?;
-            let created = Invoice {
-                status: InvoiceStatus::Created,
-                ..inv.clone()
-            };
-            emit_invoice(tx, self.public_url(), EventType::InvoiceCreated, &created, now)?;
-            if let Some((channel, recipient)) = notify {
-                self.notify_invoice(tx, scope, &inv, &consumer, channel, recipient, now)?;
-                emit_invoice(tx, self.public_url(), EventType::InvoiceSent, &inv, now)?;
-            }
-            Ok(inv)
-        })
+            })
+            .collect();
+        let number = tx.next_invoice_number(scope.org_id())?;
+        let mut inv = Invoice {
+            id: InvoiceId::new(),
+            org_id: scope.org_id(),
+            branch_id: scope.branch_id(),
+            user_id: scope.actor.user_id,
+            consumer_id: consumer.id,
+            org_invoice_number: number,
+            description: req.description.clone(),
+            currency: req.currency,
+            status: InvoiceStatus::Created,
+            payment_methods: req.payment_methods,
+            coupon_ids: req.coupons.clone(),
+            exclude_coupons_if_installments: req.exclude_coupons_if_installments,
+            notify_consumer: req.notify_consumer,
+            scheduled_on: req.scheduled_on.unwrap_or(now),
+            original_amount: totals.original_amount,
+            item_level_discounted_amount: totals.item_level_discounted_amount,
+            total_vat_amount: totals.total_vat_amount,
+            total_price_excluding_vat: totals.total_price_excluding_vat,
+            total_amount: totals.total_amount,
+            paid_amount: Money::zero(req.currency),
+            coupons: totals.coupons.clone(),
+            installments: None,
+            payment_link_id: None,
+            subscription_id: None,
+            items,
+            created_at: now,
+            updated_at: None,
+        };
+        let notify = if req.notify_consumer { channel_of(&consumer) } else { None };
+        if notify.is_some() {
+            inv.status = InvoiceStatus::Sent;
+        }
+        tx.insert_invoice(&inv)?;
+        let payment = Payment {
+            id: PaymentId::new(),
+            org_id: inv.org_id,
+            branch_id: inv.branch_id,
+            invoice_id: inv.id,
+            number: 1,
+            amount: inv.total_amount,
+            payment_type: PaymentType::Initial,
+            method: None,
+            status: PaymentStatus::Pending,
+            scheduled_on: inv.scheduled_on,
+            payed_at: None,
+            refunded_at: None,
+            refund_reason: None,
+            refund_note: None,
+            note: None,
+            transaction_id: None,
+            latest_pgw_message: None,
+            created_at: now,
+            updated_at: None,
+        };
+        tx.insert_payment(&payment)?;
+        let created = Invoice {
+            status: InvoiceStatus::Created,
+            ..inv.clone()
+        };
+        emit_invoice(tx, self.public_url(), EventType::InvoiceCreated, &created, now)?;
+        if let Some((channel, recipient)) = notify {
+            self.notify_invoice(tx, scope, &inv, &consumer, channel, recipient, now)?;
+            emit_invoice(tx, self.public_url(), EventType::InvoiceSent, &inv, now)?;
+        }
+        Ok(inv)
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -450,78 +461,111 @@ impl<S: Store> Billing<S> {
 
     /// Cancels an invoice that is not finalised; its unpaid payments become CANCELED.
     pub fn void_invoice(&self, scope: &Scope, id: InvoiceId) -> Result<Invoice> {
-        let now = self.now(scope);
+        self.store.write(|tx| self.void_invoice_in(tx, scope, id))
+    }
+
+    /// [`Self::void_invoice`], answering InvoiceDetailed read in the same transaction.
+    pub fn void_invoice_detailed(&self, scope: &Scope, id: InvoiceId) -> Result<Value> {
         self.store.write(|tx| {
-            let (mut inv, payments) = self.load_invoice(tx, scope, id)?;
-            if is_finalised(&inv, &payments) {
-                return Err(Error::rule(Code::INVOICE_FINALISED, format!("Invoice '{id}' is finalised")));
-            }
-            inv.status = InvoiceStatus::Canceled;
-            inv.updated_at = Some(now);
-            tx.update_invoice(&inv)?;
-            for mut p in payments.into_iter().filter(|p| p.status.is_unpaid()) {
-                p.status = PaymentStatus::Canceled;
-                p.updated_at = Some(now);
-                tx.update_payment(&p)?;
-                emit_payment(tx, self.public_url(), EventType::PaymentCanceled, &inv, &p, now)?;
-            }
-            emit_invoice(tx, self.public_url(), EventType::InvoiceCanceled, &inv, now)?;
-            self.freeze_catalog(tx, scope, &inv)?;
-            Ok(inv)
+            let inv = self.void_invoice_in(tx, scope, id)?;
+            let payments = tx.invoice_payments(inv.id)?;
+            self.view_json(tx, scope, &inv, &payments, true, true)
         })
+    }
+
+    fn void_invoice_in(&self, tx: &mut dyn Tx, scope: &Scope, id: InvoiceId) -> Result<Invoice> {
+        let now = self.now(scope);
+        let (mut inv, payments) = self.load_invoice(tx, scope, id)?;
+        if is_finalised(&inv, &payments) {
+            return Err(Error::rule(Code::INVOICE_FINALISED, format!("Invoice '{id}' is finalised")));
+        }
+        inv.status = InvoiceStatus::Canceled;
+        inv.updated_at = Some(now);
+        tx.update_invoice(&inv)?;
+        for mut p in payments.into_iter().filter(|p| p.status.is_unpaid()) {
+            p.status = PaymentStatus::Canceled;
+            p.updated_at = Some(now);
+            tx.update_payment(&p)?;
+            emit_payment(tx, self.public_url(), EventType::PaymentCanceled, &inv, &p, now)?;
+        }
+        emit_invoice(tx, self.public_url(), EventType::InvoiceCanceled, &inv, now)?;
+        self.freeze_catalog(tx, scope, &inv)?;
+        Ok(inv)
     }
 
     /// (Re)sends the invoice to its consumer; CREATED becomes SENT.
     pub fn send_invoice(&self, scope: &Scope, id: InvoiceId) -> Result<Invoice> {
-        let now = self.now(scope);
+        self.store.write(|tx| self.send_invoice_in(tx, scope, id))
+    }
+
+    /// [`Self::send_invoice`], answering InvoiceDetailed read in the same transaction.
+    pub fn send_invoice_detailed(&self, scope: &Scope, id: InvoiceId) -> Result<Value> {
         self.store.write(|tx| {
-            let (mut inv, payments) = self.load_invoice(tx, scope, id)?;
-            if is_finalised(&inv, &payments) {
-                return Err(Error::rule(Code::INVOICE_FINALISED, format!("Invoice '{id}' is finalised")));
-            }
-            let consumer = tx
-                .consumer(scope.branch_id(), inv.consumer_id)?
-                .ok_or_else(|| Error::not_found("Consumer", inv.consumer_id))?;
-            let (channel, recipient) =
-                channel_of(&consumer).ok_or_else(|| Error::rule(Code::INVALID_PARAMETERS, "The consumer has no e-mail address or phone number"))?;
-            if inv.status == InvoiceStatus::Created {
-                inv.status = InvoiceStatus::Sent;
-            }
-            inv.updated_at = Some(now);
-            tx.update_invoice(&inv)?;
-            self.notify_invoice(tx, scope, &inv, &consumer, channel, recipient, now)?;
-            emit_invoice(tx, self.public_url(), EventType::InvoiceSent, &inv, now)?;
-            Ok(inv)
+            let inv = self.send_invoice_in(tx, scope, id)?;
+            let payments = tx.invoice_payments(inv.id)?;
+            self.view_json(tx, scope, &inv, &payments, true, true)
         })
+    }
+
+    fn send_invoice_in(&self, tx: &mut dyn Tx, scope: &Scope, id: InvoiceId) -> Result<Invoice> {
+        let now = self.now(scope);
+        let (mut inv, payments) = self.load_invoice(tx, scope, id)?;
+        if is_finalised(&inv, &payments) {
+            return Err(Error::rule(Code::INVOICE_FINALISED, format!("Invoice '{id}' is finalised")));
+        }
+        let consumer = tx
+            .consumer(scope.branch_id(), inv.consumer_id)?
+            .ok_or_else(|| Error::not_found("Consumer", inv.consumer_id))?;
+        let (channel, recipient) =
+            channel_of(&consumer).ok_or_else(|| Error::rule(Code::INVALID_PARAMETERS, "The consumer has no e-mail address or phone number"))?;
+        if inv.status == InvoiceStatus::Created {
+            inv.status = InvoiceStatus::Sent;
+        }
+        inv.updated_at = Some(now);
+        tx.update_invoice(&inv)?;
+        self.notify_invoice(tx, scope, &inv, &consumer, channel, recipient, now)?;
+        emit_invoice(tx, self.public_url(), EventType::InvoiceSent, &inv, now)?;
+        Ok(inv)
     }
 
     /// Changes the description or scheduled date of an invoice that is not finalised.
     pub fn update_invoice_inplace(&self, scope: &Scope, id: InvoiceId, u: InvoiceInPlaceUpdate) -> Result<Invoice> {
-        let now = self.now(scope);
+        self.store.write(|tx| self.update_invoice_inplace_in(tx, scope, id, &u))
+    }
+
+    /// [`Self::update_invoice_inplace`], answering InvoiceDetailed read in the same transaction.
+    pub fn update_invoice_inplace_detailed(&self, scope: &Scope, id: InvoiceId, u: InvoiceInPlaceUpdate) -> Result<Value> {
         self.store.write(|tx| {
-            let (mut inv, payments) = self.load_invoice(tx, scope, id)?;
-            if is_finalised(&inv, &payments) {
-                return Err(Error::rule(Code::INVOICE_FINALISED, format!("Invoice '{id}' is finalised")));
-            }
-            if let Some(d) = &u.description {
-                inv.description = Some(d.clone());
-            }
-            if let Some(t) = u.scheduled_on {
-                inv.scheduled_on = t;
-                // A single payment follows the invoice's date.
-                if inv.installments.is_none() {
-                    for mut p in payments.iter().filter(|p| p.status.is_unpaid()).cloned() {
-                        p.scheduled_on = t;
-                        p.updated_at = Some(now);
-                        tx.update_payment(&p)?;
-                    }
+            let inv = self.update_invoice_inplace_in(tx, scope, id, &u)?;
+            let payments = tx.invoice_payments(inv.id)?;
+            self.view_json(tx, scope, &inv, &payments, true, true)
+        })
+    }
+
+    fn update_invoice_inplace_in(&self, tx: &mut dyn Tx, scope: &Scope, id: InvoiceId, u: &InvoiceInPlaceUpdate) -> Result<Invoice> {
+        let now = self.now(scope);
+        let (mut inv, payments) = self.load_invoice(tx, scope, id)?;
+        if is_finalised(&inv, &payments) {
+            return Err(Error::rule(Code::INVOICE_FINALISED, format!("Invoice '{id}' is finalised")));
+        }
+        if let Some(d) = &u.description {
+            inv.description = Some(d.clone());
+        }
+        if let Some(t) = u.scheduled_on {
+            inv.scheduled_on = t;
+            // A single payment follows the invoice's date.
+            if inv.installments.is_none() {
+                for mut p in payments.iter().filter(|p| p.status.is_unpaid()).cloned() {
+                    p.scheduled_on = t;
+                    p.updated_at = Some(now);
+                    tx.update_payment(&p)?;
                 }
             }
-            inv.updated_at = Some(now);
-            tx.update_invoice(&inv)?;
-            emit_invoice(tx, self.public_url(), EventType::InvoiceUpdated, &inv, now)?;
-            Ok(inv)
-        })
+        }
+        inv.updated_at = Some(now);
+        tx.update_invoice(&inv)?;
+        emit_invoice(tx, self.public_url(), EventType::InvoiceUpdated, &inv, now)?;
+        Ok(inv)
     }
 
     // --- payments ------------------------------------------------------------------------

@@ -5,6 +5,8 @@ mod account;
 mod catalog;
 mod consumers;
 mod webhooks;
+mod invoices;
+mod payments;
 
 use crate::backend::Backend;
 use crate::http::Incoming2;
@@ -75,6 +77,8 @@ pub fn build(route: Route, input: Input) -> Op {
             account::build(route, input)
         }
         ListConsumers | CreateConsumer | GetConsumer(_) | UpdateConsumer(_) | DeleteConsumer(_) => consumers::build(route, input),
+        ListInvoices | CreateInvoice | GetInvoice(_) | UpdateInvoiceInPlace(_) | VoidInvoice(_) | SendInvoice(_) => invoices::build(route, input),
+        ListPayments | GetPayment(_) | MarkPaymentPaid(_) | RefundPayment(_) | AutoChargePayment(_) => payments::build(route, input),
         ListWebhooks
         | CreateWebhook
         | GetWebhook(_)

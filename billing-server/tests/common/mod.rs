@@ -16,6 +16,7 @@ use serde_json::Value;
 use std::sync::Arc;
 
 pub mod fixtures;
+pub mod invoice_fixtures;
 
 pub struct TestServer {
     pub base: String,
