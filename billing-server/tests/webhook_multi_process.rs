@@ -1,0 +1,221 @@
+//! Two `billing-server` processes on one PostgreSQL database, both running the webhook worker:
+//! every event is delivered, and no attempt is sent twice — the fan-out happens once per event
+//! and each attempt is claimed by one process (`FOR UPDATE SKIP LOCKED` with a lease), also
+//! while a sandbox clock advance in one process races the other's worker for the retries.
+//!
+//! Needs `BILLING_TEST_DATABASE_URL`; without it the test prints a SKIPPED line.
+
+use billing_core::event::{EntityType, Event, EventType};
+use billing_core::ids::{BranchId, EventId, OrgId};
+use billing_core::store::Store;
+use billing_store_postgres::testing::{server_url, TempDatabase};
+use billing_store_postgres::PgStore;
+use serde_json::{json, Value};
+use std::collections::HashMap;
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_billing-server");
+
+fn request(addr: SocketAddr, method: &str, path: &str, key: &str, body: Option<&Value>) -> std::io::Result<(u16, Value)> {
+    let mut s = TcpStream::connect(addr)?;
+    s.set_read_timeout(Some(Duration::from_secs(120)))?;
+    let body = body.map(|b| serde_json::to_vec(b).unwrap()).unwrap_or_default();
+    let mut req = format!(
+        "{method} {path} HTTP/1.1\r\nhost: {addr}\r\nx-api-key: {key}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+        body.len()
+    )
+    .into_bytes();
+    req.extend_from_slice(&body);
+    s.write_all(&req)?;
+    let mut raw = Vec::new();
+    s.read_to_end(&mut raw)?;
+    let split = raw.windows(4).position(|w| w == b"\r\n\r\n").unwrap_or(raw.len());
+    let head = String::from_utf8_lossy(&raw[..split]).into_owned();
+    let status = head.split_whitespace().nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
+    Ok((status, serde_json::from_slice(raw.get(split + 4..).unwrap_or_default()).unwrap_or(Value::Null)))
+}
+
+/// Requests per delivery id. The first request of each delivery is answered 500, later ones 200.
+type Seen = Arc<Mutex<HashMap<String, usize>>>;
+
+fn receiver() -> (String, Seen) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/hook", listener.local_addr().unwrap());
+    let seen: Seen = Arc::default();
+    let st = seen.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let st = st.clone();
+            std::thread::spawn(move || {
+                let mut raw = Vec::new();
+                let mut buf = [0u8; 4096];
+                let head = loop {
+                    let Ok(n) = stream.read(&mut buf) else { return };
+                    if n == 0 {
+                        return;
+                    }
+                    raw.extend_from_slice(&buf[..n]);
+                    if let Some(i) = raw.windows(4).position(|w| w == b"\r\n\r\n") {
+                        let head = String::from_utf8_lossy(&raw[..i]).to_ascii_lowercase();
+                        let len: usize = head
+                            .lines()
+                            .find_map(|l| l.strip_prefix("content-length:"))
+                            .and_then(|v| v.trim().parse().ok())
+                            .unwrap_or(0);
+                        if raw.len() >= i + 4 + len {
+                            break head;
+                        }
+                    }
+                };
+                let id = head
+                    .lines()
+                    .find_map(|l| l.strip_prefix("x-webhook-delivery-id:"))
+                    .unwrap_or("")
+                    .trim()
+                    .to_string();
+                let n = {
+                    let mut s = st.lock().unwrap();
+                    let c = s.entry(id).or_default();
+                    *c += 1;
+                    *c
+                };
+                std::thread::sleep(Duration::from_millis(5));
+                let status = if n == 1 { "500 Internal Server Error" } else { "200 OK" };
+                let _ = write!(stream, "HTTP/1.1 {status}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+            });
+        }
+    });
+    (url, seen)
+}
+
+struct Server {
+    child: Child,
+    addr: SocketAddr,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn start(db: &str, dir: &Path, name: &str, key: &str) -> Server {
+    let addr = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let log = std::fs::File::create(dir.join(format!("{name}.log"))).unwrap();
+    let child = Command::new(BIN)
+        .args([
+            "--listen",
+            &addr.to_string(),
+            "--database-url",
+            db,
+            "--worker-poll-ms",
+            "10",
+            "--worker-concurrency",
+            "8",
+        ])
+        .env("BILLING_LOG", "warn")
+        .stdin(Stdio::null())
+        .stdout(log.try_clone().unwrap())
+        .stderr(log)
+        .spawn()
+        .expect("start billing-server");
+    let server = Server { child, addr };
+    let t = Instant::now();
+    while !matches!(request(addr, "GET", "/api/v2/me", key, None), Ok((200, _))) {
+        assert!(t.elapsed() < Duration::from_secs(30), "{name} did not start");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    server
+}
+
+fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
+    let t = Instant::now();
+    while !done() {
+        assert!(t.elapsed() < Duration::from_secs(90), "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn two_processes_send_each_attempt_once() {
+    let Some(server) = server_url() else {
+        eprintln!("SKIPPED two_processes_send_each_attempt_once: BILLING_TEST_DATABASE_URL is not set");
+        return;
+    };
+    let db = TempDatabase::create(&server).expect("test database");
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(BIN).args(["init", "--json", "--database-url", db.url()]).output().expect("init");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let creds: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let key = creds["x_api_key"].as_str().unwrap().to_string();
+    let org: OrgId = creds["organization_id"].as_str().unwrap().parse().unwrap();
+    let branch: BranchId = creds["branch_id"].as_str().unwrap().parse().unwrap();
+
+    let (url, seen) = receiver();
+    let a = start(db.url(), dir.path(), "a", &key);
+    let b = start(db.url(), dir.path(), "b", &key);
+    let (status, hook) = request(a.addr, "POST", "/api/v2/webhooks", &key, Some(&json!({"url": url}))).unwrap();
+    assert_eq!(status, 200, "{hook}");
+
+    let store = PgStore::connect(db.url()).unwrap();
+    let total = 200usize;
+    std::thread::scope(|s| {
+        for t in 0..4 {
+            let store = &store;
+            s.spawn(move || {
+                for n in 0..total / 4 {
+                    let ev = Event {
+                        id: EventId::new(),
+                        org_id: org,
+                        branch_id: branch,
+                        event_type: EventType::InvoiceCreated,
+                        entity_type: EntityType::Invoice,
+                        entity_id: uuid::Uuid::now_v7(),
+                        payload: json!({"event_type": "INVOICE_CREATED", "n": t * 1000 + n}),
+                        created_at: billing_core::clock::truncate_micros(chrono::Utc::now()),
+                    };
+                    store.write(|tx| Ok(tx.insert_event(&ev)?)).expect("commit event");
+                }
+            });
+        }
+    });
+    // First attempts: each delivery once (all answered 500, so each is now scheduled for a retry).
+    wait_until("the first attempts", || seen.lock().unwrap().len() == total);
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(seen.lock().unwrap().values().all(|c| *c == 1), "a first attempt was sent twice");
+
+    // Retries fall due on the sandbox clock: process A's advance and both workers race for them.
+    let (status, _) = request(a.addr, "POST", "/api/v2/sandbox/clock/advance", &key, Some(&json!({"seconds": 301}))).unwrap();
+    assert_eq!(status, 200);
+    wait_until("the retries", || seen.lock().unwrap().values().all(|c| *c >= 2));
+    std::thread::sleep(Duration::from_millis(500));
+    let counts = seen.lock().unwrap().clone();
+    assert_eq!(counts.len(), total, "one delivery per event");
+    assert!(
+        counts.values().all(|c| *c == 2),
+        "an attempt was sent twice: {:?}",
+        counts.values().filter(|c| **c != 2).collect::<Vec<_>>()
+    );
+
+    // Both processes see the same log: every delivery delivered on its second attempt.
+    let hook_id = hook["id"].as_str().unwrap();
+    for (name, server) in [("a", &a), ("b", &b)] {
+        let mut delivered = 0;
+        for page in 1..=2 {
+            let path = format!("/api/v2/webhooks/{hook_id}/deliveries?status=delivered&limit=100&page={page}");
+            let (_, log) = request(server.addr, "GET", &path, &key, None).unwrap();
+            for d in log["data"].as_array().unwrap() {
+                assert_eq!(d["attempt_count"], json!(2), "{name}: {d}");
+                delivered += 1;
+            }
+        }
+        assert_eq!(delivered, total, "{name} sees every delivery delivered");
+    }
+}
