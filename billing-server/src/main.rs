@@ -32,7 +32,8 @@ struct ServeArgs {
     listen: SocketAddr,
     /// HS256 secret for bearer tokens. Without it a random one is used, so tokens from
     /// `init` stop working at restart.
-    #[arg(long, env = "BILLING_JWT_SECRET")]
+    /// Also used by `init` to sign the token it prints: give both the same secret.
+    #[arg(long, env = "BILLING_JWT_SECRET", global = true)]
     jwt_secret: Option<String>,
     /// Largest accepted request body, in bytes.
     #[arg(long, env = "BILLING_BODY_LIMIT", default_value_t = DEFAULT_BODY_LIMIT)]

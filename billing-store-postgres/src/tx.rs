@@ -373,24 +373,39 @@ impl Tx for PgTx<'_> {
 
     fn consumer_conflict(&mut self, branch: BranchId, phone: Option<&str>, email_lower: Option<&str>, except: ConsumerId) -> StoreResult<Option<Consumer>> {
         use consumers::dsl as k;
-        if phone.is_none() && email_lower.is_none() {
-            return Ok(None);
+        // One lookup per partial unique index (consumers_branch_phone_key, _email_key), never
+        // `phone = … OR email = …`: an OR walks the branch's rows and, under SERIALIZABLE, takes
+        // predicate locks on all of them, so every concurrent insert in the branch would
+        // conflict with this check.
+        if let Some(p) = phone {
+            let row = self.read(|c| {
+                k::consumers
+                    .filter(k::branch_id.eq(branch.0))
+                    .filter(k::phone_number.eq(p))
+                    .filter(not(k::is_deleted))
+                    .filter(k::id.ne(except.0))
+                    .select(ConsumerRow::as_select())
+                    .first(c)
+                    .optional()
+            })?;
+            if let Some(r) = row {
+                return r.into_domain().map(Some);
+            }
         }
-        let row = self.read(|c| {
-            let query = k::consumers
-                .filter(k::branch_id.eq(branch.0))
-                .filter(not(k::is_deleted))
-                .filter(k::id.ne(except.0))
-                .into_boxed();
-            let query = match (phone, email_lower) {
-                (Some(p), Some(e)) => query.filter(k::phone_number.eq(p).or(k::email_lower.eq(e))),
-                (Some(p), None) => query.filter(k::phone_number.eq(p)),
-                (None, Some(e)) => query.filter(k::email_lower.eq(e)),
-                (None, None) => unreachable!("checked above"),
-            };
-            query.order_by((k::created_at, k::id)).select(ConsumerRow::as_select()).first(c).optional()
-        })?;
-        row.map(ConsumerRow::into_domain).transpose()
+        if let Some(e) = email_lower {
+            let row = self.read(|c| {
+                k::consumers
+                    .filter(k::branch_id.eq(branch.0))
+                    .filter(k::email_lower.eq(e))
+                    .filter(not(k::is_deleted))
+                    .filter(k::id.ne(except.0))
+                    .select(ConsumerRow::as_select())
+                    .first(c)
+                    .optional()
+            })?;
+            return row.map(ConsumerRow::into_domain).transpose();
+        }
+        Ok(None)
     }
 
     fn list_consumers(&mut self, branch: BranchId, q: &ListQuery<ConsumerSort>, f: &ConsumerFilter) -> StoreResult<Page<Consumer>> {

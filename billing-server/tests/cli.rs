@@ -1,0 +1,153 @@
+//! The command line, through the real binary: first run on an empty database, `init --json`,
+//! `keys create`, and flags / environment variables.
+
+use serde_json::Value;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_billing-server");
+
+/// A server process, killed when dropped.
+struct Server(Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// A minimal HTTP/1.1 GET with optional headers: (status, body).
+fn get(port: u16, path: &str, headers: &[(&str, &str)]) -> (u16, Value) {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    let mut req = format!("GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n");
+    for (k, v) in headers {
+        req.push_str(&format!("{k}: {v}\r\n"));
+    }
+    req.push_str("\r\n");
+    s.write_all(req.as_bytes()).unwrap();
+    let mut text = String::new();
+    s.read_to_string(&mut text).unwrap();
+    let status = text[9..12].parse().unwrap();
+    let body = text.split("\r\n\r\n").nth(1).unwrap_or("");
+    (status, serde_json::from_str(body).unwrap_or(Value::Null))
+}
+
+fn wait_ready(port: u16) {
+    let start = Instant::now();
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(start.elapsed() < Duration::from_secs(20), "server did not start");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn run_json(args: &[&str]) -> Value {
+    let out = Command::new(BIN).args(args).output().unwrap();
+    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)))
+}
+
+#[test]
+fn first_run_bootstraps_and_prints_a_working_key_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("first.db");
+    let port = free_port();
+    // Database URL and listen address from the environment this time.
+    let mut child = Command::new(BIN)
+        .env("BILLING_DATABASE_URL", &db)
+        .env("BILLING_LISTEN", format!("127.0.0.1:{port}"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let server = Server(child);
+    let key = BufReader::new(stdout).lines().map_while(Result::ok).map(|l| l.trim().to_string()).find(|l| l.len() > 60 && !l.contains(' ')).expect("the key is printed");
+    wait_ready(port);
+    let (status, me) = get(port, "/api/v2/me", &[("x-api-key", &key)]);
+    assert_eq!(status, 200, "{me}");
+    assert_eq!(me["organization"]["sandbox"], true);
+    drop(server);
+
+    // A second start on the same database creates nothing and prints no key.
+    let port = free_port();
+    let mut child = Command::new(BIN).args(["--database-url", db.to_str().unwrap(), "--listen", &format!("127.0.0.1:{port}")]).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let _server = Server(child);
+    wait_ready(port);
+    let (status, _) = get(port, "/api/v2/me", &[("x-api-key", &key)]);
+    assert_eq!(status, 200, "the first key still works");
+    drop(_server);
+    let mut printed = String::new();
+    stdout.read_to_string(&mut printed).unwrap();
+    assert!(!printed.contains("x-api-key"), "no second bootstrap: {printed}");
+}
+
+#[test]
+fn init_json_and_keys_create() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("cli.db").display());
+    let secret = "cli-test-secret";
+    let init = run_json(&["init", "--json", "--database-url", &url, "--jwt-secret", secret, "--org-name", "Acme"]);
+    for field in ["organization_id", "branch_id", "user_id", "api_key", "api_secret", "token", "x_api_key"] {
+        assert!(init[field].as_str().is_some_and(|v| !v.is_empty()), "{field} in {init}");
+    }
+
+    let port = free_port();
+    let _server = Server(Command::new(BIN).args(["--database-url", &url, "--listen", &format!("127.0.0.1:{port}"), "--jwt-secret", secret]).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap());
+    wait_ready(port);
+
+    // The key pair, as the client would encode it.
+    use base64::Engine;
+    let header = base64::engine::general_purpose::STANDARD.encode(format!("{}:{}", init["api_key"].as_str().unwrap(), init["api_secret"].as_str().unwrap()));
+    assert_eq!(header, init["x_api_key"].as_str().unwrap());
+    let (status, me) = get(port, "/api/v2/me", &[("x-api-key", &header)]);
+    assert_eq!((status, me["organization"]["name"].as_str()), (200, Some("Acme")));
+    // The bearer token is signed with the same secret the server uses.
+    let (status, me) = get(port, "/api/v2/me", &[("authorization", &format!("Bearer {}", init["token"].as_str().unwrap()))]);
+    assert_eq!((status, me["user"]["id"].clone()), (200, init["user_id"].clone()));
+
+    // A key scoped to a new branch: it sees that branch only.
+    let (status, branch) = {
+        let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+        let body = r#"{"name":"Second"}"#;
+        write!(s, "POST /api/v2/branch HTTP/1.1\r\nHost: x\r\nConnection: close\r\nx-api-key: {header}\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}", body.len()).unwrap();
+        let mut text = String::new();
+        s.read_to_string(&mut text).unwrap();
+        (text[9..12].parse::<u16>().unwrap(), serde_json::from_str::<Value>(text.split("\r\n\r\n").nth(1).unwrap()).unwrap())
+    };
+    assert_eq!(status, 200);
+    let second = branch["id"].as_str().unwrap();
+    let key = run_json(&["keys", "create", "--json", "--database-url", &url, "--branch", second, "--name", "scoped"]);
+    assert_eq!(key["is_all_branches"], false);
+    assert_eq!(key["default_branch_id"].as_str(), Some(second));
+    let scoped = key["x_api_key"].as_str().unwrap();
+    let (status, list) = get(port, "/api/v2/branch", &[("x-api-key", scoped)]);
+    assert_eq!(status, 200);
+    let names: Vec<&str> = list["data"].as_array().unwrap().iter().map(|b| b["name"].as_str().unwrap()).collect();
+    assert_eq!(names, vec!["Second"]);
+    let main = init["branch_id"].as_str().unwrap();
+    let (status, denied) = get(port, "/api/v2/consumers", &[("x-api-key", scoped), ("x-branch-id", main)]);
+    assert_eq!((status, denied["error"]["code"].as_str()), (403, Some("PERMISSION_FORBIDDEN")));
+
+    // Refusals: an unknown branch, and a default outside the key's branches.
+    let out = Command::new(BIN).args(["keys", "create", "--database-url", &url, "--branch", "0192f0c1-6a8e-7cc2-9a53-3f1b8f1f2a10"]).output().unwrap();
+    assert!(!out.status.success());
+    let out = Command::new(BIN).args(["keys", "create", "--database-url", &url, "--branch", second, "--default-branch", main]).output().unwrap();
+    assert!(!out.status.success());
+}
+
+#[test]
+fn keys_create_on_an_empty_database_says_to_init() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("empty.db").display());
+    let out = Command::new(BIN).args(["keys", "create", "--database-url", &url, "--all-branches"]).output().unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("init"));
+}
