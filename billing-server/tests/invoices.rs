@@ -198,6 +198,10 @@ fn create_refusals_change_nothing(srv: &TestServer) {
     let usd_coupon = id_of(&fixed_coupon(srv, "USD5", "5", "USD"));
     let r = unchanged(srv, || srv.post("/api/v2/invoices", invoice_body(&c, &[(&p, 1)], &[&usd_coupon])));
     assert_invalid(&r, json!(["body", "coupons", 0]), Some("value_error"));
+    // Quantity × price beyond the largest amount: 422, not an overflow.
+    let dear = id_of(&one_off_product(srv, "Dear", "999999999999.00"));
+    let r = unchanged(srv, || srv.post("/api/v2/invoices", invoice_body(&c, &[(&dear, 1_000_000)], &[])));
+    assert_invalid(&r, json!(["body", "items"]), Some("less_than_equal"));
     let r = unchanged(srv, || srv.get(&invoice_path(&random_id())));
     assert_error(&r, 404, "NOT_FOUND");
     let r = srv.get(&invoice_path("not-a-uuid"));

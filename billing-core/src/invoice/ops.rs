@@ -175,7 +175,18 @@ impl<S: Store> Billing<S> {
             })
             .collect();
         let inv_refs: Vec<&Coupon> = inv_coupons.iter().collect();
-        let totals = InvoiceTotals::compute(req.currency, &inputs, &inv_refs, settings.vat_rate);
+        // Quantities multiply prices: keep every amount within what money accepts anywhere
+        // (checked before computing, and again after VAT is added).
+        let max = crate::money::MAX_AMOUNT;
+        let gross: Decimal = inputs.iter().map(|i| i.unit_price.amount() * Decimal::from(i.quantity)).sum();
+        let totals = (gross <= max).then(|| InvoiceTotals::compute(req.currency, &inputs, &inv_refs, settings.vat_rate));
+        let Some(totals) = totals.filter(|t| t.total_amount.amount() <= max) else {
+            return Err(Error::invalid(FieldError::new(
+                "less_than_equal",
+                vec!["body".into(), "items".into()],
+                format!("The invoice total should be less than or equal to {max}"),
+            )));
+        };
         let items = req
             .items
             .iter()
