@@ -160,7 +160,40 @@ fn lifecycle_events(srv: &TestServer) {
     assert_eq!(events(srv).len(), n);
 }
 
+fn several_payments_succeed_together(srv: &TestServer) {
+    let inv = simple_invoice(srv, "600.00");
+    let id = id_of(&inv);
+    accept_installments(srv, &id, 3);
+    let pays: Vec<String> = ok(srv.get(&invoice_path(&id)))["payments"].as_array().unwrap().iter().map(id_of).collect();
+    let card = billing_core::invoice::gateway::CardDetails {
+        name: "Sara Harbi".into(),
+        number: "4111111111111111".into(),
+        expiry_month: 12,
+        expiry_year: 2030,
+        cvc: "123".into(),
+    };
+    let scope = admin_scope(srv);
+    let pid = |s: &String| s.parse::<billing_core::ids::PaymentId>().unwrap();
+    // Two of three together (the hosted page's call): one PAYMENT_SUCCEEDED each, not completed.
+    let n = events(srv).len();
+    srv.app
+        .billing
+        .pay_by_card(&scope, id.parse().unwrap(), &[pid(&pays[0]), pid(&pays[1])], &card)
+        .unwrap();
+    assert_eq!(since(srv, n), vec![ev("PAYMENT_SUCCEEDED", &pays[0]), ev("PAYMENT_SUCCEEDED", &pays[1])]);
+    // Refunding one of them answers MultiplePaymentsInTransactionErrorResponse.
+    let r = srv.post(&format!("{}/refund", payment_path(&pays[0])), json!({"refund_reason": "OTHER"}));
+    assert_eq!(r.status, 400);
+    assert_eq!(r.body["payment_ids"].as_array().unwrap().len(), 2);
+    assert_eq!(r.body["total_amount"], "400.00");
+    // The last: PAYMENT_SUCCEEDED then INVOICE_COMPLETED.
+    let n = events(srv).len();
+    srv.app.billing.pay_by_card(&scope, id.parse().unwrap(), &[pid(&pays[2])], &card).unwrap();
+    assert_eq!(since(srv, n), vec![ev("PAYMENT_SUCCEEDED", &pays[2]), ev("INVOICE_COMPLETED", &id)]);
+}
+
 http_tests!(
+    several_payments_succeed_together,
     payload_shape,
     marked_as_paid_then_completed,
     payment_succeeds_and_fails,

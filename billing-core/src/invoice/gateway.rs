@@ -22,7 +22,74 @@ impl GatewayOutcome {
     }
 }
 
+/// Card details as the payer typed them (never stored).
+#[derive(Clone, PartialEq, Eq)]
+pub struct CardDetails {
+    pub name: String,
+    pub number: String,
+    pub expiry_month: u32,
+    pub expiry_year: u32,
+    pub cvc: String,
+}
+
+impl std::fmt::Debug for CardDetails {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let last4 = &self.number[self.number.len().saturating_sub(4)..];
+        write!(f, "CardDetails(**** {last4})")
+    }
+}
+
+impl CardDetails {
+    pub fn network(&self) -> &'static str {
+        let d = self.number.as_bytes();
+        match d.first() {
+            Some(b'4') if self.number.starts_with("420132") => "MADA",
+            Some(b'4') => "VISA",
+            Some(b'5') | Some(b'2') => "MASTERCARD",
+            Some(b'3') => "AMEX",
+            _ => "CARD",
+        }
+    }
+
+    /// The form rules of the sandbox (reference: sandbox.md, Card fields): a name of at least
+    /// two words, a Luhn-valid number, a future expiry, 3 digits of security code (4 for
+    /// American Express). `Err` names the offending field.
+    pub fn check(&self, year: i32, month: u32) -> Result<(), &'static str> {
+        if self.name.split_whitespace().count() < 2 {
+            return Err("name");
+        }
+        if self.number.len() < 12 || !self.number.bytes().all(|b| b.is_ascii_digit()) || !luhn(&self.number) {
+            return Err("number");
+        }
+        if !(1..=12).contains(&self.expiry_month) || (self.expiry_year as i32, self.expiry_month) < (year, month) {
+            return Err("expiry");
+        }
+        let digits = if self.network() == "AMEX" { 4 } else { 3 };
+        if self.cvc.len() != digits || !self.cvc.bytes().all(|b| b.is_ascii_digit()) {
+            return Err("cvc");
+        }
+        Ok(())
+    }
+}
+
+pub fn luhn(number: &str) -> bool {
+    let mut sum = 0;
+    for (i, b) in number.bytes().rev().enumerate() {
+        let mut d = u32::from(b - b'0');
+        if i % 2 == 1 {
+            d *= 2;
+            if d > 9 {
+                d -= 9;
+            }
+        }
+        sum += d;
+    }
+    sum % 10 == 0
+}
+
 pub trait PaymentGateway: Send + Sync {
+    /// Charges a card the payer entered.
+    fn charge_card(&self, card: &CardDetails, amount: Money) -> GatewayOutcome;
     /// Charges a tokenized card.
     fn charge_token(&self, token: &str, amount: Money) -> GatewayOutcome;
     /// Refunds a payment taken through the gateway, in full.
@@ -83,6 +150,10 @@ pub fn sandbox_token(number: &str) -> String {
 }
 
 impl PaymentGateway for SandboxGateway {
+    fn charge_card(&self, card: &CardDetails, _amount: Money) -> GatewayOutcome {
+        card_outcome(&card.number)
+    }
+
     fn charge_token(&self, token: &str, _amount: Money) -> GatewayOutcome {
         let code = token.strip_prefix("sandbox_").and_then(|r| r.split('_').next()).unwrap_or("99");
         let message = match code {
@@ -109,6 +180,9 @@ impl PaymentGateway for SandboxGateway {
 pub struct UnconfiguredGateway;
 
 impl PaymentGateway for UnconfiguredGateway {
+    fn charge_card(&self, _card: &CardDetails, _amount: Money) -> GatewayOutcome {
+        GatewayOutcome::of("99", "NO PROCESSOR CONFIGURED")
+    }
     fn charge_token(&self, _token: &str, _amount: Money) -> GatewayOutcome {
         GatewayOutcome::of("99", "NO PROCESSOR CONFIGURED")
     }
@@ -141,5 +215,23 @@ mod tests {
         assert_eq!((o.approved, o.code.as_str()), (false, "51"));
         assert_eq!(wallet_outcome(Money::from_minor(25000, Currency::SAR)).code, "00");
         assert_eq!(wallet_outcome(Money::from_minor(115000, Currency::SAR)).code, "51");
+    }
+
+    #[test]
+    fn card_form_rules() {
+        let card = |name: &str, number: &str, m: u32, y: u32, cvc: &str| CardDetails {
+            name: name.into(),
+            number: number.into(),
+            expiry_month: m,
+            expiry_year: y,
+            cvc: cvc.into(),
+        };
+        assert_eq!(card("Sara Harbi", "4111111111111111", 12, 2030, "123").check(2026, 11), Ok(()));
+        assert_eq!(card("Sara", "4111111111111111", 12, 2030, "123").check(2026, 11), Err("name"));
+        assert_eq!(card("Sara Harbi", "4111111111111112", 12, 2030, "123").check(2026, 11), Err("number"));
+        assert_eq!(card("Sara Harbi", "4111111111111111", 10, 2026, "123").check(2026, 11), Err("expiry"));
+        assert_eq!(card("Sara Harbi", "4111111111111111", 12, 2030, "1234").check(2026, 11), Err("cvc"));
+        assert!(format!("{:?}", card("A B", "4111111111111111", 1, 2030, "123")).ends_with("1111)"));
+        assert!(!format!("{:?}", card("A B", "4111111111111111", 1, 2030, "123")).contains("411111"));
     }
 }

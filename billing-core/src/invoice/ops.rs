@@ -723,6 +723,83 @@ impl<S: Store> Billing<S> {
 
     /// Saves a card for a consumer as a gateway token (network, last four digits, expiry; never
     /// the number). In sandbox the token carries the test number's outcome.
+    /// The payer pays some unpaid payments of an invoice by card in one gateway transaction (the
+    /// hosted page's building block). Approved: each payment SUCCEEDED with the card's network
+    /// and one shared transaction, one PAYMENT_SUCCEEDED per payment, then INVOICE_COMPLETED
+    /// when the invoice is now fully paid. Declined: each payment FAILED with PAYMENT_FAILED
+    /// only, and the call answers 400 INVALID_PARAMETERS with the gateway's code. A card form
+    /// error is a 422 and charges nothing. Installment invoices must be ACCEPTED first.
+    pub fn pay_by_card(&self, scope: &Scope, invoice: InvoiceId, payment_ids: &[PaymentId], card: &gateway::CardDetails) -> Result<Vec<Payment>> {
+        use chrono::Datelike;
+        let now = self.now(scope);
+        if let Err(field) = card.check(now.year(), now.month()) {
+            return Err(Error::invalid(FieldError::body(
+                "value_error",
+                field,
+                "Value error, the card field is not valid",
+            )));
+        }
+        let check = |tx: &mut dyn Tx| -> Result<(Invoice, Vec<Payment>, Vec<Payment>)> {
+            let (inv, all) = self.load_invoice(tx, scope, invoice)?;
+            if inv.status == InvoiceStatus::Canceled {
+                return Err(Error::rule(Code::INVOICE_FINALISED, format!("Invoice '{invoice}' is canceled")));
+            }
+            if payment_ids.is_empty() {
+                return Err(Error::invalid(FieldError::body("too_short", "payment_ids", "List should have at least 1 item")));
+            }
+            let mut chosen = vec![];
+            for id in payment_ids {
+                let p = all.iter().find(|p| p.id == *id).ok_or_else(|| Error::not_found("Payment", id))?;
+                if !p.status.is_unpaid() {
+                    return Err(Error::rule(Code::PAYMENT_FINALIZED, format!("Payment '{id}' is {}", p.status)));
+                }
+                if !chosen.iter().any(|c: &Payment| c.id == p.id) {
+                    chosen.push(p.clone());
+                }
+            }
+            if inv.installments.is_some() && inv.status != InvoiceStatus::Accepted {
+                return Err(Error::rule(
+                    Code::INVOICE_INVALID_STATUS,
+                    format!("Installment invoice '{invoice}' is {}, not ACCEPTED", inv.status),
+                ));
+            }
+            Ok((inv, all, chosen))
+        };
+        let (inv, _, chosen) = self.store.read(|tx| check(tx))?;
+        let total = Money::new(chosen.iter().map(|p| p.amount.amount()).sum(), inv.currency);
+        let outcome = gateway::for_org(&scope.org).charge_card(card, total);
+        let method = PaymentMethod::parse(card.network()).unwrap_or(PaymentMethod::PgwCardUnspecified);
+        let txn = Uuid::now_v7();
+        let message = format!("{} {}", outcome.code, outcome.message);
+        let paid = self.store.write(|tx| {
+            let (mut inv, all, chosen) = check(tx)?;
+            let mut out = Vec::with_capacity(chosen.len());
+            for mut p in chosen {
+                p.method = Some(method);
+                p.latest_pgw_message = Some(message.clone());
+                p.updated_at = Some(now);
+                if outcome.approved {
+                    p.status = PaymentStatus::Succeeded;
+                    p.payed_at = Some(now);
+                    p.transaction_id = Some(txn);
+                } else {
+                    p.status = PaymentStatus::Failed;
+                    tx.update_payment(&p)?;
+                    emit_payment(tx, self.public_url(), EventType::PaymentFailed, &inv, &p, now)?;
+                }
+                out.push(p);
+            }
+            if outcome.approved {
+                self.record_paid(tx, scope, &mut inv, &all, out.clone(), EventType::PaymentSucceeded, now)?;
+            }
+            Ok(out)
+        })?;
+        if !outcome.approved {
+            return Err(Error::rule(Code::INVALID_PARAMETERS, format!("The charge failed: {message}")));
+        }
+        Ok(paid)
+    }
+
     pub fn save_card(&self, scope: &Scope, consumer: ConsumerId, number: &str, expiry_month: u32, expiry_year: u32, consent: bool) -> Result<TokenizedCard> {
         let now = self.now(scope);
         let digits: String = number.chars().filter(char::is_ascii_digit).collect();

@@ -741,3 +741,68 @@ pub fn auto_charge_on_demand<H: Harness>() {
     let pay2 = w.billing.get_invoice(s, inv2.id).unwrap().1.remove(0);
     expect_code(w.billing.auto_charge_on_demand(s, pay2.id), Code::NOT_FOUND);
 }
+
+fn card(number: &str) -> gateway::CardDetails {
+    gateway::CardDetails {
+        name: "Sara Harbi".into(),
+        number: number.into(),
+        expiry_month: 12,
+        expiry_year: 2030,
+        cvc: "123".into(),
+    }
+}
+
+pub fn several_payments_paid_together<H: Harness>() {
+    let w = World::new(H::store());
+    let s = &w.admin;
+    let c = consumer(&w, s, false);
+    let p = product(&w, s, "100.00", json!({}));
+    let inv = create(&w, s, invoice_body(c.id, &[(p.id, 6)], &[]));
+    let (_, pays) = w.billing.accept_invoice(s, inv.id, PaymentPlan::Installments(3)).unwrap();
+    // A card form error charges nothing and writes nothing.
+    let before = snapshot(&w, inv.id);
+    let mut bad = card("4111111111111111");
+    bad.name = "Sara".into();
+    assert!(matches!(w.billing.pay_by_card(s, inv.id, &[pays[0].id], &bad), Err(Error::Validation(_))));
+    assert_eq!(before, snapshot(&w, inv.id));
+    // A declined card: each chosen payment FAILED, PAYMENT_FAILED only.
+    let n = events(&w).len();
+    expect_code(
+        w.billing.pay_by_card(s, inv.id, &[pays[0].id, pays[1].id], &card("4201320000311101")),
+        Code::INVALID_PARAMETERS,
+    );
+    assert_eq!(
+        events(&w)[n..],
+        [(EventType::PaymentFailed, pays[0].id.0), (EventType::PaymentFailed, pays[1].id.0)]
+    );
+    // Two installments together: one PAYMENT_SUCCEEDED each, no INVOICE_COMPLETED yet.
+    let n = events(&w).len();
+    let paid = w.billing.pay_by_card(s, inv.id, &[pays[0].id, pays[1].id], &card("4201320111111010")).unwrap();
+    assert!(paid
+        .iter()
+        .all(|p| p.status == PaymentStatus::Succeeded && p.method == Some(PaymentMethod::Mada)));
+    assert_eq!(paid[0].transaction_id, paid[1].transaction_id);
+    assert_eq!(
+        events(&w)[n..],
+        [(EventType::PaymentSucceeded, pays[0].id.0), (EventType::PaymentSucceeded, pays[1].id.0)]
+    );
+    assert_eq!(w.billing.get_invoice(s, inv.id).unwrap().0.status, InvoiceStatus::Accepted);
+    // Paid together: refunding one needs the flag.
+    let req = RefundRequest {
+        reason: RefundReason::Duplicate,
+        note: None,
+        allow_multiple: false,
+    };
+    assert!(matches!(w.billing.refund_payment(s, pays[0].id, req), Err(Error::MultiplePayments { .. })));
+    // The last one completes the invoice.
+    let n = events(&w).len();
+    w.billing.pay_by_card(s, inv.id, &[pays[2].id], &card("5421080101000000")).unwrap();
+    assert_eq!(
+        events(&w)[n..],
+        [(EventType::PaymentSucceeded, pays[2].id.0), (EventType::InvoiceCompleted, inv.id.0)]
+    );
+    expect_code(
+        w.billing.pay_by_card(s, inv.id, &[pays[2].id], &card("5421080101000000")),
+        Code::PAYMENT_FINALIZED,
+    );
+}

@@ -425,6 +425,7 @@ macro_rules! conformance_suite {
                 void_send_and_inplace,
                 consumer_with_open_invoices_cannot_be_deleted,
                 auto_charge_on_demand,
+                several_payments_paid_together,
             ],
             webhooks: [
                 work_round_trip_and_leases,
