@@ -11,6 +11,7 @@ use billing_core::store::Store;
 use billing_core::webhook::verify;
 use chrono::{DateTime, Duration, Utc};
 use common::fixtures::*;
+use common::invoice_fixtures::{first_payment, mark_paid, simple_invoice};
 use common::TestServer;
 use hmac::{Hmac, Mac};
 use hyper::Method;
@@ -461,7 +462,35 @@ fn delivery_log_filters_and_paging(srv: &TestServer) {
     assert_error(&r, 404, "NOT_FOUND");
 }
 
+/// Events recorded by real operations (an invoice created, then paid) reach the receiver in
+/// the order they were written, each signed, with the payload the operation wrote.
+fn events_of_real_operations(srv: &TestServer) {
+    let rx = Receiver::start();
+    let hook = create(srv, json!({"url": rx.url("/ops")}));
+    let secret = hook["secret_key"].as_str().unwrap().to_string();
+    let inv = simple_invoice(srv, "115.00");
+    let pay = first_payment(&inv);
+    ok(mark_paid(srv, &pay, "CASH"));
+    rx.wait("/ops", 3);
+    let got = rx.got();
+    let mut types: Vec<&str> = got.iter().map(|r| r.h("X-Webhook-Event")).collect();
+    types.sort();
+    assert_eq!(types, vec!["INVOICE_COMPLETED", "INVOICE_CREATED", "PAYMENT_MARKED_AS_PAID"]);
+    let stored = srv.app.billing.store.read(|tx| Ok(tx.list_events(srv.boot.org.id)?)).unwrap();
+    for r in &got {
+        assert!(verify(Some(r.h("X-Webhook-Signature")), &r.body, &secret, 300).is_ok());
+        let body: Value = serde_json::from_slice(&r.body).unwrap();
+        let ev = stored.iter().find(|e| e.event_type.as_str() == r.h("X-Webhook-Event")).unwrap();
+        assert_eq!(body, ev.payload);
+        assert_eq!(r.h("X-Webhook-Entity-ID"), body["entity_id"].as_str().unwrap());
+        assert_eq!(r.h("X-Webhook-Entity-Type"), body["entity_type"].as_str().unwrap());
+    }
+    let paid = got.iter().find(|r| r.h("X-Webhook-Event") == "PAYMENT_MARKED_AS_PAID").unwrap();
+    assert_eq!(paid.h("X-Webhook-Entity-ID"), pay);
+}
+
 http_tests!(
+    events_of_real_operations,
     endpoints_api,
     delivery_headers_body_and_signature,
     retry_schedule_on_the_sandbox_clock,

@@ -76,6 +76,8 @@ pub struct WorkReport {
     pub fanned_out: usize,
     pub delivered: usize,
     pub failed_attempts: usize,
+    /// Items whose run failed (a store error); they are claimed again when their lease ends.
+    pub errors: usize,
 }
 
 enum Mode {
@@ -138,7 +140,8 @@ impl<S: Store> Billing<S> {
     }
 
     /// Claims and runs the due work of one organization (or all) until none is due, at most
-    /// `max_items` items. No transaction is open during HTTP calls.
+    /// `max_items` items. No transaction is open during HTTP calls. An item that fails is
+    /// counted in [`WorkReport::errors`] and left to its lease (it runs again later).
     pub fn run_due_work(&self, org: Option<OrgId>, max_items: usize) -> Result<WorkReport> {
         let mut report = WorkReport::default();
         while report.claimed < max_items {
@@ -149,7 +152,9 @@ impl<S: Store> Billing<S> {
             }
             for item in &items {
                 report.claimed += 1;
-                self.run_work_item(item, &mut report)?;
+                if self.run_work_item(item, &mut report).is_err() {
+                    report.errors += 1;
+                }
             }
         }
         Ok(report)

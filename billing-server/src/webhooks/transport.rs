@@ -208,6 +208,39 @@ mod tests {
     }
 
     #[test]
+    fn slow_receiver_times_out() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}/slow", listener.local_addr().unwrap());
+        let hold = std::thread::spawn(move || {
+            let (s, _) = listener.accept().unwrap();
+            std::thread::sleep(Duration::from_millis(800));
+            drop(s);
+        });
+        let o = HttpTransport::new(Duration::from_millis(200)).post(&url, &[], b"{}", Duration::from_millis(200));
+        assert_eq!(o.status, None);
+        assert!(o.error.as_deref().is_some_and(|e| e.contains("timed out")), "{o:?}");
+        assert!(o.duration < Duration::from_millis(700), "{o:?}");
+        hold.join().unwrap();
+    }
+
+    #[test]
+    fn reads_status_and_body() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}/x", listener.local_addr().unwrap());
+        let server = std::thread::spawn(move || {
+            let (mut s, _) = listener.accept().unwrap();
+            let mut buf = [0u8; 4096];
+            let _ = s.read(&mut buf).unwrap();
+            s.write_all(b"HTTP/1.1 201 Created\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n")
+                .unwrap();
+        });
+        let o = HttpTransport::new(Duration::from_secs(5)).post(&url, &[("X-A".into(), "1".into())], b"{}", Duration::from_secs(5));
+        assert_eq!((o.status, o.body.as_str(), o.error.clone()), (Some(201), "abcde", None));
+        assert!(o.succeeded());
+        server.join().unwrap();
+    }
+
+    #[test]
     fn refused_connection_is_an_error() {
         let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
         let o = HttpTransport::new(Duration::from_secs(2)).post(&format!("http://127.0.0.1:{port}/"), &[], b"{}", Duration::from_secs(2));
