@@ -219,3 +219,74 @@ fn two_processes_send_each_attempt_once() {
         assert_eq!(delivered, total, "{name} sees every delivery delivered");
     }
 }
+
+// --- two stores on one database claiming at once -----------------------------------------------
+
+/// Two store instances (as two processes would have) on one database claim the same due work
+/// concurrently, in small batches from several threads each: every item is claimed exactly once.
+fn two_stores_claim_each_item_once<S: Store>(a: S, b: S) {
+    use billing_core::clock::{Clock, SystemClock};
+    use billing_core::ids::WorkId;
+    use billing_core::work::DueWork;
+    let billing = billing_core::Billing::new(a, Arc::new(SystemClock));
+    let boot = billing
+        .bootstrap(&billing_core::engine::BootstrapRequest {
+            org_name: "Claims".into(),
+            admin_email: billing_core::fields::Email::parse("claims@example.com").unwrap(),
+            sandbox: true,
+        })
+        .unwrap();
+    let now = SystemClock.now();
+    let total = 300;
+    let mut ids = std::collections::BTreeSet::new();
+    billing
+        .store
+        .write(|tx| {
+            for i in 0..total {
+                let w = DueWork::new(WorkId::new(), boot.org.id, "test.claim", now - chrono::Duration::milliseconds(i), json!({}));
+                ids.insert(w.id);
+                tx.insert_work(&w)?;
+            }
+            Ok(())
+        })
+        .unwrap();
+    let taken = Mutex::new(Vec::new());
+    std::thread::scope(|s| {
+        for store in [&billing.store as &S, &b] {
+            for _ in 0..4 {
+                let taken = &taken;
+                s.spawn(move || loop {
+                    let got = store
+                        .write(|tx| Ok(tx.claim_due_work(None, &["test.claim"], now, now + chrono::Duration::hours(1), 5)?))
+                        .expect("claim");
+                    if got.is_empty() {
+                        break;
+                    }
+                    taken.lock().unwrap().extend(got.into_iter().map(|w| w.id));
+                });
+            }
+        }
+    });
+    let taken = taken.into_inner().unwrap();
+    assert_eq!(taken.len(), total as usize, "each item claimed once");
+    assert_eq!(taken.into_iter().collect::<std::collections::BTreeSet<_>>(), ids);
+}
+
+#[test]
+fn two_postgres_stores_claim_each_item_once() {
+    let Some(server) = server_url() else {
+        eprintln!("SKIPPED two_postgres_stores_claim_each_item_once: BILLING_TEST_DATABASE_URL is not set");
+        return;
+    };
+    let db = TempDatabase::create(&server).expect("test database");
+    two_stores_claim_each_item_once(PgStore::connect(db.url()).unwrap(), PgStore::connect(db.url()).unwrap());
+}
+
+#[test]
+fn two_sqlite_stores_claim_each_item_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("claims.db");
+    let a = billing_store_sqlite::SqliteStore::open(&path).unwrap();
+    let b = billing_store_sqlite::SqliteStore::open(&path).unwrap();
+    two_stores_claim_each_item_once(a, b);
+}
