@@ -41,8 +41,16 @@ fn get_and_list_payments(srv: &TestServer) {
     assert_eq!(ids(&list("")).len(), 2);
     assert_eq!(ids(&list(&format!("invoice_id={}", id_of(&a)))), vec![pa.clone()]);
     assert_eq!(ids(&list(&format!("invoice_id={}&invoice_id={}", id_of(&a), id_of(&b)))).len(), 2);
-    ok(mark_paid(srv, &pa, "CASH"));
+    ok(srv.post(
+        &format!("{}/mark-paid", payment_path(&pa)),
+        json!({"payment_method": "CASH", "note": "Receipt ÜBER 7"}),
+    ));
     assert_eq!(ids(&list("statuses=SUCCEEDED")), vec![pa.clone()]);
+    assert_eq!(
+        ids(&list(&format!("search_term={}", enc("über")))),
+        vec![pa.clone()],
+        "search folds case beyond ASCII"
+    );
     assert_eq!(ids(&list("statuses=SUCCEEDED&statuses=PENDING")).len(), 2);
     assert_eq!(ids(&list("sort_field=amount&sort_direction=asc"))[1], pa);
     assert_eq!(list("limit=1")["pagination"]["has_next_page"], true);

@@ -35,18 +35,24 @@ fn stored_bound(d: rust_decimal::Decimal, lower: bool) -> i64 {
     i64::try_from(x.mantissa()).unwrap_or(if x.is_sign_negative() { i64::MIN } else { i64::MAX })
 }
 
-fn invoices_matching<'a>(branch: uuid::Uuid, q: &'a ListQuery<InvoiceSort>, f: &'a InvoiceFilter) -> invoices::BoxedQuery<'a, Pg> {
+fn invoices_matching<'a>(branch: uuid::Uuid, q: &'a ListQuery<InvoiceSort>, f: &'a InvoiceFilter, coll: &'static str) -> invoices::BoxedQuery<'a, Pg> {
     use invoices::dsl as i;
     let mut query = i::invoices.filter(i::branch_id.eq(branch)).into_boxed();
     if let Some(term) = &q.search {
         let pattern = contains_pattern(term);
         let number = term.trim().parse::<i64>().unwrap_or(-1);
+        let like = |col: &str| folded(col, coll);
+        let end = close(coll);
         query = query.filter(
-            sql::<Bool>("(invoices.description ILIKE ")
+            sql::<Bool>(&format!("({}", like("invoices.description")))
                 .bind::<Text, _>(pattern.clone())
-                .sql(" OR EXISTS (SELECT 1 FROM consumers c WHERE c.id = invoices.consumer_id AND c.name ILIKE ")
+                .sql(&format!(
+                    "{} OR EXISTS (SELECT 1 FROM consumers c WHERE c.id = invoices.consumer_id AND {}",
+                    end,
+                    like("c.name")
+                ))
                 .bind::<Text, _>(pattern)
-                .sql(") OR invoices.org_invoice_number = ")
+                .sql(&format!("{}) OR invoices.org_invoice_number = ", end))
                 .bind::<diesel::sql_types::Int8, _>(number)
                 .sql(")"),
         );
@@ -103,19 +109,25 @@ fn invoices_matching<'a>(branch: uuid::Uuid, q: &'a ListQuery<InvoiceSort>, f: &
     query
 }
 
-fn payments_matching<'a>(branch: uuid::Uuid, q: &'a ListQuery<PaymentSort>, f: &'a PaymentFilter) -> payments::BoxedQuery<'a, Pg> {
+fn payments_matching<'a>(branch: uuid::Uuid, q: &'a ListQuery<PaymentSort>, f: &'a PaymentFilter, coll: &'static str) -> payments::BoxedQuery<'a, Pg> {
     use payments::dsl as p;
     let mut query = p::payments.filter(p::branch_id.eq(branch)).into_boxed();
     if let Some(term) = &q.search {
         let pattern = contains_pattern(term);
+        let like = |col: &str| folded(col, coll);
+        let end = close(coll);
         query = query.filter(
-            sql::<Bool>("(payments.note ILIKE ")
+            sql::<Bool>(&format!("({}", like("payments.note")))
                 .bind::<Text, _>(pattern.clone())
-                .sql(" OR payments.refund_note ILIKE ")
+                .sql(&format!("{} OR {}", end, like("payments.refund_note")))
                 .bind::<Text, _>(pattern.clone())
-                .sql(" OR EXISTS (SELECT 1 FROM invoices v WHERE v.id = payments.invoice_id AND v.description ILIKE ")
+                .sql(&format!(
+                    "{} OR EXISTS (SELECT 1 FROM invoices v WHERE v.id = payments.invoice_id AND {}",
+                    end,
+                    like("v.description")
+                ))
                 .bind::<Text, _>(pattern)
-                .sql("))"),
+                .sql(&format!("{}))", end)),
         );
     }
     if !f.invoice_ids.is_empty() {
@@ -148,7 +160,29 @@ macro_rules! ordered {
     };
 }
 
+/// `lower((col COLLATE "c")) LIKE lower((` … the pattern bind … then [`close`]: a
+/// case-insensitive match folding case under the search collation (Unicode-wide with ICU), as
+/// the other lists search. The collation name comes from a fixed set, never from a request.
+fn folded(col: &str, coll: &'static str) -> String {
+    format!("lower(({col} COLLATE \"{coll}\")) LIKE lower((")
+}
+
+fn close(coll: &'static str) -> String {
+    format!(" COLLATE \"{coll}\"))")
+}
+
+/// The search collation of the server, looked up once per process.
+static COLLATION: std::sync::OnceLock<&'static str> = std::sync::OnceLock::new();
+
 impl PgTx<'_> {
+    fn collation(&mut self) -> StoreResult<&'static str> {
+        if let Some(c) = COLLATION.get() {
+            return Ok(c);
+        }
+        let c = crate::search_collation(self.conn)?;
+        Ok(COLLATION.get_or_init(|| c))
+    }
+
     fn items_of(&mut self, rows: Vec<InvoiceRow>) -> StoreResult<Vec<Invoice>> {
         use invoice_items::dsl as it;
         let ids: Vec<uuid::Uuid> = rows.iter().map(|r| r.id).collect();
@@ -246,9 +280,10 @@ impl billing_core::invoice::InvoiceTx for PgTx<'_> {
 
     fn list_invoices(&mut self, branch: BranchId, q: &ListQuery<InvoiceSort>, f: &InvoiceFilter) -> StoreResult<Page<Invoice>> {
         use invoices::dsl as i;
+        let coll = self.collation()?;
         let (rows, total) = self.read(|c| {
-            let total = invoices_matching(branch.0, q, f).count().get_result::<i64>(c)?;
-            let query = invoices_matching(branch.0, q, f).select(InvoiceRow::as_select());
+            let total = invoices_matching(branch.0, q, f, coll).count().get_result::<i64>(c)?;
+            let query = invoices_matching(branch.0, q, f, coll).select(InvoiceRow::as_select());
             let query = match q.sort {
                 InvoiceSort::CreatedAt => ordered!(query, q.direction, i::created_at, i::id),
                 InvoiceSort::UpdatedAt => ordered!(query, q.direction, nulls i::updated_at, i::id),
@@ -324,9 +359,10 @@ impl billing_core::invoice::InvoiceTx for PgTx<'_> {
 
     fn list_payments(&mut self, branch: BranchId, q: &ListQuery<PaymentSort>, f: &PaymentFilter) -> StoreResult<Page<Payment>> {
         use payments::dsl as p;
+        let coll = self.collation()?;
         let (rows, total) = self.read(|c| {
-            let total = payments_matching(branch.0, q, f).count().get_result::<i64>(c)?;
-            let query = payments_matching(branch.0, q, f).select(PaymentRow::as_select());
+            let total = payments_matching(branch.0, q, f, coll).count().get_result::<i64>(c)?;
+            let query = payments_matching(branch.0, q, f, coll).select(PaymentRow::as_select());
             let query = match q.sort {
                 PaymentSort::CreatedAt => ordered!(query, q.direction, p::created_at, p::id),
                 PaymentSort::Amount => ordered!(query, q.direction, p::amount, p::id),

@@ -339,7 +339,7 @@ pub fn list_filters_and_sorts<H: Harness>() {
         .unwrap();
     let p = product(&w, s, "10.00", json!({"prices": [{"currency": "USD", "amount": "20"}]}));
     let mut ids = vec![];
-    for (k, (cons, qty, cur, desc)) in [(a.id, 1, "SAR", "gym"), (b.id, 3, "SAR", "Pool pass"), (a.id, 5, "USD", "yoga")]
+    for (k, (cons, qty, cur, desc)) in [(a.id, 1, "SAR", "gym"), (b.id, 3, "SAR", "Pool pass"), (a.id, 5, "USD", "Yoga ÉCOLE")]
         .iter()
         .enumerate()
     {
@@ -359,6 +359,8 @@ pub fn list_filters_and_sorts<H: Harness>() {
     assert_eq!(list(&w, &format!("organization_consumer_id={}", a.id)), vec![3, 1]);
     assert_eq!(list(&w, "search_term=POOL"), vec![2]);
     assert_eq!(list(&w, "search_term=omar"), vec![2]);
+    assert_eq!(list(&w, "search_term=%C3%A9cole"), vec![3], "case folds beyond ASCII");
+    assert_eq!(list(&w, "search_term=50%25"), Vec::<i64>::new(), "LIKE wildcards match themselves");
     assert_eq!(list(&w, "search_term=3"), vec![3]);
     assert_eq!(list(&w, "due_date_from=2026-02-02T00:00:00Z&due_date_to=2026-02-02T23:00:00Z"), vec![2]);
     assert_eq!(list(&w, "statuses=CREATED&statuses=SENT"), vec![3, 2, 1]);
