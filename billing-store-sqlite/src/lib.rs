@@ -286,6 +286,11 @@ impl Store for SqliteStore {
         if self.inner.path.is_none() {
             return self.inner.writer.run_alone(&self.inner.constraints, &mut f);
         }
+        if let Some(conn) = self.inner.writer.batch_connection() {
+            // SAFETY: a batch keeps its connection until the job that is calling returns.
+            let conn = unsafe { &*conn };
+            return f(&mut tx::SqliteTx::new(conn, &self.inner.constraints));
+        }
         if let Some(conn) = session::current(self.id()) {
             // SAFETY: the session's connection lives until `read_session` returns, which is
             // after this call, on this same thread.

@@ -15,10 +15,14 @@ pub fn apply(conn: &Connection) -> Result<(), StoreError> {
     let err = |e: rusqlite::Error| StoreError::Backend(format!("migration failed: {e}"));
     conn.execute_batch("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)")
         .map_err(err)?;
-    let current: i64 = conn
-        .query_row("SELECT COALESCE(MAX(version), 0) FROM schema_migrations", [], |r| r.get(0))
-        .map_err(err)?;
-    for (version, sql) in MIGRATIONS.iter().filter(|(v, _)| *v > current) {
+    // Every migration not yet recorded, in order: not only those above the highest applied one,
+    // so a migration merged after a later-numbered one still reaches databases made meanwhile.
+    let applied: Vec<i64> = {
+        let mut st = conn.prepare("SELECT version FROM schema_migrations").map_err(err)?;
+        let rows = st.query_map([], |r| r.get(0)).map_err(err)?;
+        rows.collect::<Result<_, _>>().map_err(err)?
+    };
+    for (version, sql) in MIGRATIONS.iter().filter(|(v, _)| !applied.contains(v)) {
         let tx = conn.unchecked_transaction().map_err(err)?;
         tx.execute_batch(sql).map_err(err)?;
         tx.execute(

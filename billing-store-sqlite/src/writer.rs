@@ -113,6 +113,12 @@ impl Writer {
         st.failed.iter().find(|(b, _)| *b == batch).map(|(_, why)| StoreError::Backend(format!("commit failed: {why}")))
     }
 
+    /// The connection of the batch open on this thread, if any: reads made by a job of the
+    /// write executor go through it, so an operation sees its own (not yet committed) writes.
+    pub fn batch_connection(&self) -> Option<*const Connection> {
+        batch_mark::current(self.key())
+    }
+
     fn key(&self) -> usize {
         self as *const Writer as usize
     }
