@@ -59,6 +59,9 @@ pub trait WorkTx {
     /// `<= server_now`), earliest due first: sets `leased_until = lease_until`, adds one to
     /// `attempts`, and returns them as updated. Concurrent claims never return the same item.
     fn claim_due_work(&mut self, org: Option<OrgId>, kinds: &[&str], server_now: Timestamp, lease_until: Timestamp, limit: u32) -> StoreResult<Vec<DueWork>>;
+    /// Whether `claim_due_work` would find something (a cheap read, so that idle pollers take
+    /// no write transaction).
+    fn due_work_exists(&mut self, org: Option<OrgId>, kinds: &[&str], server_now: Timestamp) -> StoreResult<bool>;
     /// Claims item `id` whether due or not, unless another claim holds it.
     fn claim_work(&mut self, id: WorkId, server_now: Timestamp, lease_until: Timestamp) -> StoreResult<Option<DueWork>>;
     /// Deletes the item if its lease is still `lease`; returns whether it did.
@@ -75,6 +78,9 @@ impl<S: Store> Billing<S> {
     /// Claims due work of `kinds` (of one organization or all) with a lease of `lease`.
     pub fn claim_due_work(&self, org: Option<OrgId>, kinds: &[&str], lease: Duration, limit: u32) -> Result<Vec<DueWork>> {
         let now = self.clock().now();
+        if !self.store.read(|tx| Ok(tx.due_work_exists(org, kinds, now)?))? {
+            return Ok(vec![]);
+        }
         self.store.write(|tx| Ok(tx.claim_due_work(org, kinds, now, now + lease, limit)?))
     }
 }

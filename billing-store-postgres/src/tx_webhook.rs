@@ -120,6 +120,12 @@ impl billing_core::webhook::WebhookTx for PgTx<'_> {
     }
 }
 
+#[derive(QueryableByName)]
+struct Exists {
+    #[diesel(sql_type = diesel::sql_types::Bool)]
+    found: bool,
+}
+
 const CLAIM_DUE: &str = "UPDATE due_work SET leased_until = $2, attempts = attempts + 1 \
      WHERE id IN (SELECT w.id FROM due_work w JOIN organizations o ON o.id = w.org_id \
         WHERE w.due_at <= $1 + o.clock_offset_us * interval '1 microsecond' \
@@ -155,6 +161,26 @@ impl billing_core::work::WorkTx for PgTx<'_> {
         })?;
         rows.sort_by_key(|r| (r.due_at, r.id));
         Ok(rows.into_iter().map(WorkRow::into_domain).collect())
+    }
+
+    fn due_work_exists(&mut self, org: Option<OrgId>, kinds: &[&str], server_now: Timestamp) -> StoreResult<bool> {
+        if kinds.is_empty() {
+            return Ok(false);
+        }
+        let kinds: Vec<String> = kinds.iter().map(|k| k.to_string()).collect();
+        let row: Exists = self.read(|c| {
+            diesel::sql_query(
+                "SELECT EXISTS (SELECT 1 FROM due_work w JOIN organizations o ON o.id = w.org_id \
+                 WHERE w.due_at <= $1 + o.clock_offset_us * interval '1 microsecond' \
+                   AND (w.leased_until IS NULL OR w.leased_until <= $1) \
+                   AND w.kind = ANY($2) AND ($3::uuid IS NULL OR w.org_id = $3)) AS found",
+            )
+            .bind::<Timestamptz, _>(server_now)
+            .bind::<Array<Text>, _>(&kinds)
+            .bind::<Nullable<SqlUuid>, _>(org.map(|o| o.0))
+            .get_result(c)
+        })?;
+        Ok(row.found)
     }
 
     fn claim_work(&mut self, id: WorkId, server_now: Timestamp, lease_until: Timestamp) -> StoreResult<Option<DueWork>> {

@@ -292,6 +292,30 @@ impl billing_core::work::WorkTx for SqliteTx<'_> {
         Ok(out)
     }
 
+    fn due_work_exists(&mut self, org: Option<OrgId>, kinds: &[&str], server_now: Timestamp) -> StoreResult<bool> {
+        if kinds.is_empty() {
+            return Ok(false);
+        }
+        let mut params = vec![i(to_micros(server_now))];
+        let mut sql = String::from(
+            "SELECT EXISTS (SELECT 1 FROM due_work w JOIN organizations o ON o.id = w.org_id \
+             WHERE w.due_at <= ?1 + o.clock_offset_us AND (w.leased_until IS NULL OR w.leased_until <= ?1)",
+        );
+        if let Some(o) = org {
+            params.push(u(o));
+            sql.push_str(&format!(" AND w.org_id = ?{}", params.len()));
+        }
+        let marks: Vec<String> = kinds
+            .iter()
+            .map(|k| {
+                params.push(s(*k));
+                format!("?{}", params.len())
+            })
+            .collect();
+        sql.push_str(&format!(" AND w.kind IN ({}))", marks.join(", ")));
+        Ok(self.one(&sql, params, |r| r.get::<_, bool>(0))?.unwrap_or(false))
+    }
+
     fn claim_work(&mut self, id: WorkId, server_now: Timestamp, lease_until: Timestamp) -> StoreResult<Option<DueWork>> {
         let n = self.exec(
             "UPDATE due_work SET leased_until = ?2, attempts = attempts + 1 WHERE id = ?1 AND (leased_until IS NULL OR leased_until <= ?3)",

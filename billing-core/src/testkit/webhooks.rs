@@ -35,6 +35,9 @@ pub fn work_round_trip_and_leases<H: Harness>() {
     expect_unique(w.try_write(|tx| tx.insert_work(&a)));
     assert_eq!(w.read(|tx| tx.work(a.id)), Some(a.clone()));
     let lease = now + Duration::seconds(60);
+    assert!(w.read(|tx| tx.due_work_exists(Some(org), &[KIND], now)));
+    assert!(!w.read(|tx| tx.due_work_exists(Some(org), &["other.kind"], now)));
+    assert!(!w.read(|tx| tx.due_work_exists(Some(org), &[KIND], now - Duration::seconds(2))));
     let claimed = w.write(|tx| tx.claim_due_work(Some(org), &[KIND], now, lease, 10));
     assert_eq!(claimed.iter().map(|x| x.id).collect::<Vec<_>>(), vec![a.id, b.id], "due ones, earliest first");
     assert!(claimed.iter().all(|x| x.attempts == 1 && x.leased_until == Some(lease)));
@@ -45,6 +48,7 @@ pub fn work_round_trip_and_leases<H: Harness>() {
     assert!(w
         .write(|tx| tx.claim_due_work(None, &["other.kind"], now + Duration::hours(1), lease, 10))
         .is_empty());
+    assert!(!w.read(|tx| tx.due_work_exists(None, &[KIND], now)), "leased items are not due work");
     // The lease runs out: the item is claimable again (a crashed claimer's work is not lost).
     let t2 = now + Duration::seconds(61);
     let again = w.write(|tx| tx.claim_due_work(None, &[KIND], t2, t2 + Duration::seconds(60), 1));
@@ -79,6 +83,7 @@ pub fn due_follows_the_org_clock<H: Harness>() {
     w.write(|tx| tx.insert_work(&theirs));
     let lease = now + Duration::seconds(30);
     assert!(w.write(|tx| tx.claim_due_work(Some(org), &[KIND], now, lease, 10)).is_empty());
+    assert!(!w.read(|tx| tx.due_work_exists(Some(org), &[KIND], now)));
     w.billing.advance_sandbox_clock(&w.admin, Advance::By(Duration::hours(2))).unwrap();
     let got = w.write(|tx| tx.claim_due_work(Some(org), &[KIND], now, lease, 10));
     assert_eq!(
