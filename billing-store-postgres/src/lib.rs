@@ -145,6 +145,24 @@ fn search_collation(conn: &mut PgConnection) -> std::result::Result<&'static str
 
 /// A pause before retrying a conflicted write: exponential from about 1 ms, capped near 64 ms,
 /// with jitter so that the transactions that collided do not collide again.
+/// The write gate: an advisory lock (database-wide, so across processes) that every write
+/// transaction takes first. Normally in shared mode, so writes run concurrently and
+/// SERIALIZABLE sorts out their conflicts with retries. A write that has lost
+/// [`EXCLUSIVE_AFTER`] attempts to conflicts retries in exclusive mode: it waits for the writes
+/// in flight, holds new ones back, and runs alone, where nothing can conflict with it. So every
+/// write finishes, however contended, at the cost of a short pause for the others.
+pub const WRITE_GATE: i64 = 0x6269_6c6c_696e_67; // "billing"
+/// Conflicted attempts before a write runs alone.
+pub const EXCLUSIVE_AFTER: u32 = 3;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Gate {
+    /// A read: no gate.
+    None,
+    Shared,
+    Exclusive,
+}
+
 fn backoff(attempt: u32) {
     let base_us = 1000u64 << attempt.min(6);
     let jitter = std::collections::hash_map::RandomState::new().hash_one(attempt) % base_us;
@@ -193,21 +211,34 @@ impl PgStore {
         self.pool.get().map_err(|e| StoreError::Backend(format!("no database connection: {e}")))
     }
 
-    /// Runs one attempt of `f` in a transaction begun by `begin`.
+    /// Runs one attempt of `f` in a transaction. `mode` says how a write takes the write gate
+    /// (see [`WRITE_GATE`]).
     fn attempt<R>(
         &self,
         conn: &mut PgConnection,
-        write: bool,
+        mode: Gate,
         f: &mut impl FnMut(&mut dyn Tx) -> Result<R>,
         state: &mut TxState,
     ) -> std::result::Result<R, Attempt> {
         let mut builder = conn.build_transaction();
-        builder = if write {
-            builder.serializable().read_write()
-        } else {
-            builder.repeatable_read().read_only()
+        builder = match mode {
+            Gate::None => builder.repeatable_read().read_only(),
+            Gate::Shared => builder.serializable().read_write(),
+            // Alone among writers, a write needs no SERIALIZABLE; and under it, the snapshot
+            // would date from before the wait for the gate (it is taken when the first statement
+            // starts), older than the writes it waited for. READ COMMITTED reads them.
+            Gate::Exclusive => builder.read_committed().read_write(),
         };
         builder.run(|c| {
+            match mode {
+                Gate::None => {}
+                Gate::Shared => {
+                    diesel::sql_query(format!("SELECT pg_advisory_xact_lock_shared({WRITE_GATE})")).execute(c)?;
+                }
+                Gate::Exclusive => {
+                    diesel::sql_query(format!("SELECT pg_advisory_xact_lock({WRITE_GATE})")).execute(c)?;
+                }
+            }
             let mut tx = PgTx::new(c, self.search_collation);
             let out = f(&mut tx);
             *state = std::mem::take(&mut tx.state);
@@ -226,7 +257,12 @@ impl PgStore {
         let mut attempt = 1;
         loop {
             let mut state = TxState::default();
-            let out = self.attempt(&mut conn, write, &mut f, &mut state);
+            let mode = match (write, attempt > EXCLUSIVE_AFTER) {
+                (false, _) => Gate::None,
+                (true, false) => Gate::Shared,
+                (true, true) => Gate::Exclusive,
+            };
+            let out = self.attempt(&mut conn, mode, &mut f, &mut state);
             let retry = match &out {
                 Ok(_) => false,
                 Err(Attempt::Db(e)) => is_retryable(e),

@@ -559,7 +559,20 @@ fn deadlocks_are_retried() {
 /// unique indexes' keys, and conflicts that remain are retried.
 #[test]
 fn concurrent_consumer_creations_in_one_branch_all_commit() {
-    let Some(s) = store() else { return };
+    let Some(server) = testing::server_url() else {
+        eprintln!("SKIPPED: {} is not set", testing::DATABASE_URL_ENV);
+        return;
+    };
+    // Only one attempt more than the shared-gate ones: the last runs alone (the exclusive write
+    // gate), so it cannot lose, and every creation commits however contended.
+    let db = testing::TempDatabase::create(&server).unwrap();
+    let options = billing_store_postgres::PgStoreOptions {
+        max_connections: 8,
+        min_idle: 0,
+        max_write_attempts: billing_store_postgres::EXCLUSIVE_AFTER + 1,
+        ..Default::default()
+    };
+    let s = PgStore::connect_with(db.url(), options).unwrap();
     let (o, b) = seed(&s);
     let threads = 8;
     let per_thread = 150;
