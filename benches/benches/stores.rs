@@ -13,10 +13,11 @@
 //! - `get_consumer`: one consumer by id;
 //! - `list_consumers_search`: `search_term` matching one consumer (substring of the e-mail),
 //!   the first page and the count;
-//! - `list_consumers_metadata`: `external_metadata.n=<value>` matching one consumer.
+//! - `list_consumers_metadata`: `external_metadata.n=<value>` matching one consumer;
+//! - `create_invoice`: a durable invoice of 3 items (VAT inclusive, exclusive, exempt) and one
+//!   invoice-level percentage coupon, for one of the loaded consumers.
 //!
 //! Operations run one at a time (latency, not throughput; see `loadbench` for concurrency).
-//! TODO: "create invoice" once invoices exist.
 
 use billing_core::auth::Credential;
 use billing_core::auth::Scope;
@@ -145,6 +146,43 @@ fn create_consumer<S: Store>(g: &mut BenchmarkGroup<'_, WallTime>, s: &Subject<S
     });
 }
 
+fn create_invoice<S: Store>(g: &mut BenchmarkGroup<'_, WallTime>, s: &Subject<S>) {
+    use billing_core::coupon::CouponFields;
+    use billing_core::invoice::InvoiceCreate;
+    use billing_core::money::Currency;
+    use billing_core::product::ProductFields;
+    use serde_json::json;
+    let product = |body: serde_json::Value| {
+        s.billing
+            .create_product(&s.scope, ProductFields::parse(&body, true, Currency::SAR).unwrap())
+            .unwrap()
+            .id
+    };
+    let a = product(json!({"name": "A", "type": "ONE_OFF", "price": "115.00"}));
+    let b = product(json!({"name": "B", "type": "ONE_OFF", "price": "99.99", "is_price_inclusive_of_vat": false}));
+    let e = product(json!({"name": "C", "type": "ONE_OFF", "price": "10.50", "is_price_exempt_from_vat": true}));
+    let coupon = s
+        .billing
+        .create_coupon(
+            &s.scope,
+            CouponFields::parse(&json!({"name": "TEN", "discount_value": 10, "is_percentage": true}), true).unwrap(),
+        )
+        .unwrap();
+    let body = json!({
+        "organization_consumer_id": s.ids[0],
+        "items": [{"product_id": a, "quantity": 2}, {"product_id": b, "quantity": 1}, {"product_id": e, "quantity": 3}],
+        "coupons": [coupon.id],
+        "payment_methods": {"mada": true, "visa": true, "mastercard": true, "amex": false, "bank_transfer": false, "installment": true},
+        "notify_consumer": false,
+    });
+    g.bench_function(s.name, |bench| {
+        bench.iter(|| {
+            let req = InvoiceCreate::parse(&body, Currency::SAR).expect("valid body");
+            black_box(s.billing.create_invoice(&s.scope, req).expect("create invoice"))
+        })
+    });
+}
+
 fn get_consumer<S: Store>(g: &mut BenchmarkGroup<'_, WallTime>, s: &Subject<S>) {
     let mut i = 0usize;
     g.bench_function(s.name, |b| {
@@ -209,6 +247,7 @@ fn stores(c: &mut Criterion) {
     let metadata = |k: u64| format!("external_metadata.n={k}");
     group!(c, "list_consumers_search", &sqlite, pg, |g, s| list_one(&mut g, s, search));
     group!(c, "list_consumers_metadata", &sqlite, pg, |g, s| list_one(&mut g, s, metadata));
+    group!(c, "create_invoice", &sqlite, pg, |g, s| create_invoice(&mut g, s));
     // Last: it grows the table.
     group!(c, "create_consumer", &sqlite, pg, |g, s| create_consumer(&mut g, s));
 }

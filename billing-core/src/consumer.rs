@@ -103,13 +103,20 @@ impl Consumer {
             phone_number: self.phone_number.as_ref(),
             email: self.email.as_ref(),
             external_id: self.external_id.as_deref(),
-            consumer: ConsumerIdentity { id: self.id, phone_number: self.phone_number.as_ref(), preferred_language: self.preferred_language },
+            consumer: ConsumerIdentity {
+                id: self.id,
+                phone_number: self.phone_number.as_ref(),
+                preferred_language: self.preferred_language,
+            },
             iban: self.iban.as_ref(),
             is_deleted: self.is_deleted,
             alias: self.alias.as_deref(),
             created_at: self.created_at,
             updated_at: self.updated_at,
-            branch: BranchSummary { id: branch.id, name: &branch.name },
+            branch: BranchSummary {
+                id: branch.id,
+                name: &branch.name,
+            },
             comment: self.comment.as_deref(),
             communication_methods: &self.communication_methods,
             preferred_language: self.preferred_language,
@@ -362,7 +369,10 @@ impl<S: Store> Billing<S> {
                 .filter(|c| !c.is_deleted)
                 .ok_or_else(|| Error::not_found("Consumer", id))?;
             if tx.consumer_has_open_invoices(scope.branch_id(), id)? {
-                return Err(Error::rule(Code::CONSUMER_HAS_ONGOING_INVOICES, format!("Consumer '{id}' has invoices that are not completed or canceled")));
+                return Err(Error::rule(
+                    Code::CONSUMER_HAS_ONGOING_INVOICES,
+                    format!("Consumer '{id}' has invoices that are not completed or canceled"),
+                ));
             }
             c.is_deleted = true;
             c.updated_at = Some(now);

@@ -156,7 +156,10 @@ fn discount(value: Decimal, is_percentage: bool, currency: Option<Currency>) -> 
 
 fn check_not_frozen(c: &Coupon) -> Result<()> {
     if c.used_in_finalized_invoice {
-        return Err(Error::rule(Code::COUPON_USED_IN_FINALIZED_INVOICE, format!("Coupon '{}' is used by a finalized invoice", c.id)));
+        return Err(Error::rule(
+            Code::COUPON_USED_IN_FINALIZED_INVOICE,
+            format!("Coupon '{}' is used by a finalized invoice", c.id),
+        ));
     }
     Ok(())
 }

@@ -21,11 +21,20 @@ pub struct Billing<S> {
     clock: Arc<dyn Clock>,
     jwt_secret: Vec<u8>,
     public_url: String,
+    /// What webhook deliveries are sent with (worker runs, sandbox clock advances, manual
+    /// retries). Without one, events are still fanned out to deliveries, but nothing is sent.
+    webhook_transport: std::sync::RwLock<Option<Arc<dyn crate::webhook::WebhookTransport>>>,
 }
 
 impl<S: Store> Billing<S> {
     pub fn new(store: S, clock: Arc<dyn Clock>) -> Self {
-        Billing { store, clock, jwt_secret: Vec::new(), public_url: "http://127.0.0.1:8080".into() }
+        Billing {
+            store,
+            clock,
+            jwt_secret: Vec::new(),
+            public_url: "http://127.0.0.1:8080".into(),
+            webhook_transport: Default::default(),
+        }
     }
 
     /// The HS256 secret for bearer tokens; without one, bearer tokens are refused.
@@ -43,6 +52,15 @@ impl<S: Store> Billing<S> {
 
     pub fn public_url(&self) -> &str {
         &self.public_url
+    }
+
+    /// Sets the transport webhook deliveries are sent with.
+    pub fn set_webhook_transport(&self, transport: Arc<dyn crate::webhook::WebhookTransport>) {
+        *self.webhook_transport.write().unwrap_or_else(|p| p.into_inner()) = Some(transport);
+    }
+
+    pub fn webhook_transport(&self) -> Option<Arc<dyn crate::webhook::WebhookTransport>> {
+        self.webhook_transport.read().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
     pub fn clock(&self) -> &dyn Clock {
@@ -72,7 +90,12 @@ impl<S: Store> Billing<S> {
                 let access = k.access();
                 let branch = found.filter(|_| access.allows(wanted)).ok_or_else(|| forbidden(wanted))?;
                 // The key itself carries its role, branches and the user it acts for.
-                let actor = crate::auth::Actor { user_id: k.user_id, role: k.role(), access, api_key_id: Some(k.id) };
+                let actor = crate::auth::Actor {
+                    user_id: k.user_id,
+                    role: k.role(),
+                    access,
+                    api_key_id: Some(k.id),
+                };
                 Ok(Scope { org, branch, actor })
             }
             Credential::Bearer(token) => {
@@ -81,14 +104,27 @@ impl<S: Store> Billing<S> {
                 }
                 let claims = jwt::decode(&self.jwt_secret, token, server_now)?;
                 let user = tx.user(claims.org, claims.sub)?.ok_or_else(|| Error::unauthorized("unknown user"))?;
-                let access = if user.role == Role::OrganizationAdmin { BranchAccess::All } else { BranchAccess::Only(user.branch_ids.clone()) };
+                let access = if user.role == Role::OrganizationAdmin {
+                    BranchAccess::All
+                } else {
+                    BranchAccess::Only(user.branch_ids.clone())
+                };
                 let org = tx.org(claims.org)?.ok_or_else(|| Error::unauthorized("unknown organization"))?;
                 let branch = match branch {
                     Some(b) if !access.allows(b) => return Err(forbidden(b)),
                     Some(b) => tx.branch(org.id, b)?.ok_or_else(|| forbidden(b))?,
-                    None => tx.list_branches(org.id)?.into_iter().find(|b| access.allows(b.id)).ok_or_else(|| Error::forbidden("the user has no branch"))?,
+                    None => tx
+                        .list_branches(org.id)?
+                        .into_iter()
+                        .find(|b| access.allows(b.id))
+                        .ok_or_else(|| Error::forbidden("the user has no branch"))?,
                 };
-                let actor = crate::auth::Actor { user_id: user.id, role: user.role, access, api_key_id: None };
+                let actor = crate::auth::Actor {
+                    user_id: user.id,
+                    role: user.role,
+                    access,
+                    api_key_id: None,
+                };
                 Ok(Scope { org, branch, actor })
             }
         })

@@ -553,7 +553,10 @@ impl<S: Store> Billing<S> {
                         .prices
                         .iter()
                         .filter(|x| x.is_active && x.currency() != one.amount.currency())
-                        .map(|x| PriceInput { amount: x.amount, vat_mode: x.vat_mode })
+                        .map(|x| PriceInput {
+                            amount: x.amount,
+                            vat_mode: x.vat_mode,
+                        })
                         .collect();
                     set.insert(0, one.clone());
                     apply_prices(p, set, now);

@@ -291,9 +291,14 @@ impl<'a> Body<'a> {
 /// The `detail` type and message of a refused amount.
 pub fn amount_problem(e: crate::money::AmountError, currency: Currency) -> (&'static str, String) {
     match e {
-        crate::money::AmountError::TooPrecise => {
-            ("decimal_max_places", format!("Decimal input should have no more than {} decimal places for {}", currency.minor_digits(), currency))
-        }
+        crate::money::AmountError::TooPrecise => (
+            "decimal_max_places",
+            format!(
+                "Decimal input should have no more than {} decimal places for {}",
+                currency.minor_digits(),
+                currency
+            ),
+        ),
         crate::money::AmountError::TooLarge => ("less_than_equal", format!("Input should be less than or equal to {}", crate::money::MAX_AMOUNT)),
     }
 }

@@ -13,9 +13,14 @@ pub enum Backend {
 impl Backend {
     /// `postgres://…` / `postgresql://…` for PostgreSQL; `sqlite://path`, `sqlite::memory:` or a
     /// plain path for SQLite.
-    pub fn open(url: &str) -> std::result::Result<Self, StoreError> {
+    /// `pool_size` is the most connections a PostgreSQL pool opens (SQLite ignores it).
+    pub fn open(url: &str, pool_size: u32) -> std::result::Result<Self, StoreError> {
         if url.starts_with("postgres://") || url.starts_with("postgresql://") {
-            return Ok(Backend::Postgres(PgStore::connect(url)?));
+            let options = billing_store_postgres::PgStoreOptions {
+                max_connections: pool_size.max(1),
+                ..Default::default()
+            };
+            return Ok(Backend::Postgres(PgStore::connect_with(url, options)?));
         }
         Ok(Backend::Sqlite(SqliteStore::open_url(url)?))
     }

@@ -45,8 +45,12 @@ pub struct Config {
     /// How much longer than the webhook time-out a claim of due work holds; also how soon the
     /// work of a crashed process is taken over (default [`DEFAULT_WORK_LEASE_MARGIN`]).
     pub work_lease_margin: std::time::Duration,
+    /// Most database connections a PostgreSQL pool opens in this process.
+    pub database_pool_size: u32,
 }
 
+/// Default PostgreSQL pool size per process.
+pub const DEFAULT_DATABASE_POOL_SIZE: u32 = 10;
 pub const DEFAULT_WEBHOOK_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 pub const DEFAULT_WORKER_POLL_INTERVAL: std::time::Duration = std::time::Duration::from_millis(500);
 pub const DEFAULT_WORKER_CONCURRENCY: usize = 16;
@@ -63,15 +67,17 @@ impl App {
     }
 
     pub fn open_with_clock(config: Config, clock: Arc<dyn Clock>) -> Result<Arc<App>, Error> {
-        let store = Backend::open(&config.database_url)?;
-        let billing = Billing::new(store, clock).with_jwt_secret(config.jwt_secret.as_bytes().to_vec()).with_public_url(config.public_url.clone());
+        let store = Backend::open(&config.database_url, config.database_pool_size)?;
+        let billing = Billing::new(store, clock)
+            .with_jwt_secret(config.jwt_secret.as_bytes().to_vec())
+            .with_public_url(config.public_url.clone());
         let app = Arc::new(App { billing, config });
         // Deliveries are sent by the worker, by sandbox clock advances and by manual retries.
         let transport = webhooks::HttpTransport {
             timeout: app.config.webhook_timeout,
             lease_margin: app.config.work_lease_margin,
         };
-        billing_core::webhook::attach_transport(&app.billing, Arc::new(transport));
+        app.billing.set_webhook_transport(Arc::new(transport));
         if app.config.worker {
             let options = webhooks::WorkerOptions {
                 poll_interval: app.config.worker_poll_interval,

@@ -23,6 +23,9 @@ struct DbArgs {
     /// Database: a SQLite file path, `sqlite://path`, `sqlite::memory:`, or `postgres://user@host:port/db`.
     #[arg(long, env = "BILLING_DATABASE_URL", default_value = "./billing.db", global = true)]
     database_url: String,
+    /// Most connections this process opens to PostgreSQL (SQLite ignores it).
+    #[arg(long, env = "BILLING_DATABASE_POOL_SIZE", default_value_t = billing_server::DEFAULT_DATABASE_POOL_SIZE, global = true)]
+    database_pool_size: u32,
 }
 
 #[derive(Args, Clone)]
@@ -142,6 +145,7 @@ fn serve_config(args: &ServeArgs, serving: bool) -> Config {
         worker_poll_interval: std::time::Duration::from_millis(args.worker_poll_ms.max(1)),
         worker_concurrency: args.worker_concurrency.max(1),
         work_lease_margin: std::time::Duration::from_millis(args.work_lease_margin_ms),
+        database_pool_size: args.db.database_pool_size,
     }
 }
 

@@ -68,7 +68,12 @@ fn first_run_bootstraps_and_prints_a_working_key_once() {
         .unwrap();
     let stdout = child.stdout.take().unwrap();
     let server = Server(child);
-    let key = BufReader::new(stdout).lines().map_while(Result::ok).map(|l| l.trim().to_string()).find(|l| l.len() > 60 && !l.contains(' ')).expect("the key is printed");
+    let key = BufReader::new(stdout)
+        .lines()
+        .map_while(Result::ok)
+        .map(|l| l.trim().to_string())
+        .find(|l| l.len() > 60 && !l.contains(' '))
+        .expect("the key is printed");
     wait_ready(port);
     let (status, me) = get(port, "/api/v2/me", &[("x-api-key", &key)]);
     assert_eq!(status, 200, "{me}");
@@ -77,7 +82,12 @@ fn first_run_bootstraps_and_prints_a_working_key_once() {
 
     // A second start on the same database creates nothing and prints no key.
     let port = free_port();
-    let mut child = Command::new(BIN).args(["--database-url", db.to_str().unwrap(), "--listen", &format!("127.0.0.1:{port}")]).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
+    let mut child = Command::new(BIN)
+        .args(["--database-url", db.to_str().unwrap(), "--listen", &format!("127.0.0.1:{port}")])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
     let mut stdout = child.stdout.take().unwrap();
     let _server = Server(child);
     wait_ready(port);
@@ -100,7 +110,14 @@ fn init_json_and_keys_create() {
     }
 
     let port = free_port();
-    let _server = Server(Command::new(BIN).args(["--database-url", &url, "--listen", &format!("127.0.0.1:{port}"), "--jwt-secret", secret]).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap());
+    let _server = Server(
+        Command::new(BIN)
+            .args(["--database-url", &url, "--listen", &format!("127.0.0.1:{port}"), "--jwt-secret", secret])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
     wait_ready(port);
 
     // The key pair, as the client would encode it.
@@ -120,7 +137,10 @@ fn init_json_and_keys_create() {
         write!(s, "POST /api/v2/branch HTTP/1.1\r\nHost: x\r\nConnection: close\r\nx-api-key: {header}\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}", body.len()).unwrap();
         let mut text = String::new();
         s.read_to_string(&mut text).unwrap();
-        (text[9..12].parse::<u16>().unwrap(), serde_json::from_str::<Value>(text.split("\r\n\r\n").nth(1).unwrap()).unwrap())
+        (
+            text[9..12].parse::<u16>().unwrap(),
+            serde_json::from_str::<Value>(text.split("\r\n\r\n").nth(1).unwrap()).unwrap(),
+        )
     };
     assert_eq!(status, 200);
     let second = branch["id"].as_str().unwrap();
@@ -137,9 +157,15 @@ fn init_json_and_keys_create() {
     assert_eq!((status, denied["error"]["code"].as_str()), (403, Some("PERMISSION_FORBIDDEN")));
 
     // Refusals: an unknown branch, and a default outside the key's branches.
-    let out = Command::new(BIN).args(["keys", "create", "--database-url", &url, "--branch", "0192f0c1-6a8e-7cc2-9a53-3f1b8f1f2a10"]).output().unwrap();
+    let out = Command::new(BIN)
+        .args(["keys", "create", "--database-url", &url, "--branch", "0192f0c1-6a8e-7cc2-9a53-3f1b8f1f2a10"])
+        .output()
+        .unwrap();
     assert!(!out.status.success());
-    let out = Command::new(BIN).args(["keys", "create", "--database-url", &url, "--branch", second, "--default-branch", main]).output().unwrap();
+    let out = Command::new(BIN)
+        .args(["keys", "create", "--database-url", &url, "--branch", second, "--default-branch", main])
+        .output()
+        .unwrap();
     assert!(!out.status.success());
 }
 
@@ -147,7 +173,10 @@ fn init_json_and_keys_create() {
 fn keys_create_on_an_empty_database_says_to_init() {
     let dir = tempfile::tempdir().unwrap();
     let url = format!("sqlite://{}", dir.path().join("empty.db").display());
-    let out = Command::new(BIN).args(["keys", "create", "--database-url", &url, "--all-branches"]).output().unwrap();
+    let out = Command::new(BIN)
+        .args(["keys", "create", "--database-url", &url, "--all-branches"])
+        .output()
+        .unwrap();
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("init"));
 }

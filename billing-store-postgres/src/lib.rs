@@ -16,15 +16,15 @@
 mod error;
 mod lists;
 mod rows;
+mod rows_invoice;
+mod rows_webhook;
 mod schema;
+mod schema_invoice;
+mod schema_webhook;
 pub mod testing;
 mod tx;
 mod tx_invoice;
-mod rows_invoice;
-mod schema_invoice;
 mod tx_webhook;
-mod rows_webhook;
-mod schema_webhook;
 
 pub use tx::PgTx;
 
@@ -151,7 +151,7 @@ fn search_collation(conn: &mut PgConnection) -> std::result::Result<&'static str
 /// [`EXCLUSIVE_AFTER`] attempts to conflicts retries in exclusive mode: it waits for the writes
 /// in flight, holds new ones back, and runs alone, where nothing can conflict with it. So every
 /// write finishes, however contended, at the cost of a short pause for the others.
-pub const WRITE_GATE: i64 = 0x6269_6c6c_696e_67; // "billing"
+pub const WRITE_GATE: i64 = 0x0062_696c_6c69_6e67; // "billing" in ASCII
 /// Conflicted attempts before a write runs alone.
 pub const EXCLUSIVE_AFTER: u32 = 3;
 

@@ -590,7 +590,9 @@ fn concurrent_consumer_creations_in_one_branch_all_commit() {
                     let r = s.write(|tx| {
                         attempts.fetch_add(1, Ordering::Relaxed);
                         let email = c.email.as_ref().map(|e| e.normalized());
-                        assert!(tx.consumer_conflict(b.id, c.phone_number.as_ref().map(|p| p.as_str()), email.as_deref(), c.id)?.is_none());
+                        assert!(tx
+                            .consumer_conflict(b.id, c.phone_number.as_ref().map(|p| p.as_str()), email.as_deref(), c.id)?
+                            .is_none());
                         Ok(tx.insert_consumer(&c)?)
                     });
                     if r.is_err() {
@@ -602,7 +604,13 @@ fn concurrent_consumer_creations_in_one_branch_all_commit() {
     });
     eprintln!("{} attempts for {} creations", attempts.load(Ordering::Relaxed), threads * per_thread);
     assert_eq!(failures.load(Ordering::Relaxed), 0, "every creation commits");
-    let q = ListQuery { page: 1, limit: 1, sort: ConsumerSort::CreatedAt, direction: Direction::Asc, search: None };
+    let q = ListQuery {
+        page: 1,
+        limit: 1,
+        sort: ConsumerSort::CreatedAt,
+        direction: Direction::Asc,
+        search: None,
+    };
     let total = s.read(|tx| Ok(tx.list_consumers(b.id, &q, &ConsumerFilter::default())?.total)).unwrap();
     assert_eq!(total, (threads * per_thread) as u64);
 }

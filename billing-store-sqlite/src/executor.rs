@@ -39,7 +39,10 @@ pub fn job<R: Send + 'static>(op: impl FnOnce() -> Result<R> + Send + 'static) -
 /// (the queue's sender goes with it).
 pub fn start(store: Weak<Inner>) -> Sender<Job> {
     let (tx, rx) = channel::<Job>();
-    std::thread::Builder::new().name("sqlite-writer".into()).spawn(move || run(store, rx)).expect("spawn the write executor");
+    std::thread::Builder::new()
+        .name("sqlite-writer".into())
+        .spawn(move || run(store, rx))
+        .expect("spawn the write executor");
     tx
 }
 

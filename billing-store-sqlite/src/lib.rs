@@ -266,7 +266,8 @@ impl SqliteStore {
             if !sent {
                 return Err(StoreError::Backend("the write executor has stopped".into()).into());
             }
-            done.await.unwrap_or_else(|_| Err(StoreError::Backend("the write executor has stopped".into()).into()))
+            done.await
+                .unwrap_or_else(|_| Err(StoreError::Backend("the write executor has stopped".into()).into()))
         }
     }
 

@@ -134,11 +134,21 @@ impl<'c> SqliteTx<'c> {
     }
 
     /// Runs a list query: `select` and `from_where` are joined with the ordering and paging.
-    pub(crate) fn page<T>(&self, select: &str, from_where: &str, params: Vec<SqlValue>, paging: Paging<'_>, map: impl FnMut(&Row) -> rusqlite::Result<T>) -> StoreResult<Page<T>> {
+    pub(crate) fn page<T>(
+        &self,
+        select: &str,
+        from_where: &str,
+        params: Vec<SqlValue>,
+        paging: Paging<'_>,
+        map: impl FnMut(&Row) -> rusqlite::Result<T>,
+    ) -> StoreResult<Page<T>> {
         let total = self.count(&format!("SELECT COUNT(*) {from_where}"), params.clone())?;
         let Paging { order, dir, page, limit } = paging;
         let d = dir.sql();
-        let sql = format!("{select} {from_where} ORDER BY {order} {d}, id {d} LIMIT {limit} OFFSET {}", u64::from(page - 1) * u64::from(limit));
+        let sql = format!(
+            "{select} {from_where} ORDER BY {order} {d}, id {d} LIMIT {limit} OFFSET {}",
+            u64::from(page - 1) * u64::from(limit)
+        );
         let items = self.all(&sql, params, map)?;
         Ok(Page { items, total, page, limit })
     }
@@ -529,7 +539,11 @@ impl Tx for SqliteTx<'_> {
 
     fn first_org_admin(&mut self, org: OrgId) -> StoreResult<Option<User>> {
         let Some(mut found) = self.one(
-            concat!("SELECT ", user_cols!(), " FROM users WHERE org_id = ?1 AND role = 'organization_admin' ORDER BY created_at, id LIMIT 1"),
+            concat!(
+                "SELECT ",
+                user_cols!(),
+                " FROM users WHERE org_id = ?1 AND role = 'organization_admin' ORDER BY created_at, id LIMIT 1"
+            ),
             vec![u(org)],
             user_row,
         )?
@@ -579,7 +593,11 @@ impl Tx for SqliteTx<'_> {
             ),
             vec![s(key), branch.map(u).unwrap_or(SqlValue::Null)],
             |r| {
-                let b = if r.get::<_, Option<Uuid>>(18)?.is_some() { Some(branch_row_at(r, 18)?) } else { None };
+                let b = if r.get::<_, Option<Uuid>>(18)?.is_some() {
+                    Some(branch_row_at(r, 18)?)
+                } else {
+                    None
+                };
                 Ok((key_row_at(r, 0)?, org_row_at(r, 11)?, b))
             },
         )
@@ -617,7 +635,11 @@ impl Tx for SqliteTx<'_> {
 
     fn branch_by_name(&mut self, org: OrgId, name: &str) -> StoreResult<Option<Branch>> {
         self.one(
-            concat!("SELECT ", branch_cols!(), " FROM branches WHERE org_id = ?1 AND name_key = ?2 AND deleted_at IS NULL"),
+            concat!(
+                "SELECT ",
+                branch_cols!(),
+                " FROM branches WHERE org_id = ?1 AND name_key = ?2 AND deleted_at IS NULL"
+            ),
             vec![u(org), s(name_key(name))],
             branch_row,
         )
@@ -625,7 +647,11 @@ impl Tx for SqliteTx<'_> {
 
     fn list_branches(&mut self, org: OrgId) -> StoreResult<Vec<Branch>> {
         self.all(
-            concat!("SELECT ", branch_cols!(), " FROM branches WHERE org_id = ?1 AND deleted_at IS NULL ORDER BY created_at, id"),
+            concat!(
+                "SELECT ",
+                branch_cols!(),
+                " FROM branches WHERE org_id = ?1 AND deleted_at IS NULL ORDER BY created_at, id"
+            ),
             vec![u(org)],
             branch_row,
         )
@@ -659,7 +685,11 @@ impl Tx for SqliteTx<'_> {
 
     fn insert_notification(&mut self, n: &Notification) -> StoreResult<()> {
         self.exec(
-            concat!("INSERT INTO notifications (", notification_cols!(), ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"),
+            concat!(
+                "INSERT INTO notifications (",
+                notification_cols!(),
+                ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"
+            ),
             vec![
                 u(n.id),
                 u(n.org_id),
@@ -713,7 +743,11 @@ impl Tx for SqliteTx<'_> {
         // unique index, while the OR would scan the whole branch.
         if let Some(p) = phone {
             let hit = self.one(
-                concat!("SELECT ", consumer_cols!(), " FROM consumers WHERE branch_id = ?1 AND phone_number = ?2 AND is_deleted = 0 AND id <> ?3 LIMIT 1"),
+                concat!(
+                    "SELECT ",
+                    consumer_cols!(),
+                    " FROM consumers WHERE branch_id = ?1 AND phone_number = ?2 AND is_deleted = 0 AND id <> ?3 LIMIT 1"
+                ),
                 vec![u(branch), s(p), u(except)],
                 consumer_row,
             )?;
@@ -723,7 +757,11 @@ impl Tx for SqliteTx<'_> {
         }
         if let Some(e) = email_lower {
             return self.one(
-                concat!("SELECT ", consumer_cols!(), " FROM consumers WHERE branch_id = ?1 AND email_lower = ?2 AND is_deleted = 0 AND id <> ?3 LIMIT 1"),
+                concat!(
+                    "SELECT ",
+                    consumer_cols!(),
+                    " FROM consumers WHERE branch_id = ?1 AND email_lower = ?2 AND is_deleted = 0 AND id <> ?3 LIMIT 1"
+                ),
                 vec![u(branch), s(e), u(except)],
                 consumer_row,
             );
@@ -768,12 +806,27 @@ impl Tx for SqliteTx<'_> {
             ConsumerSort::PhoneNumber => "phone_number",
             ConsumerSort::ExternalId => "external_id",
         };
-        self.page(concat!("SELECT ", consumer_cols!()), &sql, params, Paging { order, dir: q.direction, page: q.page, limit: q.limit }, consumer_row)
+        self.page(
+            concat!("SELECT ", consumer_cols!()),
+            &sql,
+            params,
+            Paging {
+                order,
+                dir: q.direction,
+                page: q.page,
+                limit: q.limit,
+            },
+            consumer_row,
+        )
     }
 
     fn insert_product(&mut self, p: &Product, default_currency: Currency) -> StoreResult<()> {
         self.exec(
-            concat!("INSERT INTO products (", product_cols_w!(), ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)"),
+            concat!(
+                "INSERT INTO products (",
+                product_cols_w!(),
+                ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)"
+            ),
             product_params(p, default_currency),
         )?;
         self.upsert_prices(p)
@@ -827,7 +880,18 @@ impl Tx for SqliteTx<'_> {
             ProductSort::Name => "name",
             ProductSort::CreatedAt => "created_at",
         };
-        let mut page = self.page(concat!("SELECT ", product_cols!()), &sql, params, Paging { order, dir: q.direction, page: q.page, limit: q.limit }, product_row)?;
+        let mut page = self.page(
+            concat!("SELECT ", product_cols!()),
+            &sql,
+            params,
+            Paging {
+                order,
+                dir: q.direction,
+                page: q.page,
+                limit: q.limit,
+            },
+            product_row,
+        )?;
         for p in page.items.iter_mut() {
             p.prices = self.prices_of(p.id)?;
         }
@@ -878,7 +942,18 @@ impl Tx for SqliteTx<'_> {
             CouponSort::Name => "name",
             CouponSort::DiscountValue => "discount_value",
         };
-        self.page(concat!("SELECT ", coupon_cols!()), &sql, params, Paging { order, dir: q.direction, page: q.page, limit: q.limit }, coupon_row)
+        self.page(
+            concat!("SELECT ", coupon_cols!()),
+            &sql,
+            params,
+            Paging {
+                order,
+                dir: q.direction,
+                page: q.page,
+                limit: q.limit,
+            },
+            coupon_row,
+        )
     }
 
     fn insert_event(&mut self, e: &Event) -> StoreResult<()> {
@@ -906,7 +981,6 @@ impl Tx for SqliteTx<'_> {
         )
     }
 }
-
 
 impl SqliteTx<'_> {
     fn upsert_prices(&self, p: &Product) -> StoreResult<()> {

@@ -110,7 +110,10 @@ impl Writer {
             f();
         }
         self.commit(&mut st);
-        st.failed.iter().find(|(b, _)| *b == batch).map(|(_, why)| StoreError::Backend(format!("commit failed: {why}")))
+        st.failed
+            .iter()
+            .find(|(b, _)| *b == batch)
+            .map(|(_, why)| StoreError::Backend(format!("commit failed: {why}")))
     }
 
     /// The connection of the batch open on this thread, if any: reads made by a job of the

@@ -247,7 +247,12 @@ fn missing_migrations_are_applied_whatever_their_number() {
     }
     let store = SqliteStore::open(&path).unwrap();
     let q = billing_core::list::ListQuery::new(billing_core::consumer::ConsumerSort::CreatedAt);
-    let q = billing_core::list::ListQuery { search: Some("abc".into()), ..q };
+    let q = billing_core::list::ListQuery {
+        search: Some("abc".into()),
+        ..q
+    };
     // The search index (migration 2) is back: a trigram search runs.
-    store.read(|tx| Ok(tx.list_consumers(billing_core::ids::BranchId::new(), &q, &Default::default())?)).unwrap();
+    store
+        .read(|tx| Ok(tx.list_consumers(billing_core::ids::BranchId::new(), &q, &Default::default())?))
+        .unwrap();
 }

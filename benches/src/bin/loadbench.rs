@@ -50,6 +50,7 @@ fn main() {
         worker_poll_interval: billing_server::DEFAULT_WORKER_POLL_INTERVAL,
         worker_concurrency: billing_server::DEFAULT_WORKER_CONCURRENCY,
         work_lease_margin: billing_server::DEFAULT_WORK_LEASE_MARGIN,
+        database_pool_size: billing_server::DEFAULT_DATABASE_POOL_SIZE,
     })
     .unwrap();
     let boot = app
@@ -122,16 +123,28 @@ fn main() {
         args.consumers, c, args.seconds
     );
     let want = |name: &str| args.only.is_empty() || args.only.iter().any(|o| o == name);
-    let skipped = |name: &str| benches::LoadResult { name: name.into(), requests: 0, errors: 0, seconds: 1.0, p50_ms: 0.0, p99_ms: 0.0, max_ms: 0.0 };
-    let bare_r = if !want("bare") { skipped("bare") } else { client_rt.block_on(run(
-        "bare hyper JSON endpoint",
-        bare,
-        vec![],
-        c,
-        warm,
-        d,
-        Arc::new(|_| (Method::GET, "/".into(), None)),
-    ))};
+    let skipped = |name: &str| benches::LoadResult {
+        name: name.into(),
+        requests: 0,
+        errors: 0,
+        seconds: 1.0,
+        p50_ms: 0.0,
+        p99_ms: 0.0,
+        max_ms: 0.0,
+    };
+    let bare_r = if !want("bare") {
+        skipped("bare")
+    } else {
+        client_rt.block_on(run(
+            "bare hyper JSON endpoint",
+            bare,
+            vec![],
+            c,
+            warm,
+            d,
+            Arc::new(|_| (Method::GET, "/".into(), None)),
+        ))
+    };
     println!("{bare_r}");
 
     let ids2 = ids.clone();
@@ -139,7 +152,11 @@ fn main() {
         let id = ids2[(n as usize * 7919) % ids2.len()];
         (Method::GET, format!("/api/v2/consumers/{id}"), None)
     });
-    let get_r = if !want("get") { skipped("get") } else { client_rt.block_on(run("GET /api/v2/consumers/{id}", addr, headers.clone(), c, warm, d, get)) };
+    let get_r = if !want("get") {
+        skipped("get")
+    } else {
+        client_rt.block_on(run("GET /api/v2/consumers/{id}", addr, headers.clone(), c, warm, d, get))
+    };
     println!("{get_r}");
 
     // A customer lookup: a fragment of one consumer's e-mail address.
@@ -151,7 +168,11 @@ fn main() {
             None,
         )
     });
-    let search_r = if !want("search") { skipped("search") } else { client_rt.block_on(run("GET /api/v2/consumers?search_term=", addr, headers.clone(), c, warm, d, search)) };
+    let search_r = if !want("search") {
+        skipped("search")
+    } else {
+        client_rt.block_on(run("GET /api/v2/consumers?search_term=", addr, headers.clone(), c, warm, d, search))
+    };
     println!("{search_r}");
 
     let offset = args.consumers as u64;
@@ -166,7 +187,11 @@ fn main() {
         billing_server::backend::Backend::Postgres(_) => (0, 0),
     };
     let before = commit_stats();
-    let post_r = if !want("post") { skipped("post") } else { client_rt.block_on(run("POST /api/v2/consumers (durable)", addr, headers.clone(), c, warm, d, post)) };
+    let post_r = if !want("post") {
+        skipped("post")
+    } else {
+        client_rt.block_on(run("POST /api/v2/consumers (durable)", addr, headers.clone(), c, warm, d, post))
+    };
     let after = commit_stats();
     println!("{post_r}");
     let (txs, commits) = (after.0 - before.0, after.1 - before.1);

@@ -97,6 +97,7 @@ fn main() {
         worker_poll_interval: Duration::from_millis(5),
         worker_concurrency: args.concurrency,
         work_lease_margin: billing_server::DEFAULT_WORK_LEASE_MARGIN,
+        database_pool_size: billing_server::DEFAULT_DATABASE_POOL_SIZE,
     })
     .unwrap();
     let boot = app

@@ -9,7 +9,7 @@ use crate::event::{EntityType, Event, EventType};
 use crate::ids::{EventId, OrgId, WorkId};
 use crate::sandbox::Advance;
 use crate::store::Store;
-use crate::webhook::{attach_transport, verify_at, Delivery, DeliveryFilter, DeliveryStatus, EndpointFields, Outcome, WebhookTransport, FANOUT_KIND};
+use crate::webhook::{verify_at, Delivery, DeliveryFilter, DeliveryStatus, EndpointFields, Outcome, WebhookTransport, FANOUT_KIND};
 use crate::work::DueWork;
 use chrono::Duration;
 use serde_json::{json, Value};
@@ -317,7 +317,7 @@ pub fn delivery_round_trip_unique_and_filters<H: Harness>() {
 /// Sets up an endpoint and a transport; returns them.
 fn wired<S: Store>(w: &World<S>, status: u16, body: Value) -> (crate::webhook::Endpoint, Arc<FakeTransport>) {
     let t = FakeTransport::new(status);
-    attach_transport(&w.billing, t.clone());
+    w.billing.set_webhook_transport(t.clone());
     (endpoint(w, &w.admin, body), t)
 }
 
@@ -408,7 +408,7 @@ pub fn success_on_a_later_attempt<H: Harness>() {
 pub fn subscriptions_disabled_deleted_and_branches<H: Harness>() {
     let w = World::new(H::store());
     let t = FakeTransport::new(200);
-    attach_transport(&w.billing, t.clone());
+    w.billing.set_webhook_transport(t.clone());
     let payments = endpoint(
         &w,
         &w.admin,

@@ -12,8 +12,6 @@ use crate::store::{Store, Tx};
 use crate::work::{DueWork, DEFAULT_LEASE};
 use chrono::Duration;
 use serde_json::json;
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, OnceLock};
 use uuid::Uuid;
 
 /// Turns one outbox event into deliveries (id = the event's id).
@@ -52,21 +50,6 @@ pub trait WebhookTransport: Send + Sync {
     fn lease_margin(&self) -> std::time::Duration {
         std::time::Duration::from_secs(30)
     }
-}
-
-fn transports() -> &'static Mutex<HashMap<usize, Arc<dyn WebhookTransport>>> {
-    static T: OnceLock<Mutex<HashMap<usize, Arc<dyn WebhookTransport>>>> = OnceLock::new();
-    T.get_or_init(Default::default)
-}
-
-/// Gives `billing` the transport its deliveries (worker runs, sandbox clock advances, manual
-/// retries) are sent with. Without one, events are still fanned out to deliveries, but nothing
-/// is sent.
-pub fn attach_transport<S: Store>(billing: &Billing<S>, t: Arc<dyn WebhookTransport>) {
-    transports()
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .insert(billing as *const Billing<S> as usize, t);
 }
 
 /// What a run of due work did.
@@ -121,15 +104,6 @@ fn excerpt(s: &str) -> Option<String> {
 }
 
 impl<S: Store> Billing<S> {
-    /// The transport attached with [`attach_transport`], if any.
-    pub fn webhook_transport(&self) -> Option<Arc<dyn WebhookTransport>> {
-        transports()
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(&(self as *const Self as usize))
-            .cloned()
-    }
-
     /// The kinds of work this engine can run now (deliveries need a transport).
     pub fn runnable_work_kinds(&self) -> &'static [&'static str] {
         if self.webhook_transport().is_some() {

@@ -16,7 +16,7 @@ mod deliver;
 mod sign;
 mod store;
 
-pub use deliver::{attach_transport, Outcome, WebhookTransport, WorkReport, DELIVERY_KIND, FANOUT_KIND, WEBHOOK_KINDS};
+pub use deliver::{Outcome, WebhookTransport, WorkReport, DELIVERY_KIND, FANOUT_KIND, WEBHOOK_KINDS};
 pub use sign::{signature, signature_header, verify, verify_at, VerifyError, USER_AGENT};
 pub use store::WebhookTx;
 

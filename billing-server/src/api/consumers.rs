@@ -14,7 +14,10 @@ pub fn build(route: Route, input: Input) -> Op {
             let (q, f) = parse_consumer_list(&input.query)?;
             let page = b.list_consumers(s, &q, &f)?;
             let data: Vec<_> = page.items.iter().map(|c| c.response(&s.branch)).collect();
-            Ok(Reply::of(&ListBody { data, pagination: page.pagination() }))
+            Ok(Reply::of(&ListBody {
+                data,
+                pagination: page.pagination(),
+            }))
         }),
         Route::GetConsumer(id) => Box::new(move |b, s| Ok(Reply::of(&b.get_consumer(s, path_id("consumer_id", &id)?)?.response(&s.branch)))),
         Route::UpdateConsumer(id) => Box::new(move |b, s| {

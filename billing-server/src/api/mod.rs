@@ -4,9 +4,9 @@
 mod account;
 mod catalog;
 mod consumers;
-mod webhooks;
 mod invoices;
 mod payments;
+mod webhooks;
 
 use crate::backend::Backend;
 use crate::http::Incoming2;

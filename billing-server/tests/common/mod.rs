@@ -82,6 +82,7 @@ impl TestServer {
             worker_poll_interval: std::time::Duration::from_millis(50),
             worker_concurrency: billing_server::DEFAULT_WORKER_CONCURRENCY,
             work_lease_margin: billing_server::DEFAULT_WORK_LEASE_MARGIN,
+            database_pool_size: billing_server::DEFAULT_DATABASE_POOL_SIZE,
         };
         let app = App::open(config).expect("open app");
         let boot = app
