@@ -125,12 +125,22 @@ impl KeyPair {
 fn random_token(bytes: usize) -> String {
     let mut b = vec![0u8; bytes];
     rand::rng().fill_bytes(&mut b);
-    b.iter().map(|x| format!("{x:02x}")).collect()
+    hex(&b)
+}
+
+/// Lower-case hex, without the formatting machinery (this runs on every request).
+fn hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        out.push(DIGITS[usize::from(b >> 4)] as char);
+        out.push(DIGITS[usize::from(b & 0x0f)] as char);
+    }
+    out
 }
 
 pub fn hash_secret(secret: &str) -> String {
-    let d = Sha256::digest(secret.as_bytes());
-    d.iter().map(|x| format!("{x:02x}")).collect()
+    hex(&Sha256::digest(secret.as_bytes()))
 }
 
 /// Credentials as sent by a client, before they are checked.
@@ -259,6 +269,12 @@ mod tests {
         assert!(jwt::decode(b"secret", &tampered, now).is_err());
         let none_alg = format!("{}.{}.", URL_SAFE_NO_PAD.encode(r#"{"alg":"none"}"#), t.split('.').nth(1).unwrap());
         assert!(jwt::decode(b"secret", &none_alg, now).is_err());
+    }
+
+    #[test]
+    fn hex_encoding() {
+        assert_eq!(hex(&[0x00, 0x0f, 0xa5, 0xff]), "000fa5ff");
+        assert_eq!(hash_secret("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
     }
 
     #[test]

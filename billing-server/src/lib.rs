@@ -129,7 +129,10 @@ pub async fn handle(app: Arc<App>, req: Request<hyper::body::Incoming>) -> HttpR
         .filter(|v| !v.is_empty() && v.len() <= 200)
         .map(str::to_string)
         // A v4 UUID from the thread's generator: no system call per request.
-        .unwrap_or_else(|| uuid::Builder::from_random_bytes(rand::random()).into_uuid().to_string());
+        .unwrap_or_else(|| {
+            let id = uuid::Builder::from_random_bytes(rand::random()).into_uuid();
+            id.hyphenated().encode_lower(&mut uuid::Uuid::encode_buffer()).to_string()
+        });
     let mut resp = respond(app, req).await;
     if let Ok(v) = HeaderValue::from_str(&request_id) {
         resp.headers_mut().insert("x-request-id", v);
