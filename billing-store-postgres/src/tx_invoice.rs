@@ -394,4 +394,14 @@ impl billing_core::invoice::InvoiceTx for PgTx<'_> {
         })?;
         Ok(row.map(CardRow::into_domain))
     }
+
+    fn redeem_coupon(&mut self, coupon: CouponId) -> StoreResult<()> {
+        use crate::schema::coupons::dsl as k;
+        self.write(|c| {
+            diesel::update(k::coupons.filter(k::id.eq(coupon.0)))
+                .set(k::redemptions.eq(k::redemptions + 1))
+                .execute(c)
+        })
+        .map(drop)
+    }
 }

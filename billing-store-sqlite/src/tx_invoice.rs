@@ -546,6 +546,11 @@ impl billing_core::invoice::InvoiceTx for SqliteTx<'_> {
             card_row,
         )
     }
+
+    fn redeem_coupon(&mut self, coupon: CouponId) -> StoreResult<()> {
+        self.exec("UPDATE coupons SET redemptions = redemptions + 1 WHERE id = ?1", vec![u(coupon)])
+            .map(drop)
+    }
 }
 
 /// A price bound in stored thousandths, clamped into range (a bound beyond every amount still

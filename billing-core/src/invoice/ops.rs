@@ -247,6 +247,13 @@ impl<S: Store> Billing<S> {
             inv.status = InvoiceStatus::Sent;
         }
         tx.insert_invoice(&inv)?;
+        // Each coupon the invoice uses (on its items or on the whole) counts one redemption.
+        let mut redeemed: Vec<CouponId> = item_coupons.iter().flatten().chain(inv_coupons.iter()).map(|c| c.id).collect();
+        redeemed.sort();
+        redeemed.dedup();
+        for c in redeemed {
+            tx.redeem_coupon(c)?;
+        }
         let payment = Payment {
             id: PaymentId::new(),
             org_id: inv.org_id,

@@ -1,7 +1,7 @@
 //! What a store offers for invoices and payments (part of [`crate::store::Tx`]).
 
 use super::{Invoice, InvoiceFilter, InvoiceSort, Payment, PaymentFilter, PaymentSort, TokenizedCard};
-use crate::ids::{BranchId, ConsumerId, InvoiceId, OrgId, PaymentId};
+use crate::ids::{BranchId, ConsumerId, CouponId, InvoiceId, OrgId, PaymentId};
 use crate::list::{ListQuery, Page};
 use crate::store::StoreResult;
 
@@ -36,4 +36,8 @@ pub trait InvoiceTx {
     fn insert_card(&mut self, c: &TokenizedCard) -> StoreResult<()>;
     /// The consumer's most recently created active card.
     fn latest_active_card(&mut self, consumer: ConsumerId) -> StoreResult<Option<TokenizedCard>>;
+
+    /// Counts one more redemption of the coupon (its `redemptions`, which `update_coupon`
+    /// does not write).
+    fn redeem_coupon(&mut self, coupon: CouponId) -> StoreResult<()>;
 }

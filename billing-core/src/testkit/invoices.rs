@@ -808,3 +808,38 @@ pub fn several_payments_paid_together<H: Harness>() {
         Code::PAYMENT_FINALIZED,
     );
 }
+
+/// Each invoice that uses a coupon (on an item or on the whole invoice, once per invoice)
+/// counts one redemption; a refused invoice counts none.
+pub fn coupons_count_their_redemptions<H: Harness>() {
+    let w = World::new(H::store());
+    let s = &w.admin;
+    let c = consumer(&w, s, true);
+    let p = product(&w, s, "100.00", json!({}));
+    let ten = coupon(&w, s, json!({"name": "TEN", "discount_value": 10, "is_percentage": true}));
+    let five = coupon(&w, s, json!({"name": "FIVE", "discount_value": 5, "currency": "SAR"}));
+    let redemptions = |id: CouponId| w.billing.get_coupon(s, id).unwrap().redemptions;
+    assert_eq!((redemptions(ten.id), redemptions(five.id)), (0, 0));
+
+    create(&w, s, invoice_body(c.id, &[(p.id, 1)], &[ten.id]));
+    let mut body = invoice_body(c.id, &[(p.id, 2)], &[ten.id, five.id]);
+    body["items"][0]["coupons"] = json!([ten.id]);
+    create(&w, s, body);
+    assert_eq!(
+        (redemptions(ten.id), redemptions(five.id)),
+        (2, 1),
+        "the same coupon twice in one invoice counts once"
+    );
+
+    // Refused (a product without a price in USD): nothing counted.
+    let mut refused = invoice_body(c.id, &[(p.id, 1)], &[five.id]);
+    refused["currency"] = json!("USD");
+    assert!(w.billing.create_invoice(s, InvoiceCreate::parse(&refused, Currency::SAR).unwrap()).is_err());
+    assert_eq!((redemptions(ten.id), redemptions(five.id)), (2, 1));
+    let listed = w
+        .billing
+        .list_coupons(s, &crate::list::ListQuery::new(crate::coupon::CouponSort::CreatedAt), &Default::default())
+        .unwrap();
+    let counts: Vec<u64> = listed.items.iter().map(|x| x.redemptions).collect();
+    assert_eq!(counts, vec![1, 2], "lists show the counts too (newest first)");
+}

@@ -412,6 +412,7 @@ macro_rules! conformance_suite {
                 org_time_follows_the_test_clock,
             ],
             invoices: [
+                coupons_count_their_redemptions,
                 create_computes_exact_totals,
                 create_refusals_write_nothing,
                 notify_sends_and_records,
