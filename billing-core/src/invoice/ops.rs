@@ -104,13 +104,18 @@ impl<S: Store> Billing<S> {
         self.store.write(|tx| self.create_invoice_in(tx, scope, &req))
     }
 
-    /// [`Self::create_invoice`], answering InvoiceDetailed read in the same transaction.
-    pub fn create_invoice_detailed(&self, scope: &Scope, req: InvoiceCreate) -> Result<Value> {
+    /// Runs `op` (an invoice operation) and answers InvoiceDetailed read in the same
+    /// transaction, so the response shows exactly what the operation committed.
+    fn with_detailed_view(&self, scope: &Scope, mut op: impl FnMut(&mut dyn Tx) -> Result<Invoice>) -> Result<Value> {
         self.store.write(|tx| {
-            let inv = self.create_invoice_in(tx, scope, &req)?;
+            let inv = op(tx)?;
             let payments = tx.invoice_payments(inv.id)?;
             self.view_json(tx, scope, &inv, &payments, true, true)
         })
+    }
+    /// [`Self::create_invoice`], answering InvoiceDetailed read in the same transaction.
+    pub fn create_invoice_detailed(&self, scope: &Scope, req: InvoiceCreate) -> Result<Value> {
+        self.with_detailed_view(scope, |tx| self.create_invoice_in(tx, scope, &req))
     }
 
     fn create_invoice_in(&self, tx: &mut dyn Tx, scope: &Scope, req: &InvoiceCreate) -> Result<Invoice> {
@@ -484,11 +489,7 @@ impl<S: Store> Billing<S> {
 
     /// [`Self::void_invoice`], answering InvoiceDetailed read in the same transaction.
     pub fn void_invoice_detailed(&self, scope: &Scope, id: InvoiceId) -> Result<Value> {
-        self.store.write(|tx| {
-            let inv = self.void_invoice_in(tx, scope, id)?;
-            let payments = tx.invoice_payments(inv.id)?;
-            self.view_json(tx, scope, &inv, &payments, true, true)
-        })
+        self.with_detailed_view(scope, |tx| self.void_invoice_in(tx, scope, id))
     }
 
     fn void_invoice_in(&self, tx: &mut dyn Tx, scope: &Scope, id: InvoiceId) -> Result<Invoice> {
@@ -518,11 +519,7 @@ impl<S: Store> Billing<S> {
 
     /// [`Self::send_invoice`], answering InvoiceDetailed read in the same transaction.
     pub fn send_invoice_detailed(&self, scope: &Scope, id: InvoiceId) -> Result<Value> {
-        self.store.write(|tx| {
-            let inv = self.send_invoice_in(tx, scope, id)?;
-            let payments = tx.invoice_payments(inv.id)?;
-            self.view_json(tx, scope, &inv, &payments, true, true)
-        })
+        self.with_detailed_view(scope, |tx| self.send_invoice_in(tx, scope, id))
     }
 
     fn send_invoice_in(&self, tx: &mut dyn Tx, scope: &Scope, id: InvoiceId) -> Result<Invoice> {
@@ -553,11 +550,7 @@ impl<S: Store> Billing<S> {
 
     /// [`Self::update_invoice_inplace`], answering InvoiceDetailed read in the same transaction.
     pub fn update_invoice_inplace_detailed(&self, scope: &Scope, id: InvoiceId, u: InvoiceInPlaceUpdate) -> Result<Value> {
-        self.store.write(|tx| {
-            let inv = self.update_invoice_inplace_in(tx, scope, id, &u)?;
-            let payments = tx.invoice_payments(inv.id)?;
-            self.view_json(tx, scope, &inv, &payments, true, true)
-        })
+        self.with_detailed_view(scope, |tx| self.update_invoice_inplace_in(tx, scope, id, &u))
     }
 
     fn update_invoice_inplace_in(&self, tx: &mut dyn Tx, scope: &Scope, id: InvoiceId, u: &InvoiceInPlaceUpdate) -> Result<Invoice> {
