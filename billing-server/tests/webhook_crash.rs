@@ -2,6 +2,9 @@
 //! webhook deliveries are in flight and started again on the same database; every event
 //! committed (before, during and after the crash) reaches the receiver at least once.
 
+#[path = "common/raw_http.rs"]
+mod raw_http;
+
 use billing_core::event::{EntityType, Event, EventType};
 use billing_core::ids::{BranchId, EventId, OrgId};
 use billing_core::store::Store;
@@ -55,26 +58,7 @@ fn receiver(delay: Duration) -> (String, Arc<Seen>) {
             let Ok(mut stream) = stream else { continue };
             let st = st.clone();
             std::thread::spawn(move || {
-                let mut raw = Vec::new();
-                let mut buf = [0u8; 4096];
-                let body = loop {
-                    let Ok(n) = stream.read(&mut buf) else { return };
-                    if n == 0 {
-                        return;
-                    }
-                    raw.extend_from_slice(&buf[..n]);
-                    if let Some(i) = raw.windows(4).position(|w| w == b"\r\n\r\n") {
-                        let head = String::from_utf8_lossy(&raw[..i]).to_ascii_lowercase();
-                        let len: usize = head
-                            .lines()
-                            .find_map(|l| l.strip_prefix("content-length:"))
-                            .and_then(|v| v.trim().parse().ok())
-                            .unwrap_or(0);
-                        if raw.len() >= i + 4 + len {
-                            break raw[i + 4..i + 4 + len].to_vec();
-                        }
-                    }
-                };
+                let Some((_, body)) = raw_http::read_request(&mut stream) else { return };
                 st.in_flight.fetch_add(1, Ordering::SeqCst);
                 let v: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
                 if let Some(n) = v["n"].as_u64() {

@@ -5,6 +5,9 @@
 //!
 //! Needs `BILLING_TEST_DATABASE_URL`; without it the test prints a SKIPPED line.
 
+#[path = "common/raw_http.rs"]
+mod raw_http;
+
 use billing_core::event::{EntityType, Event, EventType};
 use billing_core::ids::{BranchId, EventId, OrgId};
 use billing_core::store::Store;
@@ -53,26 +56,7 @@ fn receiver() -> (String, Seen) {
             let Ok(mut stream) = stream else { continue };
             let st = st.clone();
             std::thread::spawn(move || {
-                let mut raw = Vec::new();
-                let mut buf = [0u8; 4096];
-                let head = loop {
-                    let Ok(n) = stream.read(&mut buf) else { return };
-                    if n == 0 {
-                        return;
-                    }
-                    raw.extend_from_slice(&buf[..n]);
-                    if let Some(i) = raw.windows(4).position(|w| w == b"\r\n\r\n") {
-                        let head = String::from_utf8_lossy(&raw[..i]).to_ascii_lowercase();
-                        let len: usize = head
-                            .lines()
-                            .find_map(|l| l.strip_prefix("content-length:"))
-                            .and_then(|v| v.trim().parse().ok())
-                            .unwrap_or(0);
-                        if raw.len() >= i + 4 + len {
-                            break head;
-                        }
-                    }
-                };
+                let Some((head, _)) = raw_http::read_request(&mut stream) else { return };
                 let id = head
                     .lines()
                     .find_map(|l| l.strip_prefix("x-webhook-delivery-id:"))
