@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -19,8 +19,21 @@ impl Drop for Server {
     }
 }
 
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+/// The port a server started with `--listen 127.0.0.1:0` bound, read from its log line
+/// ("billing-server listening address=127.0.0.1:PORT"); the rest of its log is drained. Binding
+/// port 0 in the server itself leaves no window for two tests to pick the same port.
+fn listening_port(child: &mut Child) -> u16 {
+    let stderr = child.stderr.take().expect("stderr piped");
+    let mut lines = BufReader::new(stderr).lines();
+    let port = loop {
+        let line = lines.next().expect("the server logs where it listens").unwrap();
+        if let Some(at) = line.find("127.0.0.1:").filter(|_| line.contains("listening")) {
+            let digits: String = line[at + 10..].chars().take_while(char::is_ascii_digit).collect();
+            break digits.parse().unwrap();
+        }
+    };
+    std::thread::spawn(move || for _ in lines {});
+    port
 }
 
 /// A minimal HTTP/1.1 GET with optional headers: (status, body).
@@ -57,16 +70,16 @@ fn run_json(args: &[&str]) -> Value {
 fn first_run_bootstraps_and_prints_a_working_key_once() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("first.db");
-    let port = free_port();
     // Database URL and listen address from the environment this time.
     let mut child = Command::new(BIN)
         .env("BILLING_DATABASE_URL", &db)
-        .env("BILLING_LISTEN", format!("127.0.0.1:{port}"))
+        .env("BILLING_LISTEN", "127.0.0.1:0")
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        .stderr(Stdio::piped())
         .spawn()
         .unwrap();
     let stdout = child.stdout.take().unwrap();
+    let port = listening_port(&mut child);
     let server = Server(child);
     let key = BufReader::new(stdout)
         .lines()
@@ -81,14 +94,14 @@ fn first_run_bootstraps_and_prints_a_working_key_once() {
     drop(server);
 
     // A second start on the same database creates nothing and prints no key.
-    let port = free_port();
     let mut child = Command::new(BIN)
-        .args(["--database-url", db.to_str().unwrap(), "--listen", &format!("127.0.0.1:{port}")])
+        .args(["--database-url", db.to_str().unwrap(), "--listen", "127.0.0.1:0"])
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        .stderr(Stdio::piped())
         .spawn()
         .unwrap();
     let mut stdout = child.stdout.take().unwrap();
+    let port = listening_port(&mut child);
     let _server = Server(child);
     wait_ready(port);
     let (status, _) = get(port, "/api/v2/me", &[("x-api-key", &key)]);
@@ -109,15 +122,14 @@ fn init_json_and_keys_create() {
         assert!(init[field].as_str().is_some_and(|v| !v.is_empty()), "{field} in {init}");
     }
 
-    let port = free_port();
-    let _server = Server(
-        Command::new(BIN)
-            .args(["--database-url", &url, "--listen", &format!("127.0.0.1:{port}"), "--jwt-secret", secret])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap(),
-    );
+    let mut child = Command::new(BIN)
+        .args(["--database-url", &url, "--listen", "127.0.0.1:0", "--jwt-secret", secret])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let port = listening_port(&mut child);
+    let _server = Server(child);
     wait_ready(port);
 
     // The key pair, as the client would encode it.
