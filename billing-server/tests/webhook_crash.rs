@@ -11,8 +11,8 @@ use billing_core::store::Store;
 use billing_store_sqlite::SqliteStore;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::io::Write;
+use std::net::{SocketAddr, TcpListener};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -20,26 +20,6 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 const BIN: &str = env!("CARGO_BIN_EXE_billing-server");
-
-/// Sends one request (connection closed afterwards) and returns the status and JSON body.
-fn request(addr: SocketAddr, method: &str, path: &str, key: &str, body: Option<&Value>) -> std::io::Result<(u16, Value)> {
-    let mut s = TcpStream::connect(addr)?;
-    s.set_read_timeout(Some(Duration::from_secs(60)))?;
-    let body = body.map(|b| serde_json::to_vec(b).unwrap()).unwrap_or_default();
-    let mut req = format!(
-        "{method} {path} HTTP/1.1\r\nhost: {addr}\r\nx-api-key: {key}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
-        body.len()
-    )
-    .into_bytes();
-    req.extend_from_slice(&body);
-    s.write_all(&req)?;
-    let mut raw = Vec::new();
-    s.read_to_end(&mut raw)?;
-    let split = raw.windows(4).position(|w| w == b"\r\n\r\n").unwrap_or(raw.len());
-    let head = String::from_utf8_lossy(&raw[..split]).into_owned();
-    let status = head.split_whitespace().nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
-    Ok((status, serde_json::from_slice(raw.get(split + 4..).unwrap_or_default()).unwrap_or(Value::Null)))
-}
 
 /// Received event numbers (`n` of the payload), and requests in flight.
 #[derive(Default)]
@@ -108,7 +88,7 @@ fn start(db: &str, dir: &Path, name: &str, key: &str) -> Server {
         .expect("start billing-server");
     let server = Server { child, addr };
     let t = Instant::now();
-    while !matches!(request(addr, "GET", "/api/v2/me", key, None), Ok((200, _))) {
+    while !matches!(raw_http::request(addr, "GET", "/api/v2/me", key, None), Ok((200, _))) {
         assert!(t.elapsed() < Duration::from_secs(30), "{name} did not start");
         std::thread::sleep(Duration::from_millis(50));
     }
@@ -143,7 +123,7 @@ fn every_committed_event_survives_a_sigkill() {
 
     let (url, seen) = receiver(Duration::from_millis(300));
     let first = start(&db, dir.path(), "first", &key);
-    let (status, hook) = request(first.addr, "POST", "/api/v2/webhooks", &key, Some(&json!({"url": url}))).unwrap();
+    let (status, hook) = raw_http::request(first.addr, "POST", "/api/v2/webhooks", &key, Some(&json!({"url": url}))).unwrap();
     assert_eq!(status, 200, "{hook}");
 
     // Events are committed by another process on the same database file.
@@ -188,7 +168,7 @@ fn every_committed_event_survives_a_sigkill() {
     let hook_id = hook["id"].as_str().unwrap();
     let t = Instant::now();
     loop {
-        let (_, log) = request(
+        let (_, log) = raw_http::request(
             second.addr,
             "GET",
             &format!("/api/v2/webhooks/{hook_id}/deliveries?status=delivered&limit=100"),

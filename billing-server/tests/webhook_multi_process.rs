@@ -15,33 +15,14 @@ use billing_store_postgres::testing::{server_url, TempDatabase};
 use billing_store_postgres::PgStore;
 use serde_json::{json, Value};
 use std::collections::HashMap;
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::io::Write;
+use std::net::{SocketAddr, TcpListener};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 const BIN: &str = env!("CARGO_BIN_EXE_billing-server");
-
-fn request(addr: SocketAddr, method: &str, path: &str, key: &str, body: Option<&Value>) -> std::io::Result<(u16, Value)> {
-    let mut s = TcpStream::connect(addr)?;
-    s.set_read_timeout(Some(Duration::from_secs(120)))?;
-    let body = body.map(|b| serde_json::to_vec(b).unwrap()).unwrap_or_default();
-    let mut req = format!(
-        "{method} {path} HTTP/1.1\r\nhost: {addr}\r\nx-api-key: {key}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
-        body.len()
-    )
-    .into_bytes();
-    req.extend_from_slice(&body);
-    s.write_all(&req)?;
-    let mut raw = Vec::new();
-    s.read_to_end(&mut raw)?;
-    let split = raw.windows(4).position(|w| w == b"\r\n\r\n").unwrap_or(raw.len());
-    let head = String::from_utf8_lossy(&raw[..split]).into_owned();
-    let status = head.split_whitespace().nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
-    Ok((status, serde_json::from_slice(raw.get(split + 4..).unwrap_or_default()).unwrap_or(Value::Null)))
-}
 
 /// Requests per delivery id. The first request of each delivery is answered 500, later ones 200.
 type Seen = Arc<Mutex<HashMap<String, usize>>>;
@@ -112,7 +93,7 @@ fn start(db: &str, dir: &Path, name: &str, key: &str) -> Server {
         .expect("start billing-server");
     let server = Server { child, addr };
     let t = Instant::now();
-    while !matches!(request(addr, "GET", "/api/v2/me", key, None), Ok((200, _))) {
+    while !matches!(raw_http::request(addr, "GET", "/api/v2/me", key, None), Ok((200, _))) {
         assert!(t.elapsed() < Duration::from_secs(30), "{name} did not start");
         std::thread::sleep(Duration::from_millis(50));
     }
@@ -145,7 +126,7 @@ fn two_processes_send_each_attempt_once() {
     let (url, seen) = receiver();
     let a = start(db.url(), dir.path(), "a", &key);
     let b = start(db.url(), dir.path(), "b", &key);
-    let (status, hook) = request(a.addr, "POST", "/api/v2/webhooks", &key, Some(&json!({"url": url}))).unwrap();
+    let (status, hook) = raw_http::request(a.addr, "POST", "/api/v2/webhooks", &key, Some(&json!({"url": url}))).unwrap();
     assert_eq!(status, 200, "{hook}");
 
     let store = PgStore::connect(db.url()).unwrap();
@@ -176,7 +157,7 @@ fn two_processes_send_each_attempt_once() {
     assert!(seen.lock().unwrap().values().all(|c| *c == 1), "a first attempt was sent twice");
 
     // Retries fall due on the sandbox clock: process A's advance and both workers race for them.
-    let (status, _) = request(a.addr, "POST", "/api/v2/sandbox/clock/advance", &key, Some(&json!({"seconds": 301}))).unwrap();
+    let (status, _) = raw_http::request(a.addr, "POST", "/api/v2/sandbox/clock/advance", &key, Some(&json!({"seconds": 301}))).unwrap();
     assert_eq!(status, 200);
     wait_until("the retries", || seen.lock().unwrap().values().all(|c| *c >= 2));
     std::thread::sleep(Duration::from_millis(500));
@@ -194,7 +175,7 @@ fn two_processes_send_each_attempt_once() {
         let mut delivered = 0;
         for page in 1..=2 {
             let path = format!("/api/v2/webhooks/{hook_id}/deliveries?status=delivered&limit=100&page={page}");
-            let (_, log) = request(server.addr, "GET", &path, &key, None).unwrap();
+            let (_, log) = raw_http::request(server.addr, "GET", &path, &key, None).unwrap();
             for d in log["data"].as_array().unwrap() {
                 assert_eq!(d["attempt_count"], json!(2), "{name}: {d}");
                 delivered += 1;
