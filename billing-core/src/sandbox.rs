@@ -1,6 +1,6 @@
 //! The sandbox test clock. A sandbox organization's time is the server clock plus an offset
-//! that only grows; advancing it runs the organization's work that fell due on the way before
-//! the call answers.
+//! that only grows; advancing it runs the organization's work that falls due on the way, each
+//! item at its own time, before the call answers.
 
 use crate::auth::Scope;
 use crate::clock::{parse_datetime, Timestamp};
@@ -13,6 +13,13 @@ use serde_json::Value;
 
 /// The most due-work items one clock advance runs before it answers.
 pub const MAX_WORK_PER_ADVANCE: usize = 100_000;
+
+/// The most stops one clock advance makes at due times on the way (see
+/// [`Billing::advance_sandbox_clock`]); past them it jumps to its target.
+pub const MAX_STOPS_PER_ADVANCE: usize = 10_000;
+
+/// How often an advance looks again while work it waits for is in flight.
+const IN_FLIGHT_POLL: std::time::Duration = std::time::Duration::from_millis(5);
 
 /// How far to move the test clock.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -71,24 +78,19 @@ impl<S: Store> Billing<S> {
         Ok(self.now(scope))
     }
 
-    /// Moves the test clock forward (never back), then runs the organization's work that fell
-    /// due (webhook fan-out and deliveries, …) before returning the new time. The clock moves in
-    /// one transaction; the due work runs afterwards, each item in its own transactions, with
-    /// no transaction open during its HTTP calls. Work that falls due again on the way (a
-    /// retry 5 minutes after an attempt made during the advance) waits for the next advance.
+    /// Moves the test clock forward (never back) and runs the organization's work that falls
+    /// due on the way, at its own time: the clock stops at each due time before the target
+    /// (earliest first), runs what is due there, and goes on. So work that falls due again
+    /// during the advance (a webhook retry 5 minutes after an attempt, the next billing cycle)
+    /// runs as it would have in real time, and one advance of a year replays a year. Each stop
+    /// and each item runs in its own transactions, with no transaction open during HTTP calls.
+    /// Returns the organization's time afterwards.
     pub fn advance_sandbox_clock(&self, scope: &Scope, by: Advance) -> Result<Timestamp> {
-        let target = self.move_sandbox_clock(scope, by)?;
-        self.run_due_work(Some(scope.org_id()), MAX_WORK_PER_ADVANCE)?;
-        Ok(target)
-    }
-
-    fn move_sandbox_clock(&self, scope: &Scope, by: Advance) -> Result<Timestamp> {
         Self::require_sandbox(scope)?;
-        let server_now = self.clock().now();
-        self.store.write(|tx| {
-            // Re-read the offset inside the transaction: another request may have moved it.
-            let mut org = tx.org(scope.org_id())?.ok_or_else(|| Error::not_found("Organization", scope.org_id()))?;
-            let current = server_now + Duration::microseconds(org.clock_offset_us);
+        let org = scope.org_id();
+        let target = {
+            let server_now = self.clock().now();
+            let current = self.store.read(|tx| Self::org_time(tx, scope, server_now))?;
             let target = match by {
                 Advance::By(d) => current + d,
                 Advance::To(t) => t,
@@ -103,9 +105,52 @@ impl<S: Store> Billing<S> {
                     ),
                 )));
             }
-            org.clock_offset_us = (target - server_now).num_microseconds().unwrap_or(i64::MAX);
+            target
+        };
+        let mut budget = MAX_WORK_PER_ADVANCE;
+        let mut stops = 0;
+        // Items in flight (claimed by the background worker or another process) are waited for,
+        // so that what they schedule next also runs at its own time; at most one lease long,
+        // after which the item is free again and runs here.
+        let wait_until = std::time::Instant::now() + self.work_lease().to_std().unwrap_or_default() + std::time::Duration::from_secs(1);
+        while stops < MAX_STOPS_PER_ADVANCE && budget > 0 {
+            budget = budget.saturating_sub(self.run_due_work(Some(org), budget)?.claimed);
+            let server_now = self.clock().now();
+            let times = self.store.read(|tx| Ok(tx.work_due_times(org, self.runnable_work_kinds(), server_now)?))?;
+            if times.first_held.is_some_and(|t| t <= target) && std::time::Instant::now() < wait_until {
+                std::thread::sleep(IN_FLIGHT_POLL);
+                continue;
+            }
+            match times.next_free {
+                Some(t) if t <= target => self.move_clock_forward(scope, t)?,
+                _ => break,
+            };
+            stops += 1;
+        }
+        let reached = self.move_clock_forward(scope, target)?;
+        self.run_due_work(Some(org), budget)?;
+        Ok(reached)
+    }
+
+    fn org_time(tx: &mut dyn crate::store::Tx, scope: &Scope, server_now: Timestamp) -> Result<Timestamp> {
+        let org = tx.org(scope.org_id())?.ok_or_else(|| Error::not_found("Organization", scope.org_id()))?;
+        Ok(server_now + Duration::microseconds(org.clock_offset_us))
+    }
+
+    /// Sets the clock to `to` unless it is already later (another request may have moved it);
+    /// returns the clock's time.
+    fn move_clock_forward(&self, scope: &Scope, to: Timestamp) -> Result<Timestamp> {
+        let server_now = self.clock().now();
+        self.store.write(|tx| {
+            // Re-read the offset inside the transaction: another request may have moved it.
+            let mut org = tx.org(scope.org_id())?.ok_or_else(|| Error::not_found("Organization", scope.org_id()))?;
+            let current = server_now + Duration::microseconds(org.clock_offset_us);
+            if to <= current {
+                return Ok(current);
+            }
+            org.clock_offset_us = (to - server_now).num_microseconds().unwrap_or(i64::MAX);
             tx.update_org(&org)?;
-            Ok(target)
+            Ok(to)
         })
     }
 }

@@ -49,6 +49,15 @@ impl DueWork {
     }
 }
 
+/// See [`WorkTx::work_due_times`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct DueTimes {
+    /// The earliest due time of the items nobody holds.
+    pub next_free: Option<Timestamp>,
+    /// The earliest due time of the items held by a claim (in flight).
+    pub first_held: Option<Timestamp>,
+}
+
 /// Due-work reads and writes inside one transaction (part of [`crate::store::Tx`]).
 pub trait WorkTx {
     /// Inserts an unleased item; an existing id is a `UniqueViolation`.
@@ -62,6 +71,10 @@ pub trait WorkTx {
     /// Whether `claim_due_work` would find something (a cheap read, so that idle pollers take
     /// no write transaction).
     fn due_work_exists(&mut self, org: Option<OrgId>, kinds: &[&str], server_now: Timestamp) -> StoreResult<bool>;
+    /// The earliest `due_at` (organization time) of `org`'s items of `kinds`, due or not: of
+    /// those nobody holds (`leased_until` absent or `<= server_now`) and of those held. A
+    /// sandbox clock advance steps through these times.
+    fn work_due_times(&mut self, org: OrgId, kinds: &[&str], server_now: Timestamp) -> StoreResult<DueTimes>;
     /// Claims item `id` whether due or not, unless another claim holds it.
     fn claim_work(&mut self, id: WorkId, server_now: Timestamp, lease_until: Timestamp) -> StoreResult<Option<DueWork>>;
     /// Deletes the item if its lease is still `lease`; returns whether it did.

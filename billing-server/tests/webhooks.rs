@@ -7,6 +7,7 @@ mod common;
 
 use billing_core::event::{EntityType, Event, EventType};
 use billing_core::ids::EventId;
+use billing_core::org::Role;
 use billing_core::store::Store;
 use billing_core::webhook::verify;
 use chrono::{DateTime, Duration, Utc};
@@ -342,6 +343,71 @@ fn retry_schedule_on_the_sandbox_clock(srv: &TestServer) {
     assert_error(&srv.post(&format!("{HOOKS}/deliveries/{}/retry", random_id()), json!({})), 404, "NOT_FOUND");
 }
 
+/// One advance of a day replays the whole schedule, each attempt at its own test-clock time,
+/// while the server's background worker runs too.
+fn one_long_advance_replays_the_schedule(srv: &TestServer) {
+    let rx = Receiver::start();
+    rx.set_status("/down", 502);
+    let hook = create(srv, json!({"url": rx.url("/down")}));
+    let hid = id_of(&hook);
+    emit(srv, &srv.branch_id(), EventType::PaymentFailed);
+    rx.wait("/down", 1);
+    advance(srv, 86400);
+    rx.wait("/down", 6);
+    let d = &deliveries(srv, &hid, "")[0];
+    assert_eq!((d["status"].clone(), d["attempt_count"].clone()), (json!("failed"), json!(6)));
+    let times: Vec<DateTime<Utc>> = d["attempts"].as_array().unwrap().iter().map(|a| at(&a["at"])).collect();
+    for (i, minutes) in [5i64, 30, 120, 360, 720].into_iter().enumerate() {
+        let gap = times[i + 1] - times[i];
+        assert!(
+            gap >= Duration::minutes(minutes) && gap < Duration::minutes(minutes) + Duration::seconds(30),
+            "attempt {} came {gap} after the previous one, not {minutes} minutes",
+            i + 2
+        );
+    }
+}
+
+/// Branch users read endpoints and the delivery log; only admins change them or send again.
+fn branch_users_cannot_manage_webhooks(srv: &TestServer) {
+    let rx = Receiver::start();
+    rx.set_status("/h", 500);
+    let hook = create(srv, json!({"url": rx.url("/h")}));
+    let hid = id_of(&hook);
+    emit(srv, &srv.branch_id(), EventType::PaymentFailed);
+    rx.wait("/h", 1);
+    let did = deliveries(srv, &hid, "")[0]["id"].as_str().unwrap().to_string();
+    let b = srv.branch_id();
+    let (_, token) = user_token(srv, "clerk@example.com", Role::BranchUser, &[&b]);
+    let as_user = |method: Method, path: &str, body: Option<Value>| call_bearer(srv, &token, None, method, path, body);
+    for (method, path, body) in [
+        (Method::POST, HOOKS.to_string(), Some(json!({"url": rx.url("/mine")}))),
+        (Method::PUT, format!("{HOOKS}/{hid}"), Some(json!({"url": rx.url("/mine")}))),
+        (Method::DELETE, format!("{HOOKS}/{hid}"), None),
+        (Method::POST, format!("{HOOKS}/{hid}/rotate-secret"), Some(json!({}))),
+        (Method::POST, format!("{HOOKS}/deliveries/{did}/retry"), Some(json!({}))),
+    ] {
+        let r = srv.unchanged(|| as_user(method.clone(), &path, body.clone()));
+        assert_error(&r, 403, "PERMISSION_FORBIDDEN");
+    }
+    assert_eq!(rx.count("/h"), 1, "the refused retry sent nothing");
+    let listed = ok(as_user(Method::GET, HOOKS, None));
+    assert_eq!(listed["data"].as_array().map(Vec::len), Some(1));
+    let got = ok(as_user(Method::GET, &format!("{HOOKS}/{hid}"), None));
+    assert!(got.get("secret_key").is_none(), "{got}");
+    ok(as_user(Method::GET, &format!("{HOOKS}/{hid}/deliveries"), None));
+    // A branch admin manages its branch's endpoints.
+    let (_, admin) = user_token(srv, "lead@example.com", Role::BranchAdmin, &[&b]);
+    let r = ok(call_bearer(
+        srv,
+        &admin,
+        None,
+        Method::POST,
+        &format!("{HOOKS}/{hid}/rotate-secret"),
+        Some(json!({})),
+    ));
+    assert_ne!(r["secret_key"], hook["secret_key"]);
+}
+
 fn success_on_a_later_attempt(srv: &TestServer) {
     let rx = Receiver::start();
     rx.set_status("/flaky", 503);
@@ -501,6 +567,8 @@ http_tests!(
     delivery_headers_body_and_signature,
     retry_schedule_on_the_sandbox_clock,
     success_on_a_later_attempt,
+    one_long_advance_replays_the_schedule,
+    branch_users_cannot_manage_webhooks,
     refused_connection_is_retried,
     subscriptions_disabled_deleted_and_branches,
     delivery_log_filters_and_paging,

@@ -14,7 +14,7 @@ use billing_core::ids::{BranchId, EventId, OrgId, WorkId};
 use billing_core::list::Page;
 use billing_core::store::StoreResult;
 use billing_core::webhook::{Delivery, DeliveryFilter, Endpoint};
-use billing_core::work::DueWork;
+use billing_core::work::{DueTimes, DueWork};
 use diesel::prelude::*;
 use diesel::sql_types::{Array, BigInt, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid};
 use serde_json::Value;
@@ -126,6 +126,14 @@ struct Exists {
     found: bool,
 }
 
+#[derive(QueryableByName)]
+struct DueTimesRow {
+    #[diesel(sql_type = Nullable<Timestamptz>)]
+    next_free: Option<Timestamp>,
+    #[diesel(sql_type = Nullable<Timestamptz>)]
+    first_held: Option<Timestamp>,
+}
+
 const CLAIM_DUE: &str = "UPDATE due_work SET leased_until = $2, attempts = attempts + 1 \
      WHERE id IN (SELECT w.id FROM due_work w JOIN organizations o ON o.id = w.org_id \
         WHERE w.due_at <= $1 + o.clock_offset_us * interval '1 microsecond' \
@@ -181,6 +189,28 @@ impl billing_core::work::WorkTx for PgTx<'_> {
             .get_result(c)
         })?;
         Ok(row.found)
+    }
+
+    fn work_due_times(&mut self, org: OrgId, kinds: &[&str], server_now: Timestamp) -> StoreResult<DueTimes> {
+        if kinds.is_empty() {
+            return Ok(DueTimes::default());
+        }
+        let kinds: Vec<String> = kinds.iter().map(|k| k.to_string()).collect();
+        let row: DueTimesRow = self.read(|c| {
+            diesel::sql_query(
+                "SELECT MIN(due_at) FILTER (WHERE leased_until IS NULL OR leased_until <= $2) AS next_free, \
+                        MIN(due_at) FILTER (WHERE leased_until > $2) AS first_held \
+                 FROM due_work WHERE org_id = $1 AND kind = ANY($3)",
+            )
+            .bind::<SqlUuid, _>(org.0)
+            .bind::<Timestamptz, _>(server_now)
+            .bind::<Array<Text>, _>(&kinds)
+            .get_result(c)
+        })?;
+        Ok(DueTimes {
+            next_free: row.next_free,
+            first_held: row.first_held,
+        })
     }
 
     fn claim_work(&mut self, id: WorkId, server_now: Timestamp, lease_until: Timestamp) -> StoreResult<Option<DueWork>> {

@@ -11,7 +11,7 @@ use billing_core::ids::{BranchId, EventId, OrgId, WorkId};
 use billing_core::list::{Direction, Page};
 use billing_core::store::StoreResult;
 use billing_core::webhook::{Delivery, DeliveryFilter, DeliveryStatus, Endpoint};
-use billing_core::work::DueWork;
+use billing_core::work::{DueTimes, DueWork};
 use rusqlite::types::Value as SqlValue;
 use rusqlite::Row;
 use serde_json::Value;
@@ -314,6 +314,33 @@ impl billing_core::work::WorkTx for SqliteTx<'_> {
             .collect();
         sql.push_str(&format!(" AND w.kind IN ({}))", marks.join(", ")));
         Ok(self.one(&sql, params, |r| r.get::<_, bool>(0))?.unwrap_or(false))
+    }
+
+    fn work_due_times(&mut self, org: OrgId, kinds: &[&str], server_now: Timestamp) -> StoreResult<DueTimes> {
+        if kinds.is_empty() {
+            return Ok(DueTimes::default());
+        }
+        let mut params = vec![u(org), i(to_micros(server_now))];
+        let marks: Vec<String> = kinds
+            .iter()
+            .map(|k| {
+                params.push(s(*k));
+                format!("?{}", params.len())
+            })
+            .collect();
+        let sql = format!(
+            "SELECT MIN(CASE WHEN leased_until IS NULL OR leased_until <= ?2 THEN due_at END), \
+                    MIN(CASE WHEN leased_until > ?2 THEN due_at END) \
+             FROM due_work WHERE org_id = ?1 AND kind IN ({})",
+            marks.join(", ")
+        );
+        let (free, held) = self
+            .one(&sql, params, |r| Ok((r.get::<_, Option<i64>>(0)?, r.get::<_, Option<i64>>(1)?)))?
+            .unwrap_or_default();
+        Ok(DueTimes {
+            next_free: free.map(billing_core::clock::from_micros),
+            first_held: held.map(billing_core::clock::from_micros),
+        })
     }
 
     fn claim_work(&mut self, id: WorkId, server_now: Timestamp, lease_until: Timestamp) -> StoreResult<Option<DueWork>> {

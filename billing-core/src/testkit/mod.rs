@@ -439,6 +439,9 @@ macro_rules! conformance_suite {
                 retry_schedule_runs_on_the_sandbox_clock,
                 success_on_a_later_attempt,
                 subscriptions_disabled_deleted_and_branches,
+                work_due_times_of_free_and_held_items,
+                one_long_advance_replays_the_retry_schedule,
+                branch_users_cannot_manage_webhooks,
             ],
             concurrency: [
                 reads_do_not_wait_for_writers,

@@ -10,7 +10,7 @@ use crate::ids::{EventId, OrgId, WorkId};
 use crate::sandbox::Advance;
 use crate::store::Store;
 use crate::webhook::{verify_at, Delivery, DeliveryFilter, DeliveryStatus, EndpointFields, Outcome, WebhookTransport, FANOUT_KIND};
-use crate::work::DueWork;
+use crate::work::{DueTimes, DueWork};
 use chrono::Duration;
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
@@ -444,4 +444,110 @@ pub fn subscriptions_disabled_deleted_and_branches<H: Harness>() {
     assert_eq!(t.sent.lock().unwrap().iter().filter(|s| s.0 == theirs.url).count(), 0);
     let d = deliveries(&w, theirs.id);
     assert_eq!((d.len(), d[0].status, d[0].attempts.len()), (1, DeliveryStatus::Failed, 0));
+}
+
+pub fn work_due_times_of_free_and_held_items<H: Harness>() {
+    let w = World::new(H::store());
+    let org = w.boot.org.id;
+    let other = w.other_org("Other", false).org.id;
+    let now = w.now();
+    let times = |kinds: &[&str], at| w.read(|tx| tx.work_due_times(org, kinds, at));
+    let both = |free, held| DueTimes {
+        next_free: free,
+        first_held: held,
+    };
+    assert_eq!(times(&[KIND], now), both(None, None), "no work");
+    let held = item(org, now - Duration::minutes(1));
+    let soon = item(org, now + Duration::minutes(5));
+    let later = item(org, now + Duration::hours(3));
+    let theirs = item(other, now - Duration::hours(1));
+    let other_kind = DueWork::new(WorkId::new(), org, "other.kind", now - Duration::hours(2), json!({}));
+    for x in [&held, &soon, &later, &theirs, &other_kind] {
+        w.write(|tx| tx.insert_work(x));
+    }
+    assert_eq!(times(&[KIND], now), both(Some(held.due_at), None), "due or not, earliest first");
+    assert_eq!(times(&[], now), both(None, None));
+    let lease = now + Duration::seconds(60);
+    assert!(w.write(|tx| tx.claim_work(held.id, now, lease)).is_some());
+    assert_eq!(times(&[KIND], now), both(Some(soon.due_at), Some(held.due_at)), "a held item is in flight");
+    assert_eq!(times(&[KIND], lease), both(Some(held.due_at), None), "a lease that ran out holds nothing");
+    assert_eq!(
+        times(&[KIND, "other.kind"], now),
+        both(Some(other_kind.due_at), Some(held.due_at)),
+        "every kind asked for"
+    );
+    assert!(w.write(|tx| tx.complete_work(soon.id, None)));
+    assert!(w.write(|tx| tx.complete_work(held.id, Some(lease))));
+    assert_eq!(times(&[KIND], now), both(Some(later.due_at), None));
+    assert_eq!(
+        w.read(|tx| tx.work_due_times(other, &[KIND], now)),
+        both(Some(theirs.due_at), None),
+        "per organization"
+    );
+}
+
+/// One advance of a day runs the whole retry schedule, each attempt at its own time.
+pub fn one_long_advance_replays_the_retry_schedule<H: Harness>() {
+    let w = World::new(H::store());
+    let (e, t) = wired(&w, 500, json!({"url": "https://example.com/h"}));
+    let start_at = w.billing.now(&w.admin);
+    w.write(|tx| tx.insert_event(&event_in(&w.admin, EventType::PaymentFailed, w.now())));
+    let reached = w.billing.advance_sandbox_clock(&w.admin, Advance::By(Duration::days(1))).unwrap();
+    assert_eq!(reached, start_at + Duration::days(1));
+    assert_eq!(w.billing.sandbox_clock(&w.fresh_admin()).unwrap(), reached);
+    assert_eq!(t.count(), 6);
+    let d = &deliveries(&w, e.id)[0];
+    assert_eq!((d.status, d.next_attempt_at), (DeliveryStatus::Failed, None));
+    let offsets: Vec<i64> = d
+        .attempts
+        .iter()
+        .map(|a| (crate::clock::parse_datetime(&a.at).unwrap() - start_at).num_minutes())
+        .collect();
+    assert_eq!(offsets, vec![0, 5, 35, 155, 515, 1235], "attempts at +5, +30, +120, +360, +720 minutes");
+    let failed = d.id;
+    // A success part-way stops the schedule there.
+    t.set(500);
+    let e2 = endpoint(&w, &w.admin, json!({"url": "https://example.com/second"}));
+    w.write(|tx| tx.insert_event(&event_in(&w.admin, EventType::PaymentFailed, w.now())));
+    w.billing.advance_sandbox_clock(&w.fresh_admin(), Advance::By(Duration::minutes(6))).unwrap();
+    let d2 = &deliveries(&w, e2.id)[0];
+    assert_eq!((d2.status, d2.attempts.len()), (DeliveryStatus::Retrying, 2), "+0 and +5 within six minutes");
+    t.set(200);
+    w.billing.advance_sandbox_clock(&w.fresh_admin(), Advance::By(Duration::days(2))).unwrap();
+    let d2 = &deliveries(&w, e2.id)[0];
+    assert_eq!((d2.status, d2.attempts.len()), (DeliveryStatus::Delivered, 3));
+    let first = deliveries(&w, e.id).into_iter().find(|x| x.id == failed).unwrap();
+    assert_eq!(
+        (first.status, first.attempts.len()),
+        (DeliveryStatus::Failed, 6),
+        "a failed delivery stays failed"
+    );
+}
+
+/// Branch users may read endpoints and the delivery log but not change them or send again.
+pub fn branch_users_cannot_manage_webhooks<H: Harness>() {
+    let w = World::new(H::store());
+    let (e, t) = wired(&w, 500, json!({"url": "https://example.com/h"}));
+    w.write(|tx| tx.insert_event(&event_in(&w.admin, EventType::PaymentFailed, w.now())));
+    w.billing.run_due_work(None, 100).unwrap();
+    let d = deliveries(&w, e.id)[0].clone();
+    let branch = w.boot.branch.id;
+    let user = w.auth(&w.bearer(&w.user(crate::org::Role::BranchUser, &[branch])), None);
+    let branch_admin = w.auth(&w.bearer(&w.user(crate::org::Role::BranchAdmin, &[branch])), None);
+    let fields = || EndpointFields::parse(&json!({"url": "https://example.com/x"}), true).unwrap();
+    expect_code(w.billing.create_webhook_endpoint(&user, fields()), Code::PERMISSION_FORBIDDEN);
+    expect_code(w.billing.update_webhook_endpoint(&user, e.id, fields()), Code::PERMISSION_FORBIDDEN);
+    expect_code(w.billing.rotate_webhook_secret(&user, e.id), Code::PERMISSION_FORBIDDEN);
+    expect_code(w.billing.delete_webhook_endpoint(&user, e.id), Code::PERMISSION_FORBIDDEN);
+    expect_code(w.billing.retry_webhook_delivery(&user, d.id), Code::PERMISSION_FORBIDDEN);
+    assert_eq!(t.count(), 1, "nothing sent by the refused retry");
+    let stored = w.read(|tx| tx.webhook_endpoint(e.id)).unwrap();
+    assert_eq!(stored, e, "the endpoint is unchanged");
+    assert_eq!(w.billing.list_webhook_endpoints(&user, 1, 10).unwrap().items.len(), 1, "branch users read");
+    assert_eq!(w.billing.get_webhook_endpoint(&user, e.id).unwrap().id, e.id);
+    assert!(w.billing.get_webhook_delivery(&user, d.id).is_ok());
+    // A branch admin manages its branch's endpoints.
+    let rotated = w.billing.rotate_webhook_secret(&branch_admin, e.id).unwrap();
+    assert_ne!(rotated.secret_key, e.secret_key);
+    w.billing.create_webhook_endpoint(&branch_admin, fields()).unwrap();
 }

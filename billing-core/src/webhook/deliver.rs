@@ -307,6 +307,7 @@ impl<S: Store> Billing<S> {
     /// manual attempt, and returns it. A delivered one stays delivered; a failed one that fails
     /// again stays failed; a scheduled one keeps its schedule unless this attempt succeeds.
     pub fn retry_webhook_delivery(&self, scope: &crate::auth::Scope, id: Uuid) -> Result<serde_json::Value> {
+        super::require_webhook_admin(scope)?;
         let transport = self
             .webhook_transport()
             .ok_or_else(|| Error::rule(Code::SERVICE_ERROR, "this process sends no webhooks (no transport)"))?;

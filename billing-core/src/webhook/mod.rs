@@ -309,8 +309,19 @@ fn missing_url() -> Error {
     Error::invalid(FieldError::body("missing", "url", "Field required"))
 }
 
+/// Webhook endpoints decide where an organization's payment data is sent, so only admins
+/// (organization or branch) change them or send deliveries again; branch users may read
+/// endpoints (never their secrets) and the delivery log.
+pub(crate) fn require_webhook_admin(scope: &Scope) -> Result<()> {
+    if scope.actor.role == crate::org::Role::BranchUser {
+        return Err(Error::forbidden("branch users cannot manage webhooks"));
+    }
+    Ok(())
+}
+
 impl<S: Store> Billing<S> {
     pub fn create_webhook_endpoint(&self, scope: &Scope, f: EndpointFields) -> Result<Endpoint> {
+        require_webhook_admin(scope)?;
         let now = self.now(scope);
         let e = Endpoint {
             id: Uuid::now_v7(),
@@ -350,6 +361,7 @@ impl<S: Store> Billing<S> {
     }
 
     pub fn update_webhook_endpoint(&self, scope: &Scope, id: Uuid, f: EndpointFields) -> Result<Endpoint> {
+        require_webhook_admin(scope)?;
         let now = self.now(scope);
         self.store.write(|tx| {
             let mut e = Self::endpoint_in(tx, scope, id)?;
@@ -373,6 +385,7 @@ impl<S: Store> Billing<S> {
 
     /// Deletes the endpoint; its pending deliveries are not sent (they end `failed` when due).
     pub fn delete_webhook_endpoint(&self, scope: &Scope, id: Uuid) -> Result<()> {
+        require_webhook_admin(scope)?;
         let now = self.now(scope);
         self.store.write(|tx| {
             let mut e = Self::endpoint_in(tx, scope, id)?;
@@ -386,6 +399,7 @@ impl<S: Store> Billing<S> {
 
     /// A new `secret_key`; deliveries from now on are signed with it.
     pub fn rotate_webhook_secret(&self, scope: &Scope, id: Uuid) -> Result<Endpoint> {
+        require_webhook_admin(scope)?;
         let now = self.now(scope);
         let secret = new_secret();
         self.store.write(|tx| {
