@@ -6,6 +6,9 @@
 //! Needs `BILLING_TEST_DATABASE_URL` (a server the tests may create databases on); without it
 //! each test prints a SKIPPED line.
 
+#[path = "common/process.rs"]
+mod process;
+
 use billing_core::consumer::ConsumerSort;
 use billing_core::ids::BranchId;
 use billing_core::list::{Direction, ListQuery};
@@ -15,9 +18,9 @@ use billing_store_postgres::PgStore;
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
 use std::sync::{Arc, Barrier, Mutex};
 use std::time::{Duration, Instant};
 
@@ -108,19 +111,12 @@ struct ServerProcess {
 }
 
 impl ServerProcess {
+    /// Starts a server on a port it binds itself (`127.0.0.1:0`), read back from its log.
     fn start(name: &'static str, database_url: &str, dir: &Path) -> ServerProcess {
-        // A free port: bind port 0, note the port, release it for the server.
-        let addr = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
         let log = dir.join(format!("{name}.log"));
-        let out = std::fs::File::create(&log).unwrap();
-        let child = Command::new(BIN)
-            .args(["--listen", &addr.to_string(), "--database-url", database_url, "--jwt-secret", JWT_SECRET])
-            .env("BILLING_LOG", "warn")
-            .stdin(Stdio::null())
-            .stdout(out.try_clone().unwrap())
-            .stderr(out)
-            .spawn()
-            .expect("start billing-server");
+        let mut cmd = Command::new(BIN);
+        cmd.args(["--database-url", database_url, "--jwt-secret", JWT_SECRET]);
+        let (child, addr) = process::spawn_server(cmd, &log);
         ServerProcess { name, addr, child, log }
     }
 

@@ -2,6 +2,8 @@
 //! webhook deliveries are in flight and started again on the same database; every event
 //! committed (before, during and after the crash) reaches the receiver at least once.
 
+#[path = "common/process.rs"]
+mod process;
 #[path = "common/raw_http.rs"]
 mod raw_http;
 
@@ -14,7 +16,7 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::net::{SocketAddr, TcpListener};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -65,27 +67,21 @@ impl Drop for Server {
     }
 }
 
+/// Starts a server on a port it binds itself (`127.0.0.1:0`, read back from its log; a restarted
+/// server gets a new one) and waits until it answers.
 fn start(db: &str, dir: &Path, name: &str, key: &str) -> Server {
-    let addr = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
-    let log = std::fs::File::create(dir.join(format!("{name}.log"))).unwrap();
-    let child = Command::new(BIN)
-        .args(["--listen", &addr.to_string(), "--database-url", db])
-        .args([
-            "--webhook-timeout-ms",
-            "2000",
-            "--worker-poll-ms",
-            "20",
-            "--work-lease-margin-ms",
-            "1500",
-            "--worker-concurrency",
-            "8",
-        ])
-        .env("BILLING_LOG", "warn")
-        .stdin(Stdio::null())
-        .stdout(log.try_clone().unwrap())
-        .stderr(log)
-        .spawn()
-        .expect("start billing-server");
+    let mut cmd = Command::new(BIN);
+    cmd.args(["--database-url", db]).args([
+        "--webhook-timeout-ms",
+        "2000",
+        "--worker-poll-ms",
+        "20",
+        "--work-lease-margin-ms",
+        "1500",
+        "--worker-concurrency",
+        "8",
+    ]);
+    let (child, addr) = process::spawn_server(cmd, &dir.join(format!("{name}.log")));
     let server = Server { child, addr };
     let t = Instant::now();
     while !matches!(raw_http::request(addr, "GET", "/api/v2/me", key, None), Ok((200, _))) {
