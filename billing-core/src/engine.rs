@@ -199,6 +199,7 @@ impl<S: Store> Billing<S> {
             sandbox: req.sandbox,
             settings: OrgSettings::default(),
             clock_offset_us: 0,
+            clock_advancing_to: None,
             created_at: now,
         };
         let branch = Branch::new(org.id, "Main", now);

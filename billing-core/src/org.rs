@@ -52,6 +52,10 @@ pub struct Organization {
     /// How far the sandbox test clock is ahead of the server clock, in microseconds. Always 0
     /// for a live organization; only ever grows.
     pub clock_offset_us: i64,
+    /// The farthest target of a sandbox clock advance under way (organization time). An
+    /// advance steps the clock through the due times on its way, so the clock lags its target
+    /// meanwhile; a concurrent advance starts from here, so that concurrent advances add up.
+    pub clock_advancing_to: Option<Timestamp>,
     pub created_at: Timestamp,
 }
 

@@ -84,15 +84,52 @@ impl<S: Store> Billing<S> {
     /// during the advance (a webhook retry 5 minutes after an attempt, the next billing cycle)
     /// runs as it would have in real time, and one advance of a year replays a year. Each stop
     /// and each item runs in its own transactions, with no transaction open during HTTP calls.
-    /// Returns the organization's time afterwards.
+    /// Returns the time this advance moved the clock to.
     pub fn advance_sandbox_clock(&self, scope: &Scope, by: Advance) -> Result<Timestamp> {
         Self::require_sandbox(scope)?;
         let org = scope.org_id();
-        let target = {
+        let target = self.reserve_advance(scope, by)?;
+        let mut budget = MAX_WORK_PER_ADVANCE;
+        let mut stops = 0;
+        // Items in flight (claimed by the background worker or another process) are waited for,
+        // so that what they schedule next also runs at its own time; at most one lease long,
+        // after which the item is free again and runs here.
+        let longest_wait = self.work_lease().to_std().unwrap_or_default() + std::time::Duration::from_secs(1);
+        let mut waiting_since = None;
+        while stops < MAX_STOPS_PER_ADVANCE && budget > 0 {
+            budget = budget.saturating_sub(self.run_due_work(Some(org), budget)?.claimed);
             let server_now = self.clock().now();
-            let current = self.store.read(|tx| Self::org_time(tx, scope, server_now))?;
+            let times = self.store.read(|tx| Ok(tx.work_due_times(org, self.runnable_work_kinds(), server_now)?))?;
+            if times.first_held.is_some_and(|t| t <= target) {
+                let since = *waiting_since.get_or_insert_with(std::time::Instant::now);
+                if since.elapsed() < longest_wait {
+                    std::thread::sleep(IN_FLIGHT_POLL);
+                    continue;
+                }
+            }
+            waiting_since = None;
+            match times.next_free {
+                Some(t) if t <= target => self.move_clock_forward(scope, t)?,
+                _ => break,
+            };
+            stops += 1;
+        }
+        self.move_clock_forward(scope, target)?;
+        self.run_due_work(Some(org), budget)?;
+        Ok(target)
+    }
+
+    /// Works out the advance's target and records it as the organization's farthest target in
+    /// one transaction. `By` counts from the farthest target of an advance under way, if any
+    /// (else from the clock), so that concurrent advances add up; an advance cut short by a
+    /// crash is completed by the next one.
+    fn reserve_advance(&self, scope: &Scope, by: Advance) -> Result<Timestamp> {
+        let server_now = self.clock().now();
+        self.store.write(|tx| {
+            let mut org = tx.org(scope.org_id())?.ok_or_else(|| Error::not_found("Organization", scope.org_id()))?;
+            let current = server_now + Duration::microseconds(org.clock_offset_us);
             let target = match by {
-                Advance::By(d) => current + d,
+                Advance::By(d) => org.clock_advancing_to.map_or(current, |a| a.max(current)) + d,
                 Advance::To(t) => t,
             };
             if target < current {
@@ -105,36 +142,12 @@ impl<S: Store> Billing<S> {
                     ),
                 )));
             }
-            target
-        };
-        let mut budget = MAX_WORK_PER_ADVANCE;
-        let mut stops = 0;
-        // Items in flight (claimed by the background worker or another process) are waited for,
-        // so that what they schedule next also runs at its own time; at most one lease long,
-        // after which the item is free again and runs here.
-        let wait_until = std::time::Instant::now() + self.work_lease().to_std().unwrap_or_default() + std::time::Duration::from_secs(1);
-        while stops < MAX_STOPS_PER_ADVANCE && budget > 0 {
-            budget = budget.saturating_sub(self.run_due_work(Some(org), budget)?.claimed);
-            let server_now = self.clock().now();
-            let times = self.store.read(|tx| Ok(tx.work_due_times(org, self.runnable_work_kinds(), server_now)?))?;
-            if times.first_held.is_some_and(|t| t <= target) && std::time::Instant::now() < wait_until {
-                std::thread::sleep(IN_FLIGHT_POLL);
-                continue;
+            if !matches!(org.clock_advancing_to, Some(a) if a >= target) {
+                org.clock_advancing_to = Some(target);
+                tx.update_org(&org)?;
             }
-            match times.next_free {
-                Some(t) if t <= target => self.move_clock_forward(scope, t)?,
-                _ => break,
-            };
-            stops += 1;
-        }
-        let reached = self.move_clock_forward(scope, target)?;
-        self.run_due_work(Some(org), budget)?;
-        Ok(reached)
-    }
-
-    fn org_time(tx: &mut dyn crate::store::Tx, scope: &Scope, server_now: Timestamp) -> Result<Timestamp> {
-        let org = tx.org(scope.org_id())?.ok_or_else(|| Error::not_found("Organization", scope.org_id()))?;
-        Ok(server_now + Duration::microseconds(org.clock_offset_us))
+            Ok(target)
+        })
     }
 
     /// Sets the clock to `to` unless it is already later (another request may have moved it);

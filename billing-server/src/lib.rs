@@ -47,6 +47,9 @@ pub struct Config {
     pub work_lease_margin: std::time::Duration,
     /// Most database connections a PostgreSQL pool opens in this process.
     pub database_pool_size: u32,
+    /// Extra CA certificates (PEM) trusted for `https://` webhook endpoints, besides the
+    /// system's. An unreadable file, or one without a valid certificate, fails [`App::open`].
+    pub webhook_ca_file: Option<std::path::PathBuf>,
 }
 
 /// Default PostgreSQL pool size per process.
@@ -67,16 +70,16 @@ impl App {
     }
 
     pub fn open_with_clock(config: Config, clock: Arc<dyn Clock>) -> Result<Arc<App>, Error> {
+        // Deliveries are sent by the worker, by sandbox clock advances and by manual retries.
+        // Built first: a bad CA file stops the start before the database is touched.
+        let mut transport = webhooks::HttpTransport::with_ca_file(config.webhook_timeout, config.webhook_ca_file.as_deref())
+            .map_err(|e| Error::rule(Code::INVALID_PARAMETERS, e))?;
+        transport.lease_margin = config.work_lease_margin;
         let store = Backend::open(&config.database_url, config.database_pool_size)?;
         let billing = Billing::new(store, clock)
             .with_jwt_secret(config.jwt_secret.as_bytes().to_vec())
             .with_public_url(config.public_url.clone());
         let app = Arc::new(App { billing, config });
-        // Deliveries are sent by the worker, by sandbox clock advances and by manual retries.
-        let transport = webhooks::HttpTransport {
-            timeout: app.config.webhook_timeout,
-            lease_margin: app.config.work_lease_margin,
-        };
         app.billing.set_webhook_transport(Arc::new(transport));
         if app.config.worker {
             let options = webhooks::WorkerOptions {

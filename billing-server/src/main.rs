@@ -48,6 +48,10 @@ struct ServeArgs {
     /// Time-out of one webhook delivery attempt, in milliseconds.
     #[arg(long, env = "BILLING_WEBHOOK_TIMEOUT_MS", default_value_t = 10_000)]
     webhook_timeout_ms: u64,
+    /// Extra CA certificates (a PEM file) trusted for https webhook endpoints, besides the
+    /// system's; the server does not start if the file cannot be read or holds no certificate.
+    #[arg(long, env = "BILLING_WEBHOOK_CA_FILE")]
+    webhook_ca_file: Option<std::path::PathBuf>,
     /// Pause between polls of the background work queue when nothing is due, in milliseconds.
     #[arg(long, env = "BILLING_WORKER_POLL_MS", default_value_t = 500)]
     worker_poll_ms: u64,
@@ -146,6 +150,7 @@ fn serve_config(args: &ServeArgs, serving: bool) -> Config {
         worker_concurrency: args.worker_concurrency.max(1),
         work_lease_margin: std::time::Duration::from_millis(args.work_lease_margin_ms),
         database_pool_size: args.db.database_pool_size,
+        webhook_ca_file: args.webhook_ca_file.clone(),
     }
 }
 
@@ -237,7 +242,11 @@ fn print_bootstrap(boot: &billing_core::engine::Bootstrap) {
     );
 }
 
-fn serve(args: ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
+fn serve(mut args: ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
+    // Bind first, so that the default public URL names the real port when listening on port 0.
+    let listener = std::net::TcpListener::bind(args.listen)?;
+    listener.set_nonblocking(true)?;
+    args.listen = listener.local_addr()?;
     let app = App::open(serve_config(&args, true))?;
     if app.billing.is_empty()? {
         let boot = app.billing.bootstrap(&BootstrapRequest {
@@ -249,8 +258,8 @@ fn serve(args: ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
     }
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     rt.block_on(async move {
-        let listener = tokio::net::TcpListener::bind(args.listen).await?;
-        tracing::info!(address = %listener.local_addr()?, database = %app.config.database_url, "billing-server listening");
+        let listener = tokio::net::TcpListener::from_std(listener)?;
+        tracing::info!(address = %listener.local_addr()?, public_url = %app.config.public_url, database = %app.config.database_url, "billing-server listening");
         tokio::select! {
             _ = billing_server::serve(app, listener) => {},
             _ = tokio::signal::ctrl_c() => tracing::info!("shutting down"),

@@ -97,6 +97,7 @@ pub struct OrgRow {
     pub settings: Value,
     pub clock_offset_us: i64,
     pub created_at: Ts,
+    pub clock_advancing_to: Option<Ts>,
 }
 
 #[derive(Insertable, AsChangeset)]
@@ -109,6 +110,7 @@ pub struct NewOrgRow<'a> {
     pub settings: Value,
     pub clock_offset_us: i64,
     pub created_at: Ts,
+    pub clock_advancing_to: Option<Ts>,
 }
 
 impl<'a> NewOrgRow<'a> {
@@ -121,6 +123,7 @@ impl<'a> NewOrgRow<'a> {
             settings: to_json("organization settings", &o.settings),
             clock_offset_us: o.clock_offset_us,
             created_at: o.created_at,
+            clock_advancing_to: o.clock_advancing_to,
         }
     }
 }
@@ -136,6 +139,7 @@ impl OrgRow {
             settings,
             clock_offset_us: self.clock_offset_us,
             created_at: self.created_at,
+            clock_advancing_to: self.clock_advancing_to,
         })
     }
 }

@@ -9,6 +9,7 @@ diesel::table! {
         settings -> Jsonb,
         clock_offset_us -> Int8,
         created_at -> Timestamptz,
+        clock_advancing_to -> Nullable<Timestamptz>,
     }
 }
 

@@ -39,6 +39,7 @@ fn org() -> Organization {
         sandbox: true,
         settings: OrgSettings::default(),
         clock_offset_us: 0,
+        clock_advancing_to: None,
         created_at: t("2026-01-15T09:00:00.123456Z"),
     }
 }

@@ -9,6 +9,7 @@ const MIGRATIONS: &[(i64, &str)] = &[
     (2, include_str!("../migrations/0002_consumer_search.sql")),
     (3, include_str!("../migrations/0003_invoices.sql")),
     (4, include_str!("../migrations/0004_webhooks.sql")),
+    (5, include_str!("../migrations/0005_sandbox_clock_target.sql")),
 ];
 
 pub fn apply(conn: &Connection) -> Result<(), StoreError> {

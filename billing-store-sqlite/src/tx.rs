@@ -24,7 +24,7 @@ use uuid::Uuid;
 // Column lists as macros so that whole statements are compile-time constants (`concat!`).
 macro_rules! org_cols {
     () => {
-        "id, name, name_en, sandbox, settings, clock_offset_us, created_at"
+        "id, name, name_en, sandbox, settings, clock_offset_us, created_at, clock_advancing_to"
     };
 }
 macro_rules! user_cols {
@@ -181,6 +181,7 @@ fn org_row_at(r: &Row, o: usize) -> rusqlite::Result<Organization> {
         settings: json(r, o + 4)?,
         clock_offset_us: r.get(o + 5)?,
         created_at: ts(r, o + 6)?,
+        clock_advancing_to: ts_opt(r, o + 7)?,
     })
 }
 
@@ -463,7 +464,7 @@ fn folded_search(sql: &mut String, params: &mut Vec<SqlValue>, columns: &[&str],
 impl Tx for SqliteTx<'_> {
     fn insert_org(&mut self, org: &Organization) -> StoreResult<()> {
         self.exec(
-            concat!("INSERT INTO organizations (", org_cols!(), ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"),
+            concat!("INSERT INTO organizations (", org_cols!(), ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"),
             vec![
                 u(org.id),
                 s(&org.name),
@@ -472,6 +473,7 @@ impl Tx for SqliteTx<'_> {
                 j(&org.settings),
                 i(org.clock_offset_us),
                 t(&org.created_at),
+                t_opt(&org.clock_advancing_to),
             ],
         )?;
         Ok(())
@@ -483,7 +485,7 @@ impl Tx for SqliteTx<'_> {
 
     fn update_org(&mut self, org: &Organization) -> StoreResult<()> {
         self.exec(
-            "UPDATE organizations SET name = ?2, name_en = ?3, sandbox = ?4, settings = ?5, clock_offset_us = ?6 WHERE id = ?1",
+            "UPDATE organizations SET name = ?2, name_en = ?3, sandbox = ?4, settings = ?5, clock_offset_us = ?6, clock_advancing_to = ?7 WHERE id = ?1",
             vec![
                 u(org.id),
                 s(&org.name),
@@ -491,6 +493,7 @@ impl Tx for SqliteTx<'_> {
                 b(org.sandbox),
                 j(&org.settings),
                 i(org.clock_offset_us),
+                t_opt(&org.clock_advancing_to),
             ],
         )?;
         Ok(())
@@ -585,7 +588,7 @@ impl Tx for SqliteTx<'_> {
             concat!(
                 "SELECT ",
                 "k.id, k.org_id, k.user_id, k.name, k.key, k.secret_hash, k.branch_ids, k.default_branch_id, k.is_all_branches, k.created_at, k.revoked_at, ",
-                "o.id, o.name, o.name_en, o.sandbox, o.settings, o.clock_offset_us, o.created_at, ",
+                "o.id, o.name, o.name_en, o.sandbox, o.settings, o.clock_offset_us, o.created_at, o.clock_advancing_to, ",
                 "b.id, b.org_id, b.name, b.created_at, b.deleted_at, (SELECT COUNT(*) FROM user_branches ub WHERE ub.branch_id = b.id) ",
                 "FROM api_keys k JOIN organizations o ON o.id = k.org_id ",
                 "LEFT JOIN branches b ON b.id = COALESCE(?2, k.default_branch_id) AND b.org_id = k.org_id AND b.deleted_at IS NULL ",
@@ -593,8 +596,8 @@ impl Tx for SqliteTx<'_> {
             ),
             vec![s(key), branch.map(u).unwrap_or(SqlValue::Null)],
             |r| {
-                let b = if r.get::<_, Option<Uuid>>(18)?.is_some() {
-                    Some(branch_row_at(r, 18)?)
+                let b = if r.get::<_, Option<Uuid>>(19)?.is_some() {
+                    Some(branch_row_at(r, 19)?)
                 } else {
                     None
                 };

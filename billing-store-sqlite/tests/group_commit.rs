@@ -16,6 +16,7 @@ fn org(name: &str) -> Organization {
         sandbox: true,
         settings: OrgSettings::default(),
         clock_offset_us: 0,
+        clock_advancing_to: None,
         created_at: billing_core::clock::parse_datetime("2026-01-01T00:00:00Z").unwrap(),
     }
 }

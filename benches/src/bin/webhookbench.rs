@@ -98,6 +98,7 @@ fn main() {
         worker_concurrency: args.concurrency,
         work_lease_margin: billing_server::DEFAULT_WORK_LEASE_MARGIN,
         database_pool_size: billing_server::DEFAULT_DATABASE_POOL_SIZE,
+        webhook_ca_file: None,
     })
     .unwrap();
     let boot = app

@@ -105,6 +105,7 @@ pub fn delete_last_branch_refused<H: Harness>() {
         sandbox: true,
         settings: OrgSettings::default(),
         clock_offset_us: 0,
+        clock_advancing_to: None,
         created_at: start(),
     };
     let only = Branch::new(org.id, "Only", start());

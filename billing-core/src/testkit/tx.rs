@@ -194,6 +194,7 @@ pub fn org_insert_update_and_list<H: Harness>() {
             ..Default::default()
         },
         clock_offset_us: 0,
+        clock_advancing_to: None,
         created_at: ts("2025-12-31T23:59:59.999999Z"),
     };
     w.write(|tx| tx.insert_org(&org));
@@ -205,6 +206,7 @@ pub fn org_insert_update_and_list<H: Harness>() {
     org.settings.vat_rate = "0.125".parse().unwrap();
     org.settings.enabled_currencies = vec![Currency::JPY];
     org.clock_offset_us = 86_400_000_001;
+    org.clock_advancing_to = Some(ts("2026-02-03T04:05:06.123456Z"));
     w.write(|tx| tx.update_org(&org));
     assert_eq!(w.read(|tx| tx.org(org.id)), Some(org.clone()), "update_org round trip");
     assert_eq!(

@@ -124,8 +124,8 @@ impl<S: Store> Billing<S> {
             if items.is_empty() {
                 break;
             }
-            for item in &items {
-                report.claimed += 1;
+            report.claimed += items.len();
+            for item in self.fan_out_batch(&items, &mut report) {
                 if self.run_work_item(item, &mut report).is_err() {
                     report.errors += 1;
                 }
@@ -169,36 +169,71 @@ impl<S: Store> Billing<S> {
     /// Creates the deliveries of one event, in the transaction that completes the item.
     fn fan_out(&self, item: &DueWork) -> Result<usize> {
         let server_now = self.clock().now();
-        self.store.write(|tx| {
-            if !tx.complete_work(item.id, item.leased_until)? {
-                return Err(lease_lost(item.id));
+        self.store
+            .write(|tx| Self::fan_out_in(tx, item, server_now)?.ok_or_else(|| lease_lost(item.id)))
+    }
+
+    /// Runs the fan-out items among `items` together, in one transaction (one commit for a
+    /// batch of events rather than one each), and returns the other items, for
+    /// [`Self::run_work_item`]. An item whose lease was lost is skipped. When the batch fails,
+    /// its items run one by one, so that one bad item holds up only itself.
+    pub fn fan_out_batch<'a>(&self, items: &'a [DueWork], report: &mut WorkReport) -> Vec<&'a DueWork> {
+        let (fanouts, rest): (Vec<&DueWork>, Vec<&DueWork>) = items.iter().partition(|i| i.kind == FANOUT_KIND);
+        let server_now = self.clock().now();
+        let batch = match fanouts.len() {
+            0 => Ok(0),
+            1 => Err(Error::rule(Code::SERVICE_ERROR, "one item runs alone")),
+            _ => self.store.write(|tx| {
+                let mut n = 0;
+                for item in &fanouts {
+                    n += Self::fan_out_in(tx, item, server_now)?.unwrap_or(0);
+                }
+                Ok(n)
+            }),
+        };
+        match batch {
+            Ok(n) => report.fanned_out += n,
+            Err(_) => {
+                for item in fanouts {
+                    if self.run_work_item(item, report).is_err() {
+                        report.errors += 1;
+                    }
+                }
             }
-            let Some(ev) = tx.event_by_id(EventId(item.id.0))? else { return Ok(0) };
-            let now = org_now(tx, server_now, ev.org_id)?;
-            let endpoints: Vec<Endpoint> = tx
-                .list_webhook_endpoints(ev.branch_id)?
-                .into_iter()
-                .filter(|e| e.enabled && e.org_id == ev.org_id && e.subscribes_to(ev.event_type))
-                .collect();
-            for e in &endpoints {
-                let d = Delivery {
-                    id: Uuid::now_v7(),
-                    org_id: ev.org_id,
-                    branch_id: ev.branch_id,
-                    endpoint_id: e.id,
-                    event_id: ev.id,
-                    event_type: ev.event_type,
-                    status: DeliveryStatus::Pending,
-                    next_attempt_at: Some(now),
-                    attempts: vec![],
-                    created_at: now,
-                    updated_at: now,
-                };
-                tx.insert_webhook_delivery(&d)?;
-                tx.insert_work(&DueWork::new(WorkId(d.id), d.org_id, DELIVERY_KIND, now, json!({})))?;
-            }
-            Ok(endpoints.len())
-        })
+        }
+        rest
+    }
+
+    /// The fan-out of one claimed item inside `tx`; `None` when its lease was lost.
+    fn fan_out_in(tx: &mut dyn Tx, item: &DueWork, server_now: Timestamp) -> Result<Option<usize>> {
+        if !tx.complete_work(item.id, item.leased_until)? {
+            return Ok(None);
+        }
+        let Some(ev) = tx.event_by_id(EventId(item.id.0))? else { return Ok(Some(0)) };
+        let now = org_now(tx, server_now, ev.org_id)?;
+        let endpoints: Vec<Endpoint> = tx
+            .list_webhook_endpoints(ev.branch_id)?
+            .into_iter()
+            .filter(|e| e.enabled && e.org_id == ev.org_id && e.subscribes_to(ev.event_type))
+            .collect();
+        for e in &endpoints {
+            let d = Delivery {
+                id: Uuid::now_v7(),
+                org_id: ev.org_id,
+                branch_id: ev.branch_id,
+                endpoint_id: e.id,
+                event_id: ev.id,
+                event_type: ev.event_type,
+                status: DeliveryStatus::Pending,
+                next_attempt_at: Some(now),
+                attempts: vec![],
+                created_at: now,
+                updated_at: now,
+            };
+            tx.insert_webhook_delivery(&d)?;
+            tx.insert_work(&DueWork::new(WorkId(d.id), d.org_id, DELIVERY_KIND, now, json!({})))?;
+        }
+        Ok(Some(endpoints.len()))
     }
 
     /// One attempt of a claimed delivery item. `Some(success)` when an attempt was made.

@@ -51,6 +51,7 @@ fn run(app: Weak<App>, options: WorkerOptions) {
             std::thread::sleep(options.poll_interval);
             continue;
         }
+        let items = app.billing.fan_out_batch(&items, &mut WorkReport::default());
         let next = std::sync::atomic::AtomicUsize::new(0);
         std::thread::scope(|s| {
             for _ in 0..concurrency.min(items.len()) {

@@ -1,33 +1,77 @@
 //! A small blocking HTTP/1.1 client for webhook requests, over `std::net`: one connection per
-//! request (`Connection: close`), a deadline over connecting, sending and reading, and only
-//! the first bytes of the response body kept. `https://` endpoints are reported as an error
-//! (no TLS in this build).
+//! request (`Connection: close`), a deadline over connecting, the TLS handshake, sending and
+//! reading, and only the first bytes of the response body kept. `https://` endpoints are
+//! reached over TLS (OpenSSL): the server's certificate must chain to the system's trusted CAs
+//! or to the extra CAs the transport was given, and must name the URL's host.
 
 use billing_core::webhook::{Outcome, WebhookTransport};
-use std::io::{Read, Write};
+use openssl::ssl::{HandshakeError, SslConnector, SslMethod};
+use openssl::x509::{X509VerifyResult, X509};
+use std::io::{self, Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 /// Most response bytes read (the log keeps an excerpt).
 const MAX_RESPONSE: usize = 64 * 1024;
 
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct HttpTransport {
     pub timeout: Duration,
     /// See [`WebhookTransport::lease_margin`].
     pub lease_margin: Duration,
+    /// Built once; a clone shares the same OpenSSL context (reference counted).
+    tls: SslConnector,
+}
+
+impl std::fmt::Debug for HttpTransport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpTransport")
+            .field("timeout", &self.timeout)
+            .field("lease_margin", &self.lease_margin)
+            .finish_non_exhaustive()
+    }
 }
 
 impl HttpTransport {
+    /// A transport that trusts the system's CA certificates for `https://` endpoints.
     pub fn new(timeout: Duration) -> Self {
-        HttpTransport {
+        Self::with_extra_cas(timeout, &[]).expect("an OpenSSL client context")
+    }
+
+    /// A transport that trusts, besides the system's CAs, the certificates of the PEM file at
+    /// `ca_file` (when given). An unreadable file, or one without a valid PEM certificate, is
+    /// an error.
+    pub fn with_ca_file(timeout: Duration, ca_file: Option<&Path>) -> Result<Self, String> {
+        let Some(path) = ca_file else {
+            return Self::with_extra_cas(timeout, &[]).map_err(|e| format!("cannot set up TLS: {e}"));
+        };
+        let pem = std::fs::read(path).map_err(|e| format!("cannot read the webhook CA file {}: {e}", path.display()))?;
+        let certs = X509::stack_from_pem(&pem).map_err(|e| format!("the webhook CA file {} is not valid PEM: {e}", path.display()))?;
+        if certs.is_empty() {
+            return Err(format!("the webhook CA file {} holds no PEM certificate", path.display()));
+        }
+        Self::with_extra_cas(timeout, &certs).map_err(|e| format!("cannot use the webhook CA file {}: {e}", path.display()))
+    }
+
+    /// A transport that trusts the system's CAs and `extra_cas`.
+    pub fn with_extra_cas(timeout: Duration, extra_cas: &[X509]) -> Result<Self, openssl::error::ErrorStack> {
+        // The builder trusts the default verify paths (the system store, `SSL_CERT_FILE`,
+        // `SSL_CERT_DIR`) and verifies the peer; `connect` also checks the host name or IP.
+        let mut builder = SslConnector::builder(SslMethod::tls_client())?;
+        for cert in extra_cas {
+            builder.cert_store_mut().add_cert(cert.clone())?;
+        }
+        Ok(HttpTransport {
             timeout,
             lease_margin: Duration::from_secs(30),
-        }
+            tls: builder.build(),
+        })
     }
 }
 
 struct Target {
+    tls: bool,
     host: String,
     port: u16,
     path: String,
@@ -35,10 +79,11 @@ struct Target {
 }
 
 fn parse(url: &str) -> Result<Target, String> {
-    if url.starts_with("https://") {
-        return Err("https endpoints are not supported by this server's webhook transport".into());
-    }
-    let rest = url.strip_prefix("http://").ok_or("not an http URL")?;
+    let (tls, rest) = if let Some(rest) = url.strip_prefix("https://") {
+        (true, rest)
+    } else {
+        (false, url.strip_prefix("http://").ok_or("not an http or https URL")?)
+    };
     let (authority, path) = match rest.find(['/', '?']) {
         Some(i) if rest.as_bytes()[i] == b'/' => (&rest[..i], rest[i..].to_string()),
         Some(i) => (&rest[..i], format!("/{}", &rest[i..])),
@@ -59,9 +104,10 @@ fn parse(url: &str) -> Result<Target, String> {
         }
     };
     Ok(Target {
+        tls,
         host_header: authority.to_string(),
         host,
-        port: port.unwrap_or(80),
+        port: port.unwrap_or(if tls { 443 } else { 80 }),
         path,
     })
 }
@@ -81,40 +127,108 @@ fn dechunk(mut data: &[u8]) -> Vec<u8> {
     out
 }
 
-fn send(url: &str, headers: &[(String, String)], body: &[u8], timeout: Duration) -> Result<(u16, String), String> {
+/// A TCP connection that holds every read and write (those of a TLS handshake too) to one
+/// deadline: each sets the socket's time-out to the time left, and none starts after it.
+struct DeadlineStream {
+    tcp: TcpStream,
+    deadline: Instant,
+}
+
+impl DeadlineStream {
+    fn left(&self) -> io::Result<Duration> {
+        let left = self.deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(io::Error::new(io::ErrorKind::TimedOut, "the deadline passed"));
+        }
+        Ok(left)
+    }
+}
+
+impl Read for DeadlineStream {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.tcp.set_read_timeout(Some(self.left()?))?;
+        self.tcp.read(buf)
+    }
+}
+
+impl Write for DeadlineStream {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.tcp.set_write_timeout(Some(self.left()?))?;
+        self.tcp.write(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.tcp.flush()
+    }
+}
+
+fn is_timeout(e: &io::Error) -> bool {
+    matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut)
+}
+
+fn send(tls: &SslConnector, url: &str, headers: &[(String, String)], body: &[u8], timeout: Duration) -> Result<(u16, String), String> {
     let deadline = Instant::now() + timeout;
-    let left = || deadline.saturating_duration_since(Instant::now()).max(Duration::from_millis(1));
+    let timed_out = || format!("timed out after {} ms", timeout.as_millis());
     let t = parse(url)?;
     let addrs: Vec<_> = (t.host.as_str(), t.port)
         .to_socket_addrs()
         .map_err(|e| format!("cannot resolve {}: {e}", t.host))?
         .collect();
     let mut last = String::from("no address");
-    let mut stream = None;
+    let mut tcp = None;
     for a in addrs {
-        match TcpStream::connect_timeout(&a, left()) {
+        let left = deadline.saturating_duration_since(Instant::now()).max(Duration::from_millis(1));
+        match TcpStream::connect_timeout(&a, left) {
             Ok(s) => {
-                stream = Some(s);
+                tcp = Some(s);
                 break;
             }
             Err(e) => last = format!("connection to {a} failed: {e}"),
         }
     }
-    let mut stream = stream.ok_or(last)?;
-    let _ = stream.set_nodelay(true);
+    let tcp = tcp.ok_or(last)?;
+    let _ = tcp.set_nodelay(true);
+    let stream = DeadlineStream { tcp, deadline };
     let mut req = format!("POST {} HTTP/1.1\r\nHost: {}\r\n", t.path, t.host_header);
     for (k, v) in headers {
         req.push_str(&format!("{k}: {v}\r\n"));
     }
     req.push_str(&format!("Content-Length: {}\r\nConnection: close\r\n\r\n", body.len()));
-    let mut bytes = req.into_bytes();
-    bytes.extend_from_slice(body);
-    stream.set_write_timeout(Some(left())).map_err(|e| e.to_string())?;
-    stream.write_all(&bytes).map_err(|e| format!("sending failed: {e}"))?;
+    let mut request = req.into_bytes();
+    request.extend_from_slice(body);
+    if !t.tls {
+        return exchange(stream, &request, timed_out);
+    }
+    let stream = tls.connect(&t.host, stream).map_err(|e| handshake_error(&t.host, e, timed_out))?;
+    exchange(stream, &request, timed_out)
+}
+
+/// The attempt error of a failed TLS handshake: a time-out, a certificate the transport does
+/// not trust (or that names another host), or another failure.
+fn handshake_error<S>(host: &str, e: HandshakeError<S>, timed_out: impl Fn() -> String) -> String {
+    match e {
+        HandshakeError::SetupFailure(e) => format!("TLS setup for {host} failed: {e}"),
+        HandshakeError::WouldBlock(_) => format!("TLS handshake with {host} {}", timed_out()),
+        HandshakeError::Failure(mid) => {
+            let verify = mid.ssl().verify_result();
+            let error = mid.error();
+            if verify != X509VerifyResult::OK {
+                format!("TLS handshake with {host} failed: certificate verify failed: {}", verify.error_string())
+            } else if error.io_error().is_some_and(is_timeout) {
+                format!("TLS handshake with {host} {}", timed_out())
+            } else {
+                format!("TLS handshake with {host} failed: {error}")
+            }
+        }
+    }
+}
+
+/// Sends `request` and reads the response, over a plain or a TLS connection.
+fn exchange(mut stream: impl Read + Write, request: &[u8], timed_out: impl Fn() -> String) -> Result<(u16, String), String> {
+    stream.write_all(request).map_err(|e| format!("sending failed: {e}"))?;
     let mut raw = Vec::new();
     let mut buf = [0u8; 8192];
     loop {
-        stream.set_read_timeout(Some(left())).map_err(|e| e.to_string())?;
         match stream.read(&mut buf) {
             Ok(0) => break,
             Ok(n) => {
@@ -134,14 +248,9 @@ fn send(url: &str, headers: &[(String, String)], body: &[u8], timeout: Duration)
                     }
                 }
             }
-            Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {
-                return Err(format!("timed out after {} ms", timeout.as_millis()));
-            }
+            Err(e) if is_timeout(&e) => return Err(timed_out()),
             Err(e) if raw.is_empty() => return Err(format!("reading the response failed: {e}")),
             Err(_) => break,
-        }
-        if Instant::now() >= deadline {
-            return Err(format!("timed out after {} ms", timeout.as_millis()));
         }
     }
     let split = raw.windows(4).position(|w| w == b"\r\n\r\n").ok_or("the response ended before its headers")?;
@@ -162,7 +271,7 @@ fn send(url: &str, headers: &[(String, String)], body: &[u8], timeout: Duration)
 impl WebhookTransport for HttpTransport {
     fn post(&self, url: &str, headers: &[(String, String)], body: &[u8], timeout: Duration) -> Outcome {
         let started = Instant::now();
-        let r = send(url, headers, body, timeout);
+        let r = send(&self.tls, url, headers, body, timeout);
         let duration = started.elapsed();
         match r {
             Ok((status, body)) => Outcome {
@@ -204,7 +313,73 @@ mod tests {
         assert_eq!((t.port, t.path.as_str()), (80, "/"));
         let t = parse("http://[::1]:9/").unwrap();
         assert_eq!((t.host.as_str(), t.port), ("::1", 9));
-        assert!(parse("https://example.com/").is_err());
+        let t = parse("https://example.com/hooks").unwrap();
+        assert_eq!(
+            (t.tls, t.host.as_str(), t.port, t.path.as_str(), t.host_header.as_str()),
+            (true, "example.com", 443, "/hooks", "example.com")
+        );
+        let t = parse("https://[::1]:8443?a=b").unwrap();
+        assert_eq!((t.tls, t.host.as_str(), t.port, t.path.as_str()), (true, "::1", 8443, "/?a=b"));
+        assert!(!parse("http://example.com").unwrap().tls);
+        assert!(parse("ftp://example.com/").is_err());
+        assert!(parse("https://example.com:x/").is_err());
+    }
+
+    #[test]
+    fn ca_file_must_hold_pem_certificates() {
+        let dir = std::env::temp_dir().join(format!("transport-ca-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let missing = dir.join("missing.pem");
+        let e = HttpTransport::with_ca_file(Duration::from_secs(1), Some(&missing)).unwrap_err();
+        assert!(e.contains("cannot read the webhook CA file") && e.contains("missing.pem"), "{e}");
+        let junk = dir.join("junk.pem");
+        std::fs::write(&junk, "not a certificate\n").unwrap();
+        let e = HttpTransport::with_ca_file(Duration::from_secs(1), Some(&junk)).unwrap_err();
+        assert!(e.contains("holds no PEM certificate"), "{e}");
+        let broken = dir.join("broken.pem");
+        std::fs::write(&broken, "-----BEGIN CERTIFICATE-----\nbm90IGEgY2VydA==\n-----END CERTIFICATE-----\n").unwrap();
+        let e = HttpTransport::with_ca_file(Duration::from_secs(1), Some(&broken)).unwrap_err();
+        assert!(e.contains("is not valid PEM"), "{e}");
+        assert!(HttpTransport::with_ca_file(Duration::from_secs(1), None).is_ok());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn plain_http_answer_to_https_is_a_tls_error() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("https://{}/x", listener.local_addr().unwrap());
+        let server = std::thread::spawn(move || {
+            let (mut s, _) = listener.accept().unwrap();
+            let mut buf = [0u8; 4096];
+            let _ = s.read(&mut buf);
+            let _ = s.write_all(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+        });
+        let o = HttpTransport::new(Duration::from_secs(5)).post(&url, &[], b"{}", Duration::from_secs(5));
+        assert_eq!(o.status, None);
+        assert!(
+            o.error.as_deref().is_some_and(|e| e.starts_with("TLS handshake with 127.0.0.1 failed")),
+            "{o:?}"
+        );
+        server.join().unwrap();
+    }
+
+    #[test]
+    fn silent_tls_server_times_out() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("https://{}/slow", listener.local_addr().unwrap());
+        let hold = std::thread::spawn(move || {
+            let (s, _) = listener.accept().unwrap();
+            std::thread::sleep(Duration::from_millis(800));
+            drop(s);
+        });
+        let o = HttpTransport::new(Duration::from_millis(200)).post(&url, &[], b"{}", Duration::from_millis(200));
+        assert_eq!(o.status, None);
+        assert!(
+            o.error.as_deref().is_some_and(|e| e.contains("TLS handshake") && e.contains("timed out")),
+            "{o:?}"
+        );
+        assert!(o.duration < Duration::from_millis(700), "{o:?}");
+        hold.join().unwrap();
     }
 
     #[test]

@@ -83,6 +83,7 @@ impl TestServer {
             worker_concurrency: billing_server::DEFAULT_WORKER_CONCURRENCY,
             work_lease_margin: billing_server::DEFAULT_WORK_LEASE_MARGIN,
             database_pool_size: billing_server::DEFAULT_DATABASE_POOL_SIZE,
+            webhook_ca_file: None,
         };
         let app = App::open(config).expect("open app");
         let boot = app

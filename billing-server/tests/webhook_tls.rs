@@ -1,0 +1,516 @@
+//! Webhook deliveries to `https://` endpoints: real TLS receivers on 127.0.0.1 whose
+//! certificates are made at test time by a test CA. A receiver whose certificate chains to a CA
+//! of `webhook_ca_file` gets the signed delivery; an untrusted certificate, or one for another
+//! host, fails the handshake before any request is sent, and the attempt is logged as an error
+//! without a response status. A CA file that is not PEM stops the server from starting.
+
+mod common;
+
+use billing_core::store::Store;
+use billing_core::webhook::verify;
+use billing_server::{App, Config};
+use common::fixtures::*;
+use common::invoice_fixtures::simple_invoice;
+use common::TestServer;
+use openssl::asn1::Asn1Time;
+use openssl::bn::{BigNum, MsbOption};
+use openssl::ec::{EcGroup, EcKey};
+use openssl::hash::MessageDigest;
+use openssl::nid::Nid;
+use openssl::pkey::{PKey, Private};
+use openssl::ssl::{SslAcceptor, SslMethod};
+use openssl::x509::extension::{AuthorityKeyIdentifier, BasicConstraints, ExtendedKeyUsage, KeyUsage, SubjectAlternativeName, SubjectKeyIdentifier};
+use openssl::x509::{X509Name, X509};
+use serde_json::{json, Value};
+use std::collections::HashMap;
+use std::io::{Read, Write};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+// --- certificates --------------------------------------------------------------------------------
+
+fn new_key() -> PKey<Private> {
+    let group = EcGroup::from_curve_name(Nid::X9_62_PRIME256V1).unwrap();
+    PKey::from_ec_key(EcKey::generate(&group).unwrap()).unwrap()
+}
+
+fn name(cn: &str) -> X509Name {
+    let mut n = X509Name::builder().unwrap();
+    n.append_entry_by_nid(Nid::COMMONNAME, cn).unwrap();
+    n.build()
+}
+
+fn serial() -> openssl::asn1::Asn1Integer {
+    let mut bn = BigNum::new().unwrap();
+    bn.rand(120, MsbOption::MAYBE_ZERO, false).unwrap();
+    bn.to_asn1_integer().unwrap()
+}
+
+/// A certificate authority made for one test.
+struct Ca {
+    key: PKey<Private>,
+    cert: X509,
+}
+
+/// A subject alternative name of a server certificate.
+enum San {
+    Ip(&'static str),
+    Dns(&'static str),
+}
+
+impl Ca {
+    fn new(cn: &str) -> Ca {
+        let key = new_key();
+        let mut b = X509::builder().unwrap();
+        b.set_version(2).unwrap();
+        b.set_serial_number(&serial()).unwrap();
+        b.set_subject_name(&name(cn)).unwrap();
+        b.set_issuer_name(&name(cn)).unwrap();
+        b.set_pubkey(&key).unwrap();
+        b.set_not_before(&Asn1Time::days_from_now(0).unwrap()).unwrap();
+        b.set_not_after(&Asn1Time::days_from_now(2).unwrap()).unwrap();
+        b.append_extension(BasicConstraints::new().critical().ca().build().unwrap()).unwrap();
+        b.append_extension(KeyUsage::new().critical().key_cert_sign().crl_sign().build().unwrap())
+            .unwrap();
+        let ski = SubjectKeyIdentifier::new().build(&b.x509v3_context(None, None)).unwrap();
+        b.append_extension(ski).unwrap();
+        b.sign(&key, MessageDigest::sha256()).unwrap();
+        Ca { key, cert: b.build() }
+    }
+
+    /// A server certificate for `sans`, signed by this CA.
+    fn issue(&self, sans: &[San]) -> (PKey<Private>, X509) {
+        let key = new_key();
+        let mut b = X509::builder().unwrap();
+        b.set_version(2).unwrap();
+        b.set_serial_number(&serial()).unwrap();
+        b.set_subject_name(&name("webhook receiver")).unwrap();
+        b.set_issuer_name(self.cert.subject_name()).unwrap();
+        b.set_pubkey(&key).unwrap();
+        b.set_not_before(&Asn1Time::days_from_now(0).unwrap()).unwrap();
+        b.set_not_after(&Asn1Time::days_from_now(2).unwrap()).unwrap();
+        b.append_extension(BasicConstraints::new().build().unwrap()).unwrap();
+        b.append_extension(KeyUsage::new().critical().digital_signature().build().unwrap()).unwrap();
+        b.append_extension(ExtendedKeyUsage::new().server_auth().build().unwrap()).unwrap();
+        let mut san = SubjectAlternativeName::new();
+        for s in sans {
+            match s {
+                San::Ip(ip) => san.ip(ip),
+                San::Dns(dns) => san.dns(dns),
+            };
+        }
+        let san = san.build(&b.x509v3_context(Some(&self.cert), None)).unwrap();
+        b.append_extension(san).unwrap();
+        let aki = AuthorityKeyIdentifier::new()
+            .keyid(true)
+            .build(&b.x509v3_context(Some(&self.cert), None))
+            .unwrap();
+        b.append_extension(aki).unwrap();
+        b.sign(&self.key, MessageDigest::sha256()).unwrap();
+        (key, b.build())
+    }
+
+    /// Writes the CA certificate as PEM into `dir`.
+    fn write_pem(&self, dir: &Path, file: &str) -> PathBuf {
+        let path = dir.join(file);
+        std::fs::write(&path, self.cert.to_pem().unwrap()).unwrap();
+        path
+    }
+}
+
+// --- a TLS receiver ------------------------------------------------------------------------------
+
+#[derive(Debug, Clone)]
+struct Received {
+    path: String,
+    headers: HashMap<String, String>,
+    body: Vec<u8>,
+}
+
+impl Received {
+    fn h(&self, name: &str) -> &str {
+        self.headers.get(&name.to_ascii_lowercase()).map(String::as_str).unwrap_or("")
+    }
+}
+
+#[derive(Default)]
+struct State {
+    got: Vec<Received>,
+    /// Connections whose TLS handshake failed, with the server side's error.
+    failed_handshakes: Vec<String>,
+    /// Status answered per path (default 200).
+    status: HashMap<String, u16>,
+}
+
+/// An HTTPS server on 127.0.0.1 that presents `cert` (its CA's certificate as the chain) and
+/// records one request per connection.
+struct TlsReceiver {
+    port: u16,
+    state: Arc<Mutex<State>>,
+}
+
+fn read_request(stream: &mut impl Read) -> Option<Received> {
+    let mut raw = Vec::new();
+    let mut buf = [0u8; 4096];
+    let split = loop {
+        let n = stream.read(&mut buf).ok()?;
+        if n == 0 {
+            return None;
+        }
+        raw.extend_from_slice(&buf[..n]);
+        if let Some(i) = raw.windows(4).position(|w| w == b"\r\n\r\n") {
+            break i;
+        }
+    };
+    let head = String::from_utf8_lossy(&raw[..split]).into_owned();
+    let mut lines = head.lines();
+    let path = lines.next()?.split_whitespace().nth(1)?.to_string();
+    let headers: HashMap<String, String> = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string()))
+        .collect();
+    let len: usize = headers.get("content-length").and_then(|v| v.parse().ok()).unwrap_or(0);
+    let mut body = raw[split + 4..].to_vec();
+    while body.len() < len {
+        let n = stream.read(&mut buf).ok()?;
+        if n == 0 {
+            break;
+        }
+        body.extend_from_slice(&buf[..n]);
+    }
+    Some(Received { path, headers, body })
+}
+
+impl TlsReceiver {
+    fn start(ca: &Ca, sans: &[San]) -> TlsReceiver {
+        let (key, cert) = ca.issue(sans);
+        let mut acceptor = SslAcceptor::mozilla_intermediate_v5(SslMethod::tls_server()).unwrap();
+        acceptor.set_private_key(&key).unwrap();
+        acceptor.set_certificate(&cert).unwrap();
+        acceptor.add_extra_chain_cert(ca.cert.clone()).unwrap();
+        acceptor.check_private_key().unwrap();
+        let acceptor = Arc::new(acceptor.build());
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let state = Arc::new(Mutex::new(State::default()));
+        let st = state.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(stream) = stream else { continue };
+                let (st, acceptor) = (st.clone(), acceptor.clone());
+                std::thread::spawn(move || {
+                    let _ = stream.set_read_timeout(Some(Duration::from_secs(10)));
+                    let mut tls = match acceptor.accept(stream) {
+                        Ok(s) => s,
+                        Err(e) => {
+                            st.lock().unwrap().failed_handshakes.push(e.to_string());
+                            return;
+                        }
+                    };
+                    let Some(r) = read_request(&mut tls) else { return };
+                    let status = {
+                        let mut s = st.lock().unwrap();
+                        let status = s.status.get(&r.path).copied().unwrap_or(200);
+                        s.got.push(r);
+                        status
+                    };
+                    let body = format!("{{\"answer\":{status}}}");
+                    let _ = write!(tls, "HTTP/1.1 {status} X\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}", body.len());
+                    let _ = tls.shutdown();
+                });
+            }
+        });
+        TlsReceiver { port, state }
+    }
+
+    fn url(&self, host: &str, path: &str) -> String {
+        format!("https://{host}:{}{path}", self.port)
+    }
+    fn set_status(&self, path: &str, status: u16) {
+        self.state.lock().unwrap().status.insert(path.to_string(), status);
+    }
+    fn got(&self) -> Vec<Received> {
+        self.state.lock().unwrap().got.clone()
+    }
+    fn failed_handshakes(&self) -> Vec<String> {
+        self.state.lock().unwrap().failed_handshakes.clone()
+    }
+}
+
+/// Polls `f` until it returns `Some`, for at most 20 seconds.
+#[track_caller]
+fn eventually<T>(what: &str, mut f: impl FnMut() -> Option<T>) -> T {
+    let start = Instant::now();
+    loop {
+        if let Some(v) = f() {
+            return v;
+        }
+        assert!(start.elapsed() < Duration::from_secs(20), "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+// --- helpers -------------------------------------------------------------------------------------
+
+const HOOKS: &str = "/api/v2/webhooks";
+
+/// Gives the test server the webhook transport that `App::open` builds from a configuration
+/// with `webhook_ca_file: ca_file` (the test server itself starts without one).
+fn use_ca_file(srv: &TestServer, ca_file: Option<&Path>) {
+    let config = Config {
+        database_url: "sqlite::memory:".into(),
+        worker: false,
+        webhook_ca_file: ca_file.map(Path::to_path_buf),
+        ..srv.app.config.clone()
+    };
+    let app = App::open(config).expect("open with the CA file");
+    srv.app.billing.set_webhook_transport(app.billing.webhook_transport().expect("a transport"));
+}
+
+fn hook(srv: &TestServer, url: &str) -> (String, String) {
+    let h = ok(srv.post(HOOKS, json!({"url": url, "event_types": ["INVOICE_CREATED"]})));
+    (id_of(&h), h["secret_key"].as_str().unwrap().to_string())
+}
+
+/// The endpoint's only delivery, once it has `attempts` attempts.
+#[track_caller]
+fn delivery_after(srv: &TestServer, hook: &str, attempts: u64) -> Value {
+    eventually(&format!("attempt {attempts} of {hook}'s delivery"), || {
+        let r = ok(srv.get(&format!("{HOOKS}/{hook}/deliveries")));
+        let d = r["data"].as_array().unwrap();
+        assert!(d.len() <= 1, "one delivery expected: {r}");
+        d.first().filter(|d| d["attempt_count"] == json!(attempts)).cloned()
+    })
+}
+
+/// Asserts that attempt `i` of `d` failed in the TLS handshake on its certificate, with no
+/// response, and that the delivery waits for its next try.
+#[track_caller]
+fn assert_refused_certificate(d: &Value, i: usize, reason: &str) {
+    assert_eq!(d["status"], json!("retrying"), "{d}");
+    assert!(d["next_attempt_at"].is_string(), "{d}");
+    let a = &d["attempts"][i];
+    assert_eq!(a["response_status"], Value::Null, "{d}");
+    let error = a["error"].as_str().unwrap_or_default();
+    assert!(
+        error.starts_with("TLS handshake with ") && error.contains("failed: certificate verify failed"),
+        "{error}"
+    );
+    assert!(error.to_ascii_lowercase().contains(reason), "expected {reason:?} in {error:?}");
+}
+
+// --- tests ---------------------------------------------------------------------------------------
+
+/// A receiver whose certificate (for IP 127.0.0.1) is signed by the configured CA gets the
+/// delivery over TLS, headers and signature as over plain HTTP, and its status is logged.
+fn trusted_certificate_receives_signed_delivery(srv: &TestServer) {
+    let dir = tempfile::tempdir().unwrap();
+    let ca = Ca::new("Webhook Test CA");
+    use_ca_file(srv, Some(&ca.write_pem(dir.path(), "ca.pem")));
+    let rx = TlsReceiver::start(&ca, &[San::Ip("127.0.0.1")]);
+    rx.set_status("/busy", 503);
+    let (ok_hook, secret) = hook(srv, &rx.url("127.0.0.1", "/tls/hook?src=test"));
+    let (busy_hook, _) = hook(srv, &rx.url("127.0.0.1", "/busy"));
+    let inv = simple_invoice(srv, "115.00");
+
+    let d = delivery_after(srv, &ok_hook, 1);
+    let got = rx.got();
+    let r = got.iter().find(|r| r.path == "/tls/hook?src=test").expect("the request arrived");
+    assert_eq!(r.h("Host"), format!("127.0.0.1:{}", rx.port));
+    assert_eq!(r.h("Content-Type"), "application/json");
+    assert_eq!(r.h("User-Agent"), "Billing-Webhook/1.0");
+    assert_eq!(r.h("X-Webhook-Event"), "INVOICE_CREATED");
+    assert_eq!(r.h("X-Webhook-Entity-Type"), "INVOICE");
+    assert_eq!(r.h("X-Webhook-Entity-ID"), id_of(&inv));
+    assert_eq!(r.h("X-Webhook-Delivery-ID"), d["id"].as_str().unwrap());
+    let ts: i64 = r.h("X-Webhook-Timestamp").parse().unwrap();
+    assert_eq!(verify(Some(r.h("X-Webhook-Signature")), &r.body, &secret, 300), Ok(ts));
+    assert!(verify(Some(r.h("X-Webhook-Signature")), &r.body, "whsec_other", 300).is_err());
+    // The body is the stored event's payload, byte for byte.
+    let events = srv.app.billing.store.read(|tx| Ok(tx.list_events(srv.boot.org.id)?)).unwrap();
+    let ev = events.iter().find(|e| e.event_type.as_str() == "INVOICE_CREATED").unwrap();
+    assert_eq!(r.body, serde_json::to_vec(&ev.payload).unwrap());
+    assert_eq!(r.h("Content-Length"), r.body.len().to_string());
+
+    assert_eq!((d["status"].clone(), d["next_attempt_at"].clone()), (json!("delivered"), Value::Null), "{d}");
+    let a = &d["attempts"][0];
+    assert_eq!(
+        (a["response_status"].clone(), a["response_body"].clone(), a["error"].clone()),
+        (json!(200), json!("{\"answer\":200}"), Value::Null),
+        "{d}"
+    );
+    // A non-2xx answer over TLS is read and logged like one over plain HTTP.
+    let busy = delivery_after(srv, &busy_hook, 1);
+    assert_eq!(busy["status"], json!("retrying"), "{busy}");
+    assert_eq!(busy["attempts"][0]["response_status"], json!(503), "{busy}");
+    assert_eq!(busy["attempts"][0]["response_body"], json!("{\"answer\":503}"), "{busy}");
+    assert_eq!(rx.got().len(), 2);
+    assert_eq!(rx.failed_handshakes(), Vec::<String>::new());
+}
+
+/// Without the CA (none configured, then another CA configured) the handshake fails: the
+/// receiver gets no request and the attempt is an error without a response status. Once the
+/// right CA is configured, a manual retry delivers.
+fn untrusted_certificate_is_refused(srv: &TestServer) {
+    let dir = tempfile::tempdir().unwrap();
+    let ca = Ca::new("Webhook Test CA");
+    let rx = TlsReceiver::start(&ca, &[San::Ip("127.0.0.1")]);
+    // The test server's own transport: system CAs only.
+    let (h, _) = hook(srv, &rx.url("127.0.0.1", "/untrusted"));
+    simple_invoice(srv, "10.00");
+    let d = delivery_after(srv, &h, 1);
+    assert_refused_certificate(&d, 0, "certificate");
+    eventually("the receiver's failed handshake", || (!rx.failed_handshakes().is_empty()).then_some(()));
+    assert!(rx.got().is_empty(), "no request may reach an untrusted receiver");
+
+    // Another CA's certificate in the CA file does not help.
+    use_ca_file(srv, Some(&Ca::new("Another CA").write_pem(dir.path(), "other.pem")));
+    let did = d["id"].as_str().unwrap().to_string();
+    let r = ok(srv.post(&format!("{HOOKS}/deliveries/{did}/retry"), json!({})));
+    assert_eq!(r["attempt_count"], json!(2), "{r}");
+    assert_refused_certificate(&r, 1, "certificate");
+    eventually("two failed handshakes", || (rx.failed_handshakes().len() >= 2).then_some(()));
+    assert!(rx.got().is_empty(), "no request may reach an untrusted receiver");
+
+    // With the receiver's CA the same delivery goes through.
+    use_ca_file(srv, Some(&ca.write_pem(dir.path(), "ca.pem")));
+    let r = ok(srv.post(&format!("{HOOKS}/deliveries/{did}/retry"), json!({})));
+    assert_eq!((r["status"].clone(), r["attempt_count"].clone()), (json!("delivered"), json!(3)), "{r}");
+    assert_eq!(r["attempts"][2]["response_status"], json!(200), "{r}");
+    assert_eq!(rx.got().len(), 1);
+    assert_eq!(rx.got()[0].h("X-Webhook-Delivery-ID"), did);
+}
+
+/// A certificate from the trusted CA that names another host is refused, for an IP address and
+/// for a host name; one that names the URL's host name is accepted.
+fn certificate_for_another_host_is_refused(srv: &TestServer) {
+    let dir = tempfile::tempdir().unwrap();
+    let ca = Ca::new("Webhook Test CA");
+    use_ca_file(srv, Some(&ca.write_pem(dir.path(), "ca.pem")));
+    let other = TlsReceiver::start(&ca, &[San::Dns("other.example")]);
+    let local = TlsReceiver::start(&ca, &[San::Dns("localhost")]);
+    let (by_ip, _) = hook(srv, &other.url("127.0.0.1", "/by-ip"));
+    let (by_name, _) = hook(srv, &other.url("localhost", "/by-name"));
+    let (right, secret) = hook(srv, &local.url("localhost", "/right"));
+    simple_invoice(srv, "10.00");
+
+    assert_refused_certificate(&delivery_after(srv, &by_ip, 1), 0, "ip address mismatch");
+    assert_refused_certificate(&delivery_after(srv, &by_name, 1), 0, "hostname mismatch");
+    eventually("two failed handshakes", || (other.failed_handshakes().len() >= 2).then_some(()));
+    assert!(other.got().is_empty(), "no request may reach a receiver with another host's certificate");
+
+    let d = delivery_after(srv, &right, 1);
+    assert_eq!(d["status"], json!("delivered"), "{d}");
+    assert_eq!(d["attempts"][0]["response_status"], json!(200), "{d}");
+    let got = local.got();
+    assert_eq!(got.len(), 1);
+    assert_eq!(got[0].h("Host"), format!("localhost:{}", local.port));
+    assert!(verify(Some(got[0].h("X-Webhook-Signature")), &got[0].body, &secret, 300).is_ok());
+}
+
+http_tests!(
+    trusted_certificate_receives_signed_delivery,
+    untrusted_certificate_is_refused,
+    certificate_for_another_host_is_refused,
+);
+
+// --- configuration -------------------------------------------------------------------------------
+
+fn config(database_url: String, ca_file: Option<PathBuf>) -> Config {
+    Config {
+        database_url,
+        jwt_secret: common::JWT_SECRET.into(),
+        body_limit: 1024 * 1024,
+        public_url: "http://127.0.0.1".into(),
+        webhook_timeout: billing_server::DEFAULT_WEBHOOK_TIMEOUT,
+        worker: false,
+        worker_poll_interval: billing_server::DEFAULT_WORKER_POLL_INTERVAL,
+        worker_concurrency: billing_server::DEFAULT_WORKER_CONCURRENCY,
+        work_lease_margin: billing_server::DEFAULT_WORK_LEASE_MARGIN,
+        database_pool_size: billing_server::DEFAULT_DATABASE_POOL_SIZE,
+        webhook_ca_file: ca_file,
+    }
+}
+
+/// A CA file that cannot be read or holds no certificate fails `App::open` with an error that
+/// names it, before the database is created; a PEM file of CA certificates is accepted.
+#[test]
+fn bad_ca_file_stops_the_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("billing.db");
+    let url = format!("sqlite://{}", db.display());
+
+    let junk = dir.path().join("junk.pem");
+    std::fs::write(&junk, "this is not a certificate\n").unwrap();
+    let e = App::open(config(url.clone(), Some(junk.clone())))
+        .err()
+        .expect("a CA file without a certificate is refused");
+    let msg = e.to_string();
+    assert!(msg.contains(&junk.display().to_string()) && msg.contains("holds no PEM certificate"), "{msg}");
+
+    let broken = dir.path().join("broken.pem");
+    std::fs::write(&broken, "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n").unwrap();
+    let msg = App::open(config(url.clone(), Some(broken)))
+        .err()
+        .expect("a broken certificate is refused")
+        .to_string();
+    assert!(msg.contains("is not valid PEM"), "{msg}");
+
+    let missing = dir.path().join("missing.pem");
+    let msg = App::open(config(url.clone(), Some(missing)))
+        .err()
+        .expect("a missing file is refused")
+        .to_string();
+    assert!(msg.contains("cannot read the webhook CA file") && msg.contains("missing.pem"), "{msg}");
+    assert!(!db.exists(), "the database is not touched when the configuration is refused");
+
+    // Two CAs in one file, as a bundle.
+    let bundle = dir.path().join("bundle.pem");
+    let mut pem = Ca::new("First CA").cert.to_pem().unwrap();
+    pem.extend(Ca::new("Second CA").cert.to_pem().unwrap());
+    std::fs::write(&bundle, pem).unwrap();
+    App::open(config(url, Some(bundle))).expect("a PEM bundle of CA certificates is accepted");
+}
+
+/// `--webhook-ca-file` and `BILLING_WEBHOOK_CA_FILE` reach the configuration: the binary refuses
+/// to start with a file that is not PEM, and says why.
+#[test]
+fn the_flag_and_its_variable_are_used() {
+    let dir = tempfile::tempdir().unwrap();
+    let junk = dir.path().join("junk.pem");
+    std::fs::write(&junk, "not PEM").unwrap();
+    let url = format!("sqlite://{}", dir.path().join("cli.db").display());
+    let bin = env!("CARGO_BIN_EXE_billing-server");
+    let mut by_flag = std::process::Command::new(bin);
+    by_flag
+        .args(["--listen", "127.0.0.1:0", "--database-url", &url, "--webhook-ca-file"])
+        .arg(&junk);
+    let mut by_env = std::process::Command::new(bin);
+    by_env
+        .args(["--listen", "127.0.0.1:0", "--database-url", &url])
+        .env("BILLING_WEBHOOK_CA_FILE", &junk);
+    for mut cmd in [by_flag, by_env] {
+        cmd.stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        let mut child = cmd.spawn().unwrap();
+        let start = Instant::now();
+        let status = loop {
+            if let Some(s) = child.try_wait().unwrap() {
+                break s;
+            }
+            if start.elapsed() > Duration::from_secs(20) {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("the server started despite the bad CA file");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let mut stderr = String::new();
+        child.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
+        assert!(!status.success(), "{stderr}");
+        assert!(stderr.contains("webhook CA file") && stderr.contains("junk.pem"), "{stderr}");
+    }
+}

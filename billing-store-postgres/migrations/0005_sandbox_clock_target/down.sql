@@ -1,0 +1,1 @@
+ALTER TABLE organizations DROP COLUMN clock_advancing_to;
