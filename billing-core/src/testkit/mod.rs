@@ -442,6 +442,7 @@ macro_rules! conformance_suite {
                 work_due_times_of_free_and_held_items,
                 one_long_advance_replays_the_retry_schedule,
                 branch_users_cannot_manage_webhooks,
+                fan_out_batch_skips_lost_leases,
             ],
             concurrency: [
                 reads_do_not_wait_for_writers,

@@ -551,3 +551,40 @@ pub fn branch_users_cannot_manage_webhooks<H: Harness>() {
     assert_ne!(rotated.secret_key, e.secret_key);
     w.billing.create_webhook_endpoint(&branch_admin, fields()).unwrap();
 }
+
+/// Fan-out items claimed together are fanned out in one transaction; an item whose lease was
+/// lost meanwhile is left to its new holder, and the rest go on.
+pub fn fan_out_batch_skips_lost_leases<H: Harness>() {
+    let w = World::new(H::store());
+    let t = FakeTransport::new(200);
+    w.billing.set_webhook_transport(t.clone());
+    let e = endpoint(&w, &w.admin, json!({"url": "https://example.com/h"}));
+    let events: Vec<Event> = (0..3).map(|_| event_in(&w.admin, EventType::PaymentSucceeded, w.now())).collect();
+    for ev in &events {
+        w.write(|tx| tx.insert_event(ev));
+    }
+    let now = w.now();
+    let claimed = w.write(|tx| tx.claim_due_work(None, &[FANOUT_KIND], now, now + Duration::seconds(60), 10));
+    assert_eq!(claimed.len(), 3);
+    // The lease on the second item runs out and another process claims it.
+    let later = now + Duration::seconds(61);
+    let lost = claimed[1].id;
+    let retaken = w.write(|tx| tx.claim_work(lost, later, later + Duration::seconds(60))).expect("claimable");
+    let mut report = crate::webhook::WorkReport::default();
+    let mut mixed = claimed.clone();
+    mixed.push(DueWork::new(WorkId::new(), w.boot.org.id, KIND, now, json!({})));
+    let rest = w.billing.fan_out_batch(&mixed, &mut report);
+    assert_eq!(
+        rest.iter().map(|i| i.kind.as_str()).collect::<Vec<_>>(),
+        vec![KIND],
+        "only the other kinds are left"
+    );
+    assert_eq!(report.fanned_out, 2);
+    let by_event: BTreeSet<EventId> = deliveries(&w, e.id).iter().map(|d| d.event_id).collect();
+    assert_eq!(by_event, BTreeSet::from([events[0].id, events[2].id]));
+    assert_eq!(w.read(|tx| tx.work(lost)), Some(retaken.clone()), "the new holder keeps the lost item");
+    for done in [claimed[0].id, claimed[2].id] {
+        assert_eq!(w.read(|tx| tx.work(done)), None, "completed with the batch");
+    }
+    assert_eq!(t.count(), 0, "fan-out sends nothing itself");
+}
