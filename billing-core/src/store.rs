@@ -32,6 +32,16 @@ pub type StoreResult<T> = std::result::Result<T, StoreError>;
 pub trait Store: Send + Sync + 'static {
     fn read<R>(&self, f: impl FnMut(&mut dyn Tx) -> Result<R>) -> Result<R>;
     fn write<R>(&self, f: impl FnMut(&mut dyn Tx) -> Result<R>) -> Result<R>;
+    /// Like `write`, for the due-work queue's transactions (claims, and the transactions that
+    /// complete or reschedule a claimed item): every row they change is either taken with
+    /// `FOR UPDATE SKIP LOCKED` or guarded by the lease check of `complete_work` /
+    /// `reschedule_work`, which locks the item's row. Such a transaction is correct with only
+    /// row locks, so a store may run it with weaker isolation than `write` (PostgreSQL: READ
+    /// COMMITTED rather than SERIALIZABLE, where a busy queue's neighbouring index entries
+    /// would make concurrent claims and attempts abort each other). Same durability as `write`.
+    fn write_leased<R>(&self, f: impl FnMut(&mut dyn Tx) -> Result<R>) -> Result<R> {
+        self.write(f)
+    }
 }
 
 /// Reads and writes inside one transaction.

@@ -94,6 +94,6 @@ impl<S: Store> Billing<S> {
         if !self.store.read(|tx| Ok(tx.due_work_exists(org, kinds, now)?))? {
             return Ok(vec![]);
         }
-        self.store.write(|tx| Ok(tx.claim_due_work(org, kinds, now, now + lease, limit)?))
+        self.store.write_leased(|tx| Ok(tx.claim_due_work(org, kinds, now, now + lease, limit)?))
     }
 }

@@ -66,4 +66,10 @@ impl Store for Backend {
             Backend::Postgres(s) => s.write(f),
         }
     }
+    fn write_leased<R>(&self, f: impl FnMut(&mut dyn Tx) -> Result<R>) -> Result<R> {
+        match self {
+            Backend::Sqlite(s) => s.write_leased(f),
+            Backend::Postgres(s) => s.write_leased(f),
+        }
+    }
 }

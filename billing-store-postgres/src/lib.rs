@@ -30,6 +30,7 @@ pub use tx::PgTx;
 
 use billing_core::error::{Error, Result, StoreError};
 use billing_core::store::{Store, Tx};
+use diesel::connection::{AnsiTransactionManager, SimpleConnection, TransactionManager};
 use diesel::pg::PgConnection;
 use diesel::r2d2::{ConnectionManager, Pool, PooledConnection, R2D2Connection};
 use diesel::result::Error as DieselError;
@@ -94,18 +95,14 @@ impl std::fmt::Debug for PgStore {
 enum Attempt {
     /// The closure's own error.
     App(Error),
-    /// BEGIN or COMMIT failed.
+    /// BEGIN (or the write gate) failed: nothing ran.
+    Begin(DieselError),
+    /// COMMIT failed.
     Db(DieselError),
     /// The closure returned `Ok` although one of its statements had aborted the transaction.
     Aborted(String),
     /// The closure returned `Ok` although one of its statements met a conflict.
     Conflict,
-}
-
-impl From<DieselError> for Attempt {
-    fn from(e: DieselError) -> Self {
-        Attempt::Db(e)
-    }
 }
 
 fn backend(e: impl std::fmt::Display) -> StoreError {
@@ -160,6 +157,8 @@ enum Gate {
     /// A read: no gate.
     None,
     Shared,
+    /// A due-work transaction ([`Store::write_leased`]): the gate shared, READ COMMITTED.
+    SharedLeased,
     Exclusive,
 }
 
@@ -185,6 +184,9 @@ impl PgStore {
             .max_size(options.max_connections.max(1))
             .min_idle(Some(options.min_idle.min(options.max_connections)))
             .connection_timeout(options.connection_timeout)
+            // No `SELECT 1` per checkout (a round trip per transaction): a connection that broke
+            // while idle fails its BEGIN, and `run` then retries on a new one.
+            .test_on_check_out(false)
             .build(ConnectionManager::<PgConnection>::new(url))
             .map_err(backend)?;
         Ok(PgStore {
@@ -212,7 +214,7 @@ impl PgStore {
     }
 
     /// Runs one attempt of `f` in a transaction. `mode` says how a write takes the write gate
-    /// (see [`WRITE_GATE`]).
+    /// (see [`WRITE_GATE`]). BEGIN and the gate go to the server in one round trip.
     fn attempt<R>(
         &self,
         conn: &mut PgConnection,
@@ -220,56 +222,66 @@ impl PgStore {
         f: &mut impl FnMut(&mut dyn Tx) -> Result<R>,
         state: &mut TxState,
     ) -> std::result::Result<R, Attempt> {
-        let mut builder = conn.build_transaction();
-        builder = match mode {
-            Gate::None => builder.repeatable_read().read_only(),
-            Gate::Shared => builder.serializable().read_write(),
+        let begin = match mode {
+            Gate::None => "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY".to_string(),
+            Gate::Shared => format!("BEGIN ISOLATION LEVEL SERIALIZABLE; SELECT pg_advisory_xact_lock_shared({WRITE_GATE})"),
+            // Row locks and the lease checks make it correct (see `Store::write_leased`).
+            Gate::SharedLeased => format!("BEGIN ISOLATION LEVEL READ COMMITTED; SELECT pg_advisory_xact_lock_shared({WRITE_GATE})"),
             // Alone among writers, a write needs no SERIALIZABLE; and under it, the snapshot
             // would date from before the wait for the gate (it is taken when the first statement
             // starts), older than the writes it waited for. READ COMMITTED reads them.
-            Gate::Exclusive => builder.read_committed().read_write(),
+            Gate::Exclusive => format!("BEGIN ISOLATION LEVEL READ COMMITTED; SELECT pg_advisory_xact_lock({WRITE_GATE})"),
         };
-        builder.run(|c| {
-            match mode {
-                Gate::None => {}
-                Gate::Shared => {
-                    diesel::sql_query(format!("SELECT pg_advisory_xact_lock_shared({WRITE_GATE})")).execute(c)?;
-                }
-                Gate::Exclusive => {
-                    diesel::sql_query(format!("SELECT pg_advisory_xact_lock({WRITE_GATE})")).execute(c)?;
-                }
+        if let Err(e) = AnsiTransactionManager::begin_transaction_sql(conn, &begin) {
+            // BEGIN may have run and the gate failed: end whatever was opened.
+            let _ = conn.batch_execute("ROLLBACK");
+            return Err(Attempt::Begin(e));
+        }
+        let mut tx = PgTx::new(conn, self.search_collation);
+        let out = f(&mut tx);
+        *state = std::mem::take(&mut tx.state);
+        let out = match out {
+            Err(e) => Err(Attempt::App(e)),
+            Ok(_) if state.conflict => Err(Attempt::Conflict),
+            Ok(_) if state.aborted.is_some() => Err(Attempt::Aborted(state.aborted.clone().unwrap_or_default())),
+            Ok(v) => Ok(v),
+        };
+        match out {
+            Ok(v) => AnsiTransactionManager::commit_transaction(conn).map(|()| v).map_err(Attempt::Db),
+            Err(a) => {
+                // A failed rollback leaves the connection broken; the pool then drops it.
+                let _ = AnsiTransactionManager::rollback_transaction(conn);
+                Err(a)
             }
-            let mut tx = PgTx::new(c, self.search_collation);
-            let out = f(&mut tx);
-            *state = std::mem::take(&mut tx.state);
-            match out {
-                Err(e) => Err(Attempt::App(e)),
-                Ok(_) if state.conflict => Err(Attempt::Conflict),
-                Ok(_) if state.aborted.is_some() => Err(Attempt::Aborted(state.aborted.clone().unwrap_or_default())),
-                Ok(v) => Ok(v),
-            }
-        })
+        }
     }
 
-    fn run<R>(&self, write: bool, mut f: impl FnMut(&mut dyn Tx) -> Result<R>) -> Result<R> {
+    fn run<R>(&self, kind: Gate, mut f: impl FnMut(&mut dyn Tx) -> Result<R>) -> Result<R> {
         let mut conn = self.conn()?;
+        let write = kind != Gate::None;
         let max = if write { self.max_write_attempts } else { 1 };
         let mut attempt = 1;
+        let mut reconnects = 0;
         loop {
             let mut state = TxState::default();
-            let mode = match (write, attempt > EXCLUSIVE_AFTER) {
-                (false, _) => Gate::None,
-                (true, false) => Gate::Shared,
-                (true, true) => Gate::Exclusive,
-            };
+            let mode = if write && attempt > EXCLUSIVE_AFTER { Gate::Exclusive } else { kind };
             let out = self.attempt(&mut conn, mode, &mut f, &mut state);
+            if matches!(out, Err(Attempt::Begin(_))) && reconnects <= self.pool.max_size() && R2D2Connection::is_broken(&mut *conn) {
+                // An idle connection broke (a server restart, say): nothing ran, so try a new
+                // one. The pool discards the broken one when it comes back.
+                reconnects += 1;
+                drop(conn);
+                conn = self.conn()?;
+                continue;
+            }
             let retry = match &out {
                 Ok(_) => false,
-                Err(Attempt::Db(e)) => is_retryable(e),
+                Err(Attempt::Db(e) | Attempt::Begin(e)) => is_retryable(e),
                 Err(_) => state.conflict,
             };
             if retry && attempt < max {
                 if R2D2Connection::is_broken(&mut *conn) {
+                    drop(conn);
                     conn = self.conn()?;
                 }
                 backoff(attempt);
@@ -279,7 +291,7 @@ impl PgStore {
             return match out {
                 Ok(v) => Ok(v),
                 Err(Attempt::App(e)) => Err(e),
-                Err(Attempt::Db(e)) => Err(store_error(e).into()),
+                Err(Attempt::Db(e) | Attempt::Begin(e)) => Err(store_error(e).into()),
                 Err(Attempt::Aborted(msg)) => {
                     Err(StoreError::Backend(format!("the transaction was aborted by a failed statement and rolled back: {msg}")).into())
                 }
@@ -291,10 +303,14 @@ impl PgStore {
 
 impl Store for PgStore {
     fn read<R>(&self, f: impl FnMut(&mut dyn Tx) -> Result<R>) -> Result<R> {
-        self.run(false, f)
+        self.run(Gate::None, f)
     }
 
     fn write<R>(&self, f: impl FnMut(&mut dyn Tx) -> Result<R>) -> Result<R> {
-        self.run(true, f)
+        self.run(Gate::Shared, f)
+    }
+
+    fn write_leased<R>(&self, f: impl FnMut(&mut dyn Tx) -> Result<R>) -> Result<R> {
+        self.run(Gate::SharedLeased, f)
     }
 }

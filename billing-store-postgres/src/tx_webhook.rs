@@ -63,7 +63,7 @@ impl billing_core::webhook::WebhookTx for PgTx<'_> {
     fn update_webhook_delivery(&mut self, d: &Delivery) -> StoreResult<()> {
         use webhook_deliveries::dsl as wd;
         let row = DeliveryRow::new(d);
-        self.write(|c| {
+        self.change(|c| {
             diesel::update(wd::webhook_deliveries.find(d.id))
                 .set((
                     wd::status.eq(&row.status),
@@ -158,7 +158,7 @@ impl billing_core::work::WorkTx for PgTx<'_> {
             return Ok(vec![]);
         }
         let kinds: Vec<String> = kinds.iter().map(|k| k.to_string()).collect();
-        let mut rows: Vec<WorkRow> = self.write(|c| {
+        let mut rows: Vec<WorkRow> = self.change(|c| {
             diesel::sql_query(CLAIM_DUE)
                 .bind::<Timestamptz, _>(server_now)
                 .bind::<Timestamptz, _>(lease_until)
@@ -214,7 +214,7 @@ impl billing_core::work::WorkTx for PgTx<'_> {
     }
 
     fn claim_work(&mut self, id: WorkId, server_now: Timestamp, lease_until: Timestamp) -> StoreResult<Option<DueWork>> {
-        let rows: Vec<WorkRow> = self.write(|c| {
+        let rows: Vec<WorkRow> = self.change(|c| {
             diesel::sql_query(
                 "UPDATE due_work SET leased_until = $2, attempts = attempts + 1 \
                  WHERE id = $1 AND (leased_until IS NULL OR leased_until <= $3) \
@@ -229,7 +229,7 @@ impl billing_core::work::WorkTx for PgTx<'_> {
     }
 
     fn complete_work(&mut self, id: WorkId, lease: Option<Timestamp>) -> StoreResult<bool> {
-        let n = self.write(|c| {
+        let n = self.change(|c| {
             diesel::sql_query("DELETE FROM due_work WHERE id = $1 AND leased_until IS NOT DISTINCT FROM $2")
                 .bind::<SqlUuid, _>(id.0)
                 .bind::<Nullable<Timestamptz>, _>(lease)
@@ -239,7 +239,7 @@ impl billing_core::work::WorkTx for PgTx<'_> {
     }
 
     fn reschedule_work(&mut self, id: WorkId, lease: Option<Timestamp>, due_at: Timestamp, payload: &Value) -> StoreResult<bool> {
-        let n = self.write(|c| {
+        let n = self.change(|c| {
             diesel::sql_query("UPDATE due_work SET due_at = $3, payload = $4, leased_until = NULL WHERE id = $1 AND leased_until IS NOT DISTINCT FROM $2")
                 .bind::<SqlUuid, _>(id.0)
                 .bind::<Nullable<Timestamptz>, _>(lease)

@@ -615,3 +615,48 @@ fn concurrent_consumer_creations_in_one_branch_all_commit() {
     let total = s.read(|tx| Ok(tx.list_consumers(b.id, &q, &ConsumerFilter::default())?.total)).unwrap();
     assert_eq!(total, (threads * per_thread) as u64);
 }
+
+/// Pooled connections are not tested with a query at every checkout; one that broke while idle
+/// (here: its server process is terminated, as in a server restart) fails its BEGIN, and the
+/// store carries on with a new connection: nothing is lost and the caller sees no error.
+#[test]
+fn connections_broken_while_idle_are_replaced() {
+    let Some(url) = testing::server_url() else {
+        eprintln!("SKIPPED: {} is not set", testing::DATABASE_URL_ENV);
+        return;
+    };
+    let db = testing::TempDatabase::create(&url).unwrap();
+    let name = db.name().to_string();
+    let s = PgStore::open_temp(db).unwrap();
+    let (o, b) = seed(&s);
+    // Several connections in the pool.
+    std::thread::scope(|scope| {
+        for _ in 0..4 {
+            scope.spawn(|| s.read(|tx| Ok(tx.org(o.id)?)).unwrap());
+        }
+    });
+    let terminated = {
+        use diesel::prelude::*;
+        use diesel::sql_types::{BigInt, Text};
+        #[derive(QueryableByName)]
+        struct N {
+            #[diesel(sql_type = BigInt)]
+            n: i64,
+        }
+        let mut admin = PgConnection::establish(&url).unwrap();
+        diesel::sql_query("SELECT COUNT(pg_terminate_backend(pid)) AS n FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()")
+            .bind::<Text, _>(&name)
+            .get_result::<N>(&mut admin)
+            .unwrap()
+            .n
+    };
+    assert!(terminated >= 1, "the pool had idle connections to break");
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    assert_eq!(s.read(|tx| Ok(tx.org(o.id)?)).unwrap().map(|x| x.id), Some(o.id));
+    let c = consumer(&o, &b, "After the restart");
+    s.write(|tx| Ok(tx.insert_consumer(&c)?)).unwrap();
+    assert_eq!(
+        s.read(|tx| Ok(tx.consumer(b.id, c.id)?)).unwrap().map(|x| x.name),
+        Some("After the restart".to_string())
+    );
+}

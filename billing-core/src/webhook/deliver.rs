@@ -170,7 +170,7 @@ impl<S: Store> Billing<S> {
     fn fan_out(&self, item: &DueWork) -> Result<usize> {
         let server_now = self.clock().now();
         self.store
-            .write(|tx| Self::fan_out_in(tx, item, server_now)?.ok_or_else(|| lease_lost(item.id)))
+            .write_leased(|tx| Self::fan_out_in(tx, item, server_now)?.ok_or_else(|| lease_lost(item.id)))
     }
 
     /// Runs the fan-out items among `items` together, in one transaction (one commit for a
@@ -183,7 +183,7 @@ impl<S: Store> Billing<S> {
         let batch = match fanouts.len() {
             0 => Ok(0),
             1 => Err(Error::rule(Code::SERVICE_ERROR, "one item runs alone")),
-            _ => self.store.write(|tx| {
+            _ => self.store.write_leased(|tx| {
                 let mut n = 0;
                 for item in &fanouts {
                     n += Self::fan_out_in(tx, item, server_now)?.unwrap_or(0);
@@ -251,7 +251,7 @@ impl<S: Store> Billing<S> {
             Some((d, Some(e), Some(ev))) if e.enabled && e.deleted_at.is_none() => (d, e, ev),
             Some((d, _, _)) => {
                 // Deleted or disabled endpoint (or a vanished event): nothing is sent.
-                self.store.write(|tx| {
+                self.store.write_leased(|tx| {
                     if !tx.complete_work(item.id, item.leased_until)? {
                         return Err(lease_lost(item.id));
                     }
@@ -270,12 +270,12 @@ impl<S: Store> Billing<S> {
                 return Ok(None);
             }
             None => {
-                self.store.write(|tx| Ok(tx.complete_work(item.id, item.leased_until)?))?;
+                self.store.write_leased(|tx| Ok(tx.complete_work(item.id, item.leased_until)?))?;
                 return Ok(None);
             }
         };
         if !manual && matches!(d.status, DeliveryStatus::Delivered | DeliveryStatus::Failed) {
-            self.store.write(|tx| Ok(tx.complete_work(item.id, item.leased_until)?))?;
+            self.store.write_leased(|tx| Ok(tx.complete_work(item.id, item.leased_until)?))?;
             return Ok(None);
         }
         let unix = server_now.timestamp();
@@ -283,11 +283,15 @@ impl<S: Store> Billing<S> {
         let outcome = transport.post(&endpoint.url, &headers, &body, transport.timeout());
         let ok = outcome.succeeded();
         let done_at = self.clock().now();
-        self.store.write(|tx| {
+        // Only the holder of the item's lease writes its delivery (scheduled attempts and manual
+        // retries both claim the item first), and the lease is checked below before anything is
+        // kept: so the delivery read here is current, with row locks alone.
+        self.store.write_leased(|tx| {
             let mut d = tx.webhook_delivery(id)?.ok_or_else(|| Error::not_found("Webhook delivery", id))?;
-            let now = org_now(tx, done_at, d.org_id)?;
+            let offset = org_now(tx, server_now, d.org_id)? - server_now;
+            let now = done_at + offset;
             // The attempt's time is when it started; retries count from it.
-            let at = org_now(tx, server_now, d.org_id)?.min(now);
+            let at = (server_now + offset).min(now);
             d.attempts.push(Attempt {
                 number: d.attempts.len() as u32 + 1,
                 at: format_rfc3339(&at),
