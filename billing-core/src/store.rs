@@ -38,7 +38,10 @@ pub trait Store: Send + Sync + 'static {
     /// `reschedule_work`, which locks the item's row. Such a transaction is correct with only
     /// row locks, so a store may run it with weaker isolation than `write` (PostgreSQL: READ
     /// COMMITTED rather than SERIALIZABLE, where a busy queue's neighbouring index entries
-    /// would make concurrent claims and attempts abort each other). Same durability as `write`.
+    /// would make concurrent claims and attempts abort each other). A store may also commit it
+    /// without waiting for the disk: losing such a commit in a crash only makes the work run
+    /// again (claims lapse, completions are redone), which at-least-once work allows. What the
+    /// work produces for clients (a delivery log entry) becomes durable with the next commit.
     fn write_leased<R>(&self, f: impl FnMut(&mut dyn Tx) -> Result<R>) -> Result<R> {
         self.write(f)
     }

@@ -44,6 +44,8 @@ struct ReceiverState {
     got: Vec<Received>,
     /// Status answered per path (default 200).
     status: HashMap<String, u16>,
+    /// Paths whose answers wait until they are released.
+    held: std::collections::HashSet<String>,
 }
 
 struct Receiver {
@@ -95,12 +97,17 @@ impl Receiver {
                 let st = st.clone();
                 std::thread::spawn(move || {
                     let Some(r) = read_request(&mut stream) else { return };
-                    let status = {
+                    let (status, path) = {
                         let mut s = st.lock().unwrap();
                         let status = s.status.get(&r.path).copied().unwrap_or(200);
+                        let path = r.path.clone();
                         s.got.push(r);
-                        status
+                        (status, path)
                     };
+                    let held_since = Instant::now();
+                    while st.lock().unwrap().held.contains(&path) && held_since.elapsed().as_secs() < 30 {
+                        std::thread::sleep(std::time::Duration::from_millis(5));
+                    }
                     let body = format!("{{\"answer\":{status}}}");
                     let _ = write!(
                         stream,
@@ -117,6 +124,13 @@ impl Receiver {
     }
     fn set_status(&self, path: &str, status: u16) {
         self.state.lock().unwrap().status.insert(path.to_string(), status);
+    }
+    /// Answers to `path` wait until [`Self::release`].
+    fn hold(&self, path: &str) {
+        self.state.lock().unwrap().held.insert(path.to_string());
+    }
+    fn release(&self, path: &str) {
+        self.state.lock().unwrap().held.remove(path);
     }
     fn got(&self) -> Vec<Received> {
         self.state.lock().unwrap().got.clone()
@@ -408,6 +422,29 @@ fn branch_users_cannot_manage_webhooks(srv: &TestServer) {
     assert_ne!(r["secret_key"], hook["secret_key"]);
 }
 
+/// A receiver that does not answer holds up its own delivery only: later events reach the
+/// other endpoints while its request is still open.
+fn a_slow_receiver_does_not_hold_up_others(srv: &TestServer) {
+    let rx = Receiver::start();
+    rx.hold("/slow");
+    let slow_hook = id_of(&create(srv, json!({"url": rx.url("/slow"), "event_types": ["PAYMENT_FAILED"]})));
+    create(srv, json!({"url": rx.url("/fast")}));
+    emit(srv, &srv.branch_id(), EventType::PaymentFailed);
+    rx.wait("/slow", 1);
+    for n in 2..=4 {
+        emit(srv, &srv.branch_id(), EventType::PaymentSucceeded);
+        rx.wait("/fast", n);
+    }
+    let slow = deliveries(srv, &slow_hook, "");
+    assert_eq!(slow[0]["attempt_count"], json!(0), "the slow request is still open: {slow:?}");
+    rx.release("/slow");
+    let started = Instant::now();
+    while deliveries(srv, &slow_hook, "")[0]["status"] != json!("delivered") {
+        assert!(started.elapsed().as_secs() < 20, "the slow delivery was not recorded");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
 fn success_on_a_later_attempt(srv: &TestServer) {
     let rx = Receiver::start();
     rx.set_status("/flaky", 503);
@@ -568,6 +605,7 @@ http_tests!(
     retry_schedule_on_the_sandbox_clock,
     success_on_a_later_attempt,
     one_long_advance_replays_the_schedule,
+    a_slow_receiver_does_not_hold_up_others,
     branch_users_cannot_manage_webhooks,
     refused_connection_is_retried,
     subscriptions_disabled_deleted_and_branches,

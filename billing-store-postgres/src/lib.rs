@@ -225,8 +225,11 @@ impl PgStore {
         let begin = match mode {
             Gate::None => "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY".to_string(),
             Gate::Shared => format!("BEGIN ISOLATION LEVEL SERIALIZABLE; SELECT pg_advisory_xact_lock_shared({WRITE_GATE})"),
-            // Row locks and the lease checks make it correct (see `Store::write_leased`).
-            Gate::SharedLeased => format!("BEGIN ISOLATION LEVEL READ COMMITTED; SELECT pg_advisory_xact_lock_shared({WRITE_GATE})"),
+            // Row locks and the lease checks make it correct, and a lost commit only makes the
+            // work run again, so it need not wait for the WAL flush (see `Store::write_leased`).
+            Gate::SharedLeased => {
+                format!("BEGIN ISOLATION LEVEL READ COMMITTED; SET LOCAL synchronous_commit = off; SELECT pg_advisory_xact_lock_shared({WRITE_GATE})")
+            }
             // Alone among writers, a write needs no SERIALIZABLE; and under it, the snapshot
             // would date from before the wait for the gate (it is taken when the first statement
             // starts), older than the writes it waited for. READ COMMITTED reads them.

@@ -39,6 +39,9 @@ struct Args {
     /// Events committed per transaction.
     #[arg(long, default_value_t = 100)]
     batch: usize,
+    /// Database connections (PostgreSQL pool size).
+    #[arg(long, default_value_t = billing_server::DEFAULT_DATABASE_POOL_SIZE)]
+    pool_size: u32,
 }
 
 /// Answers every request 200 and counts them.
@@ -97,7 +100,7 @@ fn main() {
         worker_poll_interval: Duration::from_millis(5),
         worker_concurrency: args.concurrency,
         work_lease_margin: billing_server::DEFAULT_WORK_LEASE_MARGIN,
-        database_pool_size: billing_server::DEFAULT_DATABASE_POOL_SIZE,
+        database_pool_size: args.pool_size,
         webhook_ca_file: None,
     })
     .unwrap();

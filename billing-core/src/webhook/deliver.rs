@@ -71,6 +71,14 @@ enum Mode {
     },
 }
 
+/// What the fan-outs of one transaction look up once: organization times and each branch's
+/// endpoints (read in that transaction, so as current as reading them per event).
+#[derive(Default)]
+struct FanOutCache {
+    org_now: std::collections::HashMap<OrgId, Timestamp>,
+    endpoints: std::collections::HashMap<crate::ids::BranchId, Vec<Endpoint>>,
+}
+
 fn lease_lost(id: WorkId) -> Error {
     Error::rule(Code::SERVICE_ERROR, format!("the lease on work item {id} was lost"))
 }
@@ -170,7 +178,7 @@ impl<S: Store> Billing<S> {
     fn fan_out(&self, item: &DueWork) -> Result<usize> {
         let server_now = self.clock().now();
         self.store
-            .write_leased(|tx| Self::fan_out_in(tx, item, server_now)?.ok_or_else(|| lease_lost(item.id)))
+            .write_leased(|tx| Self::fan_out_in(tx, item, server_now, &mut FanOutCache::default())?.ok_or_else(|| lease_lost(item.id)))
     }
 
     /// Runs the fan-out items among `items` together, in one transaction (one commit for a
@@ -184,9 +192,10 @@ impl<S: Store> Billing<S> {
             0 => Ok(0),
             1 => Err(Error::rule(Code::SERVICE_ERROR, "one item runs alone")),
             _ => self.store.write_leased(|tx| {
+                let mut cache = FanOutCache::default();
                 let mut n = 0;
                 for item in &fanouts {
-                    n += Self::fan_out_in(tx, item, server_now)?.unwrap_or(0);
+                    n += Self::fan_out_in(tx, item, server_now, &mut cache)?.unwrap_or(0);
                 }
                 Ok(n)
             }),
@@ -205,15 +214,22 @@ impl<S: Store> Billing<S> {
     }
 
     /// The fan-out of one claimed item inside `tx`; `None` when its lease was lost.
-    fn fan_out_in(tx: &mut dyn Tx, item: &DueWork, server_now: Timestamp) -> Result<Option<usize>> {
+    fn fan_out_in(tx: &mut dyn Tx, item: &DueWork, server_now: Timestamp, cache: &mut FanOutCache) -> Result<Option<usize>> {
         if !tx.complete_work(item.id, item.leased_until)? {
             return Ok(None);
         }
         let Some(ev) = tx.event_by_id(EventId(item.id.0))? else { return Ok(Some(0)) };
-        let now = org_now(tx, server_now, ev.org_id)?;
-        let endpoints: Vec<Endpoint> = tx
-            .list_webhook_endpoints(ev.branch_id)?
-            .into_iter()
+        use std::collections::hash_map::Entry;
+        let now = match cache.org_now.entry(ev.org_id) {
+            Entry::Occupied(o) => *o.get(),
+            Entry::Vacant(v) => *v.insert(org_now(tx, server_now, ev.org_id)?),
+        };
+        let live = match cache.endpoints.entry(ev.branch_id) {
+            Entry::Occupied(o) => o.into_mut(),
+            Entry::Vacant(v) => v.insert(tx.list_webhook_endpoints(ev.branch_id)?),
+        };
+        let endpoints: Vec<&Endpoint> = live
+            .iter()
             .filter(|e| e.enabled && e.org_id == ev.org_id && e.subscribes_to(ev.event_type))
             .collect();
         for e in &endpoints {

@@ -6,8 +6,10 @@ mod transport;
 pub use transport::HttpTransport;
 
 use crate::App;
-use billing_core::webhook::WorkReport;
-use std::sync::{Arc, Weak};
+use billing_core::webhook::{WorkReport, FANOUT_KIND};
+use billing_core::work::DueWork;
+use std::sync::mpsc;
+use std::sync::{Arc, Condvar, Mutex, Weak};
 use std::time::Duration;
 
 /// Worker settings.
@@ -19,51 +21,111 @@ pub struct WorkerOptions {
     pub concurrency: usize,
 }
 
-/// Starts the worker on its own threads. It holds the app weakly and stops once the app is
-/// dropped. Every item is claimed with a lease in the database, so any number of workers (in
-/// this process or others on the same database) share the work without doing an item twice.
+/// How many runners are free; the dispatcher waits on it when none is.
+struct Idle {
+    free: Mutex<usize>,
+    changed: Condvar,
+}
+
+impl Idle {
+    fn release(&self) {
+        *self.free.lock().unwrap() += 1;
+        self.changed.notify_one();
+    }
+}
+
+/// Starts the worker on its own threads: one dispatcher and `concurrency` runners. It holds the
+/// app weakly and stops once the app is dropped. Every item is claimed with a lease in the
+/// database, so any number of workers (in this process or others on the same database) share
+/// the work without doing an item twice.
+///
+/// The dispatcher claims only as many items as there are free runners, so a claimed item
+/// starts at once (its lease is not spent waiting in a queue), and a slow receiver holds up
+/// one runner, not the others. The fan-out items of a claim go to one runner together, which
+/// runs them in one transaction.
 pub fn start_worker(app: &Arc<App>, options: WorkerOptions) {
+    let concurrency = options.concurrency.max(1);
+    let idle = Arc::new(Idle {
+        free: Mutex::new(concurrency),
+        changed: Condvar::new(),
+    });
+    let (send, receive) = mpsc::channel::<Vec<DueWork>>();
+    let receive = Arc::new(Mutex::new(receive));
+    for i in 0..concurrency {
+        let (app, idle, receive) = (Arc::downgrade(app), idle.clone(), receive.clone());
+        std::thread::Builder::new()
+            .name(format!("webhook-runner-{i}"))
+            .spawn(move || run_items(app, &idle, &receive))
+            .expect("spawn a webhook runner");
+    }
     let weak = Arc::downgrade(app);
     std::thread::Builder::new()
         .name("webhook-worker".into())
-        .spawn(move || run(weak, options))
+        .spawn(move || dispatch(weak, options, &idle, send))
         .expect("spawn the webhook worker");
 }
 
-fn run(app: Weak<App>, options: WorkerOptions) {
+fn dispatch(app: Weak<App>, options: WorkerOptions, idle: &Idle, send: mpsc::Sender<Vec<DueWork>>) {
     let concurrency = options.concurrency.max(1);
+    // After a claim that found more work than runners, the next one waits for a quarter of
+    // the runners: a claim scans the queue, so fewer, larger claims cost the database less.
+    let mut busy = false;
     loop {
+        let free = {
+            let mut free = idle.free.lock().unwrap();
+            let enough = if busy { concurrency.div_ceil(4) } else { 1 };
+            while *free < enough {
+                free = idle.changed.wait_timeout(free, options.poll_interval).unwrap().0;
+                if app.strong_count() == 0 {
+                    return;
+                }
+            }
+            *free
+        };
         let Some(app) = app.upgrade() else { return };
         let claimed = app
             .billing
-            .claim_due_work(None, app.billing.runnable_work_kinds(), app.billing.work_lease(), (concurrency * 4) as u32);
+            .claim_due_work(None, app.billing.runnable_work_kinds(), app.billing.work_lease(), free.min(256) as u32);
         let items = match claimed {
             Ok(items) => items,
             Err(e) => {
                 tracing::warn!(error = %e, "claiming due work failed");
-                drop(app);
-                std::thread::sleep(options.poll_interval);
-                continue;
+                Vec::new()
             }
         };
+        busy = items.len() >= free.min(256);
         if items.is_empty() {
             drop(app);
             std::thread::sleep(options.poll_interval);
             continue;
         }
-        let items = app.billing.fan_out_batch(&items, &mut WorkReport::default());
-        let next = std::sync::atomic::AtomicUsize::new(0);
-        std::thread::scope(|s| {
-            for _ in 0..concurrency.min(items.len()) {
-                s.spawn(|| loop {
-                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    let Some(item) = items.get(i) else { break };
-                    let mut report = WorkReport::default();
-                    if let Err(e) = app.billing.run_work_item(item, &mut report) {
-                        tracing::warn!(error = %e, kind = %item.kind, id = %item.id, "due work failed; it is retried when its lease runs out");
-                    }
-                });
+        // Each job takes one runner: the fan-outs together, each delivery alone.
+        let (fanouts, deliveries): (Vec<DueWork>, Vec<DueWork>) = items.into_iter().partition(|i| i.kind == FANOUT_KIND);
+        let jobs = (!fanouts.is_empty())
+            .then_some(fanouts)
+            .into_iter()
+            .chain(deliveries.into_iter().map(|d| vec![d]));
+        for job in jobs {
+            *idle.free.lock().unwrap() -= 1;
+            if send.send(job).is_err() {
+                return;
             }
-        });
+        }
+    }
+}
+
+fn run_items(app: Weak<App>, idle: &Idle, receive: &Mutex<mpsc::Receiver<Vec<DueWork>>>) {
+    loop {
+        // Dropping the dispatcher's sender (the app is gone) ends the runners.
+        let Ok(job) = receive.lock().unwrap().recv() else { return };
+        if let Some(app) = app.upgrade() {
+            let mut report = WorkReport::default();
+            for item in app.billing.fan_out_batch(&job, &mut report) {
+                if let Err(e) = app.billing.run_work_item(item, &mut report) {
+                    tracing::warn!(error = %e, kind = %item.kind, id = %item.id, "due work failed; it is retried when its lease runs out");
+                }
+            }
+        }
+        idle.release();
     }
 }
