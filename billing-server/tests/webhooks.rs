@@ -445,6 +445,34 @@ fn a_slow_receiver_does_not_hold_up_others(srv: &TestServer) {
     }
 }
 
+/// Sends like the server's transport, but panics for URLs containing `/boom` (a bug).
+struct PanickingTransport(billing_server::webhooks::HttpTransport);
+
+impl billing_core::webhook::WebhookTransport for PanickingTransport {
+    fn post(&self, url: &str, headers: &[(String, String)], body: &[u8], timeout: std::time::Duration) -> billing_core::webhook::Outcome {
+        assert!(!url.contains("/boom"), "a bug in sending");
+        self.0.post(url, headers, body, timeout)
+    }
+}
+
+/// A panic while running an item frees its runner: more panics than runners do not stop the
+/// worker.
+fn panics_do_not_stop_the_worker(srv: &TestServer) {
+    let rx = Receiver::start();
+    let transport = billing_server::webhooks::HttpTransport::new(std::time::Duration::from_secs(5));
+    srv.app.billing.set_webhook_transport(std::sync::Arc::new(PanickingTransport(transport)));
+    create(srv, json!({"url": rx.url("/boom"), "event_types": ["PAYMENT_FAILED"]}));
+    create(srv, json!({"url": rx.url("/ok")}));
+    let runners = billing_server::DEFAULT_WORKER_CONCURRENCY;
+    for n in 1..=runners + 4 {
+        emit(srv, &srv.branch_id(), EventType::PaymentFailed);
+        rx.wait("/ok", n);
+    }
+    emit(srv, &srv.branch_id(), EventType::PaymentSucceeded);
+    rx.wait("/ok", runners + 5);
+    assert_eq!(rx.count("/boom"), 0);
+}
+
 fn success_on_a_later_attempt(srv: &TestServer) {
     let rx = Receiver::start();
     rx.set_status("/flaky", 503);
@@ -606,6 +634,7 @@ http_tests!(
     success_on_a_later_attempt,
     one_long_advance_replays_the_schedule,
     a_slow_receiver_does_not_hold_up_others,
+    panics_do_not_stop_the_worker,
     branch_users_cannot_manage_webhooks,
     refused_connection_is_retried,
     subscriptions_disabled_deleted_and_branches,

@@ -8,6 +8,7 @@ pub use transport::HttpTransport;
 use crate::App;
 use billing_core::webhook::{WorkReport, FANOUT_KIND};
 use billing_core::work::DueWork;
+use std::panic::AssertUnwindSafe;
 use std::sync::mpsc;
 use std::sync::{Arc, Condvar, Mutex, Weak};
 use std::time::Duration;
@@ -61,11 +62,18 @@ pub fn start_worker(app: &Arc<App>, options: WorkerOptions) {
     let weak = Arc::downgrade(app);
     std::thread::Builder::new()
         .name("webhook-worker".into())
-        .spawn(move || dispatch(weak, options, &idle, send))
+        .spawn(move || {
+            // A bug that panics must not stop deliveries for good: log it and go on. Items in
+            // flight are claimed again when their leases run out.
+            while std::panic::catch_unwind(AssertUnwindSafe(|| dispatch(&weak, options, &idle, &send))).is_err() {
+                tracing::error!("the due-work dispatcher panicked; it starts again");
+                std::thread::sleep(options.poll_interval);
+            }
+        })
         .expect("spawn the webhook worker");
 }
 
-fn dispatch(app: Weak<App>, options: WorkerOptions, idle: &Idle, send: mpsc::Sender<Vec<DueWork>>) {
+fn dispatch(app: &Weak<App>, options: WorkerOptions, idle: &Idle, send: &mpsc::Sender<Vec<DueWork>>) {
     let concurrency = options.concurrency.max(1);
     // After a claim that found more work than runners, the next one waits for a quarter of
     // the runners: a claim scans the queue, so fewer, larger claims cost the database less.
@@ -118,14 +126,19 @@ fn run_items(app: Weak<App>, idle: &Idle, receive: &Mutex<mpsc::Receiver<Vec<Due
     loop {
         // Dropping the dispatcher's sender (the app is gone) ends the runners.
         let Ok(job) = receive.lock().unwrap().recv() else { return };
-        if let Some(app) = app.upgrade() {
+        let ran = std::panic::catch_unwind(AssertUnwindSafe(|| {
+            let Some(app) = app.upgrade() else { return };
             let mut report = WorkReport::default();
             for item in app.billing.fan_out_batch(&job, &mut report) {
                 if let Err(e) = app.billing.run_work_item(item, &mut report) {
                     tracing::warn!(error = %e, kind = %item.kind, id = %item.id, "due work failed; it is retried when its lease runs out");
                 }
             }
+        }));
+        if ran.is_err() {
+            tracing::error!("a due-work runner panicked; its items are retried when their leases run out");
         }
+        // Whatever happened, the runner is free again (else the worker would shrink for good).
         idle.release();
     }
 }
