@@ -29,6 +29,10 @@ fn listening_port(child: &mut Child) -> u16 {
         let line = lines.next().expect("the server logs where it listens").unwrap();
         if let Some(at) = line.find("127.0.0.1:").filter(|_| line.contains("listening")) {
             let digits: String = line[at + 10..].chars().take_while(char::is_ascii_digit).collect();
+            // No --public-url given: the default names the bound port, not port 0.
+            let public = line.find("http://127.0.0.1:").expect("the public URL is logged") + 17;
+            let public: String = line[public..].chars().take_while(char::is_ascii_digit).collect();
+            assert_eq!(public, digits, "the default public URL names the bound port: {line}");
             break digits.parse().unwrap();
         }
     };
