@@ -294,8 +294,10 @@ impl<S: Store> Billing<S> {
             created_at: now,
             updated_at: None,
         };
+        // Insert-only, and the unique indexes on phone and e-mail keep the rule: a duplicate
+        // inserted concurrently after `check_unique` is refused by the index, with the same error.
         self.store
-            .write(|tx| {
+            .write_inserts(|tx| {
                 check_unique(tx, &c)?;
                 tx.insert_consumer(&c)?;
                 Ok(c.clone())

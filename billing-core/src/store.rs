@@ -45,6 +45,15 @@ pub trait Store: Send + Sync + 'static {
     fn write_leased<R>(&self, f: impl FnMut(&mut dyn Tx) -> Result<R>) -> Result<R> {
         self.write(f)
     }
+    /// Like `write` (and as durable), for a transaction that only inserts new rows and whose
+    /// every rule is kept by a unique index (its reads, such as a duplicate check that makes a
+    /// friendlier error, may miss a concurrent insert: the index then refuses the row with a
+    /// `UniqueViolation`). A store may run it with weaker isolation than `write` (PostgreSQL:
+    /// READ COMMITTED, where concurrent inserts into one branch would otherwise abort each
+    /// other on shared index pages).
+    fn write_inserts<R>(&self, f: impl FnMut(&mut dyn Tx) -> Result<R>) -> Result<R> {
+        self.write(f)
+    }
 }
 
 /// Reads and writes inside one transaction.

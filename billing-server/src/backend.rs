@@ -72,4 +72,10 @@ impl Store for Backend {
             Backend::Postgres(s) => s.write_leased(f),
         }
     }
+    fn write_inserts<R>(&self, f: impl FnMut(&mut dyn Tx) -> Result<R>) -> Result<R> {
+        match self {
+            Backend::Sqlite(s) => s.write_inserts(f),
+            Backend::Postgres(s) => s.write_inserts(f),
+        }
+    }
 }

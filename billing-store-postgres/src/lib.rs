@@ -157,8 +157,11 @@ enum Gate {
     /// A read: no gate.
     None,
     Shared,
-    /// A due-work transaction ([`Store::write_leased`]): the gate shared, READ COMMITTED.
+    /// A due-work transaction ([`Store::write_leased`]): the gate shared, READ COMMITTED,
+    /// asynchronous commit.
     SharedLeased,
+    /// An insert-only transaction ([`Store::write_inserts`]): the gate shared, READ COMMITTED.
+    SharedInserts,
     Exclusive,
 }
 
@@ -230,6 +233,8 @@ impl PgStore {
             Gate::SharedLeased => {
                 format!("BEGIN ISOLATION LEVEL READ COMMITTED; SET LOCAL synchronous_commit = off; SELECT pg_advisory_xact_lock_shared({WRITE_GATE})")
             }
+            // Unique indexes keep its rules (see `Store::write_inserts`).
+            Gate::SharedInserts => format!("BEGIN ISOLATION LEVEL READ COMMITTED; SELECT pg_advisory_xact_lock_shared({WRITE_GATE})"),
             // Alone among writers, a write needs no SERIALIZABLE; and under it, the snapshot
             // would date from before the wait for the gate (it is taken when the first statement
             // starts), older than the writes it waited for. READ COMMITTED reads them.
@@ -315,5 +320,9 @@ impl Store for PgStore {
 
     fn write_leased<R>(&self, f: impl FnMut(&mut dyn Tx) -> Result<R>) -> Result<R> {
         self.run(Gate::SharedLeased, f)
+    }
+
+    fn write_inserts<R>(&self, f: impl FnMut(&mut dyn Tx) -> Result<R>) -> Result<R> {
+        self.run(Gate::SharedInserts, f)
     }
 }
