@@ -40,7 +40,9 @@ fn receiver(delay: Duration) -> (String, Arc<Seen>) {
             let Ok(mut stream) = stream else { continue };
             let st = st.clone();
             std::thread::spawn(move || {
-                let Some((_, body)) = raw_http::read_request(&mut stream) else { return };
+                let Some(body) = raw_http::read_request(&mut stream).map(|r| r.body) else {
+                    return;
+                };
                 st.in_flight.fetch_add(1, Ordering::SeqCst);
                 let v: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
                 if let Some(n) = v["n"].as_u64() {

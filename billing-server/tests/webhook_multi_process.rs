@@ -39,13 +39,8 @@ fn receiver() -> (String, Seen) {
             let Ok(mut stream) = stream else { continue };
             let st = st.clone();
             std::thread::spawn(move || {
-                let Some((head, _)) = raw_http::read_request(&mut stream) else { return };
-                let id = head
-                    .lines()
-                    .find_map(|l| l.strip_prefix("x-webhook-delivery-id:"))
-                    .unwrap_or("")
-                    .trim()
-                    .to_string();
+                let Some(r) = raw_http::read_request(&mut stream) else { return };
+                let id = r.h("X-Webhook-Delivery-ID").to_string();
                 let n = {
                     let mut s = st.lock().unwrap();
                     let c = s.entry(id).or_default();

@@ -13,31 +13,19 @@ use billing_core::webhook::verify;
 use chrono::{DateTime, Duration, Utc};
 use common::fixtures::*;
 use common::invoice_fixtures::{first_payment, mark_paid, simple_invoice};
+use common::raw_http::{read_request, Received};
 use common::TestServer;
 use hmac::{Hmac, Mac};
 use hyper::Method;
 use serde_json::{json, Value};
 use sha2::Sha256;
 use std::collections::HashMap;
-use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::io::Write;
+use std::net::TcpListener;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 // --- a tiny receiver ---------------------------------------------------------------------------
-
-#[derive(Debug, Clone)]
-struct Received {
-    path: String,
-    headers: HashMap<String, String>,
-    body: Vec<u8>,
-}
-
-impl Received {
-    fn h(&self, name: &str) -> &str {
-        self.headers.get(&name.to_ascii_lowercase()).map(String::as_str).unwrap_or("")
-    }
-}
 
 #[derive(Default)]
 struct ReceiverState {
@@ -51,38 +39,6 @@ struct ReceiverState {
 struct Receiver {
     base: String,
     state: Arc<Mutex<ReceiverState>>,
-}
-
-fn read_request(stream: &mut TcpStream) -> Option<Received> {
-    let mut raw = Vec::new();
-    let mut buf = [0u8; 4096];
-    let split = loop {
-        let n = stream.read(&mut buf).ok()?;
-        if n == 0 {
-            return None;
-        }
-        raw.extend_from_slice(&buf[..n]);
-        if let Some(i) = raw.windows(4).position(|w| w == b"\r\n\r\n") {
-            break i;
-        }
-    };
-    let head = String::from_utf8_lossy(&raw[..split]).into_owned();
-    let mut lines = head.lines();
-    let path = lines.next()?.split_whitespace().nth(1)?.to_string();
-    let headers: HashMap<String, String> = lines
-        .filter_map(|l| l.split_once(':'))
-        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string()))
-        .collect();
-    let len: usize = headers.get("content-length").and_then(|v| v.parse().ok()).unwrap_or(0);
-    let mut body = raw[split + 4..].to_vec();
-    while body.len() < len {
-        let n = stream.read(&mut buf).ok()?;
-        if n == 0 {
-            break;
-        }
-        body.extend_from_slice(&buf[..n]);
-    }
-    Some(Received { path, headers, body })
 }
 
 impl Receiver {

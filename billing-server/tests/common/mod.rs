@@ -17,6 +17,7 @@ use std::sync::Arc;
 
 pub mod fixtures;
 pub mod invoice_fixtures;
+pub mod raw_http;
 
 pub struct TestServer {
     pub base: String,
