@@ -187,21 +187,21 @@ impl<S: Store> Billing<S> {
     /// its items run one by one, so that one bad item holds up only itself.
     pub fn fan_out_batch<'a>(&self, items: &'a [DueWork], report: &mut WorkReport) -> Vec<&'a DueWork> {
         let (fanouts, rest): (Vec<&DueWork>, Vec<&DueWork>) = items.iter().partition(|i| i.kind == FANOUT_KIND);
+        if fanouts.is_empty() {
+            return rest;
+        }
         let server_now = self.clock().now();
-        let batch = match fanouts.len() {
-            0 => Ok(0),
-            1 => Err(Error::rule(Code::SERVICE_ERROR, "one item runs alone")),
-            _ => self.store.write_leased(|tx| {
-                let mut cache = FanOutCache::default();
-                let mut n = 0;
-                for item in &fanouts {
-                    n += Self::fan_out_in(tx, item, server_now, &mut cache)?.unwrap_or(0);
-                }
-                Ok(n)
-            }),
-        };
+        let batch = self.store.write_leased(|tx| {
+            let mut cache = FanOutCache::default();
+            let mut n = 0;
+            for item in &fanouts {
+                n += Self::fan_out_in(tx, item, server_now, &mut cache)?.unwrap_or(0);
+            }
+            Ok(n)
+        });
         match batch {
             Ok(n) => report.fanned_out += n,
+            Err(_) if fanouts.len() == 1 => report.errors += 1,
             Err(_) => {
                 for item in fanouts {
                     if self.run_work_item(item, report).is_err() {
