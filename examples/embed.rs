@@ -7,9 +7,9 @@
 use billing_core::auth::Credential;
 use billing_core::clock::SystemClock;
 use billing_core::consumer::{parse_consumer_list, ConsumerFields};
-use billing_core::engine::BootstrapRequest;
 use billing_core::fields::{Email, PhoneNumber};
 use billing_core::list::QueryParams;
+use billing_core::org::BootstrapRequest;
 use billing_core::product::ProductFields;
 use billing_core::Billing;
 use billing_store_sqlite::SqliteStore;

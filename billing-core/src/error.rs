@@ -142,7 +142,7 @@ impl FieldError {
 }
 
 /// Failures reported by a store.
-#[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum StoreError {
     /// A named unique constraint refused the write; the core turns the name into a client error.
     #[error("unique constraint {0} violated")]
@@ -150,8 +150,50 @@ pub enum StoreError {
     /// A serialization failure or deadlock: the operation may be retried as a whole.
     #[error("transaction conflict: {0}")]
     Conflict(String),
-    #[error("store failure: {0}")]
-    Backend(String),
+    /// The row an update names does not exist (`"invoice 0190…"`).
+    #[error("{0} does not exist")]
+    NotFound(String),
+    /// A claim of due work expired and another process took the item over: the caller's
+    /// transaction must not keep what it did (the core rolls it back and moves on).
+    #[error("the lease on work item {0} was lost")]
+    LeaseLost(crate::ids::WorkId),
+    /// Anything else the backend reported, with its error kept as the source.
+    #[error("store failure: {message}")]
+    Backend {
+        message: String,
+        #[source]
+        source: Option<std::sync::Arc<dyn std::error::Error + Send + Sync>>,
+    },
+}
+
+impl StoreError {
+    pub fn backend(message: impl Into<String>) -> Self {
+        StoreError::Backend {
+            message: message.into(),
+            source: None,
+        }
+    }
+
+    /// A backend failure that keeps the backend's own error as its source.
+    pub fn backend_from(e: impl std::error::Error + Send + Sync + 'static) -> Self {
+        StoreError::Backend {
+            message: e.to_string(),
+            source: Some(std::sync::Arc::new(e)),
+        }
+    }
+}
+
+/// Equal when of the same kind with the same text (a backend error's source is not compared).
+impl PartialEq for StoreError {
+    fn eq(&self, other: &Self) -> bool {
+        use StoreError::*;
+        match (self, other) {
+            (UniqueViolation(a), UniqueViolation(b)) | (Conflict(a), Conflict(b)) | (NotFound(a), NotFound(b)) => a == b,
+            (LeaseLost(a), LeaseLost(b)) => a == b,
+            (Backend { message: a, .. }, Backend { message: b, .. }) => a == b,
+            _ => false,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

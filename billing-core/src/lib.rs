@@ -1,27 +1,35 @@
 //! billing-core: the storage-agnostic billing engine.
 //!
-//! - [`engine::Billing`] owns a [`store::Store`] and a [`clock::Clock`]; every operation is a
-//!   method on it, taking a [`auth::Scope`] (organization, branch, actor).
+//! - [`Billing`] owns a [`store::Store`], a [`clock::Clock`] and the outside services it calls;
+//!   every operation is a method on it, taking an [`auth::Scope`] (organization, branch,
+//!   actor), and declares its [`Lane`].
+//! - Every resource is a folder of the same shape: `mod.rs` (types and pure rules), `store.rs`
+//!   (its slice of the [`Tx`] contract), `ops.rs` (its operations and their lanes), `wire.rs`
+//!   (request parsing and views).
 //! - Requests are parsed into typed values at the edge ([`wire`], [`fields`], `parse` functions
 //!   of each resource) and the operations only see valid data.
-//! - Money is exact ([`money`]); time is injected ([`clock`]).
+//! - Money is exact ([`money`], [`pricing`]); time is injected ([`clock`]); background work is
+//!   claimed from one queue ([`work`]).
 //! - [`testkit`] (feature `testkit`) is the conformance suite every store runs.
 
 pub mod auth;
+pub mod billing;
 pub mod branch;
 pub mod clock;
 pub mod consumer;
 pub mod coupon;
-pub mod engine;
 pub mod error;
 pub mod event;
 pub mod fields;
 pub mod ids;
 pub mod invoice;
+pub mod lane;
 pub mod list;
 pub mod money;
 pub mod notification;
 pub mod org;
+pub mod payment;
+pub mod pricing;
 pub mod product;
 pub mod sandbox;
 pub mod store;
@@ -32,6 +40,7 @@ pub mod work;
 #[cfg(feature = "testkit")]
 pub mod testkit;
 
-pub use engine::Billing;
+pub use billing::Billing;
 pub use error::{Code, Error, Result};
+pub use lane::Lane;
 pub use store::{Store, Tx};

@@ -217,6 +217,77 @@ impl<'a> Query<'a> {
         }
     }
 
+    /// A repeated or comma-separated list of enum values (`statuses=A,B&statuses=C`).
+    pub fn enums<T: Copy>(&mut self, name: &str, parse: impl Fn(&str) -> Option<T>, expected: &str) -> Vec<T> {
+        let mut out = vec![];
+        let raw: Vec<String> = self.params.all(name).map(str::to_string).collect();
+        for v in raw.iter().flat_map(|v| v.split(',')).map(str::trim).filter(|v| !v.is_empty()) {
+            match parse(v) {
+                Some(x) => out.push(x),
+                None => self.fail("enum", name, format!("Input should be {expected}")),
+            }
+        }
+        out
+    }
+
+    /// A repeated or comma-separated list of currency codes (any case).
+    pub fn currencies(&mut self, name: &str) -> Vec<crate::money::Currency> {
+        let mut out = vec![];
+        let raw: Vec<String> = self.params.all(name).map(str::to_string).collect();
+        for c in raw.iter().flat_map(|v| v.split(',')).map(str::trim).filter(|v| !v.is_empty()) {
+            match c.to_ascii_uppercase().parse::<crate::money::Currency>() {
+                Ok(c) => out.push(c),
+                Err(()) => self.fail("enum", name, format!("'{c}' is not a supported currency")),
+            }
+        }
+        out
+    }
+
+    /// A repeated or comma-separated list of UUIDs.
+    pub fn uuids<T: std::str::FromStr>(&mut self, name: &str) -> Vec<T> {
+        let mut out = vec![];
+        let raw: Vec<String> = self.params.all(name).map(str::to_string).collect();
+        for v in raw.iter().flat_map(|v| v.split(',')).map(str::trim).filter(|v| !v.is_empty()) {
+            match v.parse::<T>() {
+                Ok(id) => out.push(id),
+                Err(_) => self.fail("uuid_parsing", name, "Input should be a valid UUID"),
+            }
+        }
+        out
+    }
+
+    /// An RFC 3339 date-time (or a date); empty is absent.
+    pub fn datetime(&mut self, name: &str) -> Option<crate::clock::Timestamp> {
+        let v = self.params.get(name)?.trim().to_string();
+        if v.is_empty() {
+            return None;
+        }
+        let t = crate::clock::parse_datetime(&v);
+        if t.is_none() {
+            self.fail("datetime_parsing", name, "Input should be a valid datetime");
+        }
+        t
+    }
+
+    pub fn uuid<T: std::str::FromStr>(&mut self, name: &str) -> Option<T> {
+        let v = self.params.get(name)?.trim().to_string();
+        let t = T::from_str(&v).ok();
+        if t.is_none() {
+            self.fail("uuid_parsing", name, "Input should be a valid UUID");
+        }
+        t
+    }
+
+    /// A number or a numeric string: `20`, `20.00`, or the JSON-style `"20.00"`.
+    pub fn decimal(&mut self, name: &str) -> Option<rust_decimal::Decimal> {
+        let v = self.params.get(name)?.trim().trim_matches('"').to_string();
+        let d = crate::money::parse_decimal(&serde_json::Value::String(v));
+        if d.is_none() {
+            self.fail("decimal_parsing", name, "Input should be a valid decimal");
+        }
+        d
+    }
+
     pub fn finish(self) -> Result<(), Error> {
         self.problems.into_result()
     }

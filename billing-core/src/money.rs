@@ -144,19 +144,41 @@ pub fn round_to(amount: Decimal, currency: Currency) -> Decimal {
 /// filters and sorts work in SQL without knowing the currency.
 pub const STORED_SCALE: u32 = 3;
 
-pub fn to_stored(amount: Decimal) -> i64 {
+/// `amount` in thousandths, or why it cannot be kept exactly: more than three decimals, or
+/// beyond the signed 64-bit range (about ±9.2 × 10^15 units; money the API accepts is far
+/// inside it).
+pub fn stored(amount: Decimal) -> Result<i64, crate::error::StoreError> {
     let mut a = amount;
     a.rescale(STORED_SCALE);
-    i64::try_from(a.mantissa()).expect("amount fits in stored range")
+    if a.scale() != STORED_SCALE || a != amount {
+        return Err(crate::error::StoreError::backend(format!("amount {amount} cannot be stored in thousandths")));
+    }
+    i64::try_from(a.mantissa()).map_err(|_| crate::error::StoreError::backend(format!("amount {amount} is beyond the stored range")))
 }
 
 pub fn from_stored(v: i64) -> Decimal {
     Decimal::new(v, STORED_SCALE)
 }
 
+/// A bound of a filter on stored amounts (`from_price`, `to_price`), in thousandths: a lower
+/// bound rounds up and an upper bound rounds down to the stored precision, so that the filter
+/// keeps exactly the amounts within the bounds; a bound beyond the stored range is clamped
+/// (it still compares correctly with every amount).
+pub fn stored_bound(bound: Decimal, lower: bool) -> i64 {
+    let strategy = if lower {
+        rust_decimal::RoundingStrategy::ToPositiveInfinity
+    } else {
+        rust_decimal::RoundingStrategy::ToNegativeInfinity
+    };
+    let mut x = bound.round_dp_with_strategy(STORED_SCALE, strategy);
+    x.rescale(STORED_SCALE);
+    i64::try_from(x.mantissa()).unwrap_or(if x.is_sign_negative() { i64::MIN } else { i64::MAX })
+}
+
 impl Money {
-    pub fn to_stored(&self) -> i64 {
-        to_stored(self.amount)
+    /// The amount in thousandths ([`stored`]).
+    pub fn to_stored(&self) -> Result<i64, crate::error::StoreError> {
+        stored(self.amount)
     }
     pub fn from_stored(v: i64, currency: Currency) -> Self {
         Self::new(from_stored(v), currency)
@@ -183,6 +205,18 @@ pub fn parse_decimal(v: &serde_json::Value) -> Option<Decimal> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn stored_form_refuses_what_it_cannot_keep() {
+        assert_eq!(stored("1.25".parse().unwrap()), Ok(1250));
+        assert_eq!(stored("-9223372036854775.808".parse().unwrap()), Ok(i64::MIN));
+        assert!(stored("9223372036854775.808".parse().unwrap()).is_err());
+        assert!(stored("10000000000000000".parse().unwrap()).is_err());
+        assert!(stored("0.0001".parse().unwrap()).is_err(), "more digits than thousandths");
+        assert_eq!(stored_bound("1.0001".parse().unwrap(), true), 1001);
+        assert_eq!(stored_bound("1.0009".parse().unwrap(), false), 1000);
+        assert_eq!(stored_bound("1e20".parse::<Decimal>().unwrap(), false), i64::MAX);
+    }
     use proptest::prelude::*;
 
     fn d(s: &str) -> Decimal {
@@ -211,8 +245,8 @@ mod tests {
         assert_eq!(Money::checked(d("1000000000000.001"), Currency::KWD), Err(AmountError::TooLarge));
         assert_eq!(Money::checked(d("1.001"), Currency::SAR), Err(AmountError::TooPrecise));
         let max = Money::checked(MAX_AMOUNT, Currency::KWD).unwrap();
-        assert_eq!(Money::from_stored(max.to_stored(), Currency::KWD), max);
-        assert_eq!(Money::checked(-MAX_AMOUNT, Currency::SAR).unwrap().to_stored(), -1_000_000_000_000_000);
+        assert_eq!(Money::from_stored(max.to_stored().unwrap(), Currency::KWD), max);
+        assert_eq!(Money::checked(-MAX_AMOUNT, Currency::SAR).unwrap().to_stored().unwrap(), -1_000_000_000_000_000);
     }
 
     #[test]
@@ -235,7 +269,7 @@ mod tests {
         fn stored_form_round_trips(minor in -1_000_000_000_000i64..1_000_000_000_000i64, c in 0usize..Currency::ALL.len()) {
             let cur = Currency::ALL[c];
             let m = Money::from_minor(minor, cur);
-            let back = Money::from_stored(m.to_stored(), cur);
+            let back = Money::from_stored(m.to_stored().unwrap(), cur);
             prop_assert_eq!(back, m);
             prop_assert_eq!(back.to_string(), m.to_string());
         }

@@ -42,7 +42,7 @@ impl Backend {
             Backend::Sqlite(s) => s.execute(job).await,
             Backend::Postgres(_) => tokio::task::spawn_blocking(job)
                 .await
-                .unwrap_or_else(|e| Err(StoreError::Backend(format!("the operation did not finish: {e}")).into())),
+                .unwrap_or_else(|e| Err(StoreError::backend(format!("the operation did not finish: {e}")).into())),
         }
     }
 

@@ -208,7 +208,7 @@ async fn respond(app: Arc<App>, req: Request<hyper::body::Incoming>) -> HttpResp
 
 fn panicked(e: tokio::task::JoinError) -> Error {
     tracing::error!(error = %e, "operation panicked");
-    Error::Store(billing_core::error::StoreError::Backend("the operation panicked".into()))
+    Error::Store(billing_core::error::StoreError::backend("the operation panicked"))
 }
 
 /// `x-api-key` or `Authorization: Bearer`; neither is a 401.

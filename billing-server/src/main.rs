@@ -1,8 +1,9 @@
 //! `billing-server`: serve the API (default), `init` a database, or manage `keys`.
 
-use billing_core::engine::{BootstrapRequest, NewApiKey};
+use billing_core::auth::NewApiKey;
 use billing_core::fields::Email;
 use billing_core::ids::{BranchId, OrgId};
+use billing_core::org::BootstrapRequest;
 use billing_server::{App, Config, DEFAULT_BODY_LIMIT};
 use clap::{Args, Parser, Subcommand};
 use serde_json::json;
@@ -231,7 +232,7 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
     }
 }
 
-fn print_bootstrap(boot: &billing_core::engine::Bootstrap) {
+fn print_bootstrap(boot: &billing_core::org::Bootstrap) {
     println!(
         "Created sandbox organization {} with branch {} and admin {}.",
         boot.org.id, boot.branch.id, boot.user.email

@@ -58,7 +58,10 @@ impl Route {
     /// Whether the operation makes outgoing HTTP calls (webhook deliveries): it then runs on a
     /// blocking thread, never on the SQLite write executor.
     pub fn sends_http(&self) -> bool {
-        matches!(self, Route::AdvanceSandboxClock | Route::RetryWebhookDelivery(_))
+        matches!(
+            self,
+            Route::AdvanceSandboxClock | Route::RetryWebhookDelivery(_) | Route::RefundPayment(_) | Route::AutoChargePayment(_)
+        )
     }
 }
 

@@ -201,7 +201,7 @@ fn unknown_or_malformed_branch_header(srv: &TestServer) {
     let other = srv
         .app
         .billing
-        .bootstrap(&billing_core::engine::BootstrapRequest {
+        .bootstrap(&billing_core::org::BootstrapRequest {
             org_name: "Other".into(),
             admin_email: billing_core::fields::Email::parse("o@example.com").unwrap(),
             sandbox: true,

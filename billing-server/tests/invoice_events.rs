@@ -165,7 +165,7 @@ fn several_payments_succeed_together(srv: &TestServer) {
     let id = id_of(&inv);
     accept_installments(srv, &id, 3);
     let pays: Vec<String> = ok(srv.get(&invoice_path(&id)))["payments"].as_array().unwrap().iter().map(id_of).collect();
-    let card = billing_core::invoice::gateway::CardDetails {
+    let card = billing_core::payment::gateway::CardDetails {
         name: "Sara Harbi".into(),
         number: "4111111111111111".into(),
         expiry_month: 12,

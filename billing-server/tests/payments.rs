@@ -172,8 +172,8 @@ fn refund_related_payments(srv: &TestServer) {
         .store
         .write(|tx| {
             for mut p in tx.invoice_payments(inv_id)? {
-                p.status = billing_core::invoice::PaymentStatus::Succeeded;
-                p.method = Some(billing_core::invoice::PaymentMethod::Mada);
+                p.status = billing_core::payment::PaymentStatus::Succeeded;
+                p.method = Some(billing_core::payment::PaymentMethod::Mada);
                 p.transaction_id = Some(txn);
                 tx.update_payment(&p)?;
             }

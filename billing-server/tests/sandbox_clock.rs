@@ -4,8 +4,8 @@
 
 mod common;
 
-use billing_core::engine::BootstrapRequest;
 use billing_core::fields::Email;
+use billing_core::org::BootstrapRequest;
 use chrono::{DateTime, Duration, Utc};
 use common::fixtures::*;
 use common::TestServer;

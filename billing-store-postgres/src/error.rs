@@ -21,7 +21,7 @@ pub fn store_error(e: DieselError) -> StoreError {
     if let Some(inner) = conflict_inside(&e) {
         return StoreError::Conflict(inner);
     }
-    StoreError::Backend(e.to_string())
+    StoreError::backend(e.to_string())
 }
 
 /// Whether the whole transaction may succeed if tried again: a serialization failure (40001) or

@@ -106,7 +106,7 @@ enum Attempt {
 }
 
 fn backend(e: impl std::fmt::Display) -> StoreError {
-    StoreError::Backend(e.to_string())
+    StoreError::backend(e.to_string())
 }
 
 /// Applies the pending migrations, one process at a time (a session-level advisory lock), so
@@ -120,7 +120,7 @@ pub(crate) fn run_migrations(conn: &mut PgConnection) -> std::result::Result<(),
     let applied = conn
         .run_pending_migrations(MIGRATIONS)
         .map(drop)
-        .map_err(|e| StoreError::Backend(format!("migrations failed: {e}")));
+        .map_err(|e| StoreError::backend(format!("migrations failed: {e}")));
     let unlocked = diesel::sql_query(format!("SELECT pg_advisory_unlock({LOCK_KEY})"))
         .execute(conn)
         .map(drop)
@@ -213,7 +213,7 @@ impl PgStore {
     }
 
     fn conn(&self) -> std::result::Result<PooledConnection<ConnectionManager<PgConnection>>, StoreError> {
-        self.pool.get().map_err(|e| StoreError::Backend(format!("no database connection: {e}")))
+        self.pool.get().map_err(|e| StoreError::backend(format!("no database connection: {e}")))
     }
 
     /// Runs one attempt of `f` in a transaction. `mode` says how a write takes the write gate
@@ -246,7 +246,10 @@ impl PgStore {
             return Err(Attempt::Begin(e));
         }
         let mut tx = PgTx::new(conn, self.search_collation);
-        let out = f(&mut tx);
+        let out = {
+            let _open = billing_core::store::OpenTransaction::new();
+            f(&mut tx)
+        };
         *state = std::mem::take(&mut tx.state);
         let out = match out {
             Err(e) => Err(Attempt::App(e)),
@@ -301,7 +304,7 @@ impl PgStore {
                 Err(Attempt::App(e)) => Err(e),
                 Err(Attempt::Db(e) | Attempt::Begin(e)) => Err(store_error(e).into()),
                 Err(Attempt::Aborted(msg)) => {
-                    Err(StoreError::Backend(format!("the transaction was aborted by a failed statement and rolled back: {msg}")).into())
+                    Err(StoreError::backend(format!("the transaction was aborted by a failed statement and rolled back: {msg}")).into())
                 }
                 Err(Attempt::Conflict) => Err(StoreError::Conflict(format!("serialization conflict persisted over {attempt} attempts")).into()),
             };

@@ -31,7 +31,7 @@ type Ts = DateTime<Utc>;
 
 /// A stored value this version cannot read back (a hand-edited row, a newer schema).
 fn unreadable(what: &str, value: impl std::fmt::Display) -> StoreError {
-    StoreError::Backend(format!("unreadable stored {what}: {value}"))
+    StoreError::backend(format!("unreadable stored {what}: {value}"))
 }
 
 fn to_json<T: serde::Serialize>(what: &str, v: &T) -> Value {
@@ -56,17 +56,6 @@ fn language(s: &str) -> StoreResult<Language> {
 
 fn currency(s: &str) -> StoreResult<Currency> {
     s.parse().map_err(|_| unreadable("currency", s))
-}
-
-/// billing_core::money::to_stored, refusing (instead of panicking on) an amount beyond the
-/// BIGINT range of thousandths (about ±9.2 × 10^15 units).
-pub fn stored_amount(amount: rust_decimal::Decimal) -> StoreResult<i64> {
-    let mut a = amount;
-    a.rescale(money::STORED_SCALE);
-    if a.scale() != money::STORED_SCALE {
-        return Err(StoreError::Backend(format!("amount {amount} cannot be stored in thousandths")));
-    }
-    i64::try_from(a.mantissa()).map_err(|_| StoreError::Backend(format!("amount {amount} is beyond the stored range")))
 }
 
 fn u64_of(what: &str, v: i64) -> StoreResult<u64> {
@@ -146,11 +135,6 @@ impl OrgRow {
 
 // --- branches --------------------------------------------------------------------------------
 
-/// The key that live branch names are unique by: trimmed, lower-cased.
-pub fn branch_name_key(name: &str) -> String {
-    name.trim().to_lowercase()
-}
-
 #[derive(Queryable, Selectable)]
 #[diesel(table_name = branches, check_for_backend(diesel::pg::Pg))]
 pub struct BranchRow {
@@ -178,7 +162,7 @@ impl<'a> NewBranchRow<'a> {
             id: b.id.0,
             org_id: b.org_id.0,
             name: &b.name,
-            name_key: branch_name_key(&b.name),
+            name_key: Branch::name_key(&b.name),
             created_at: b.created_at,
             deleted_at: b.deleted_at,
         }
@@ -605,7 +589,7 @@ impl<'a> NewProductRow<'a> {
             recurring_interval_count: i32::try_from(p.recurring_interval_count).unwrap_or(i32::MAX),
             is_active: p.is_active,
             external_metadata: Value::Object(p.external_metadata.clone()),
-            sort_price: p.primary_price(default_currency).map(|pp| stored_amount(pp.amount.amount())).transpose()?,
+            sort_price: p.primary_price(default_currency).map(|pp| money::stored(pp.amount.amount())).transpose()?,
             used_in_finalized_invoice: p.used_in_finalized_invoice,
             is_deleted: p.is_deleted,
             created_at: p.created_at,
@@ -634,23 +618,6 @@ impl ProductRow {
             created_at: self.created_at,
             updated_at: self.updated_at,
         })
-    }
-}
-
-fn vat_mode_name(m: VatMode) -> &'static str {
-    match m {
-        VatMode::Inclusive => "INCLUSIVE",
-        VatMode::Exclusive => "EXCLUSIVE",
-        VatMode::Exempt => "EXEMPT",
-    }
-}
-
-fn vat_mode(s: &str) -> StoreResult<VatMode> {
-    match s {
-        "INCLUSIVE" => Ok(VatMode::Inclusive),
-        "EXCLUSIVE" => Ok(VatMode::Exclusive),
-        "EXEMPT" => Ok(VatMode::Exempt),
-        _ => Err(unreadable("vat_mode", s)),
     }
 }
 
@@ -686,8 +653,8 @@ impl NewPriceRow {
             id: p.id.0,
             product_id: p.product_id.0,
             currency: p.currency().code(),
-            amount: stored_amount(p.amount.amount())?,
-            vat_mode: vat_mode_name(p.vat_mode),
+            amount: money::stored(p.amount.amount())?,
+            vat_mode: VatMode::as_str(p.vat_mode),
             is_active: p.is_active,
             created_at: p.created_at,
             updated_at: p.updated_at,
@@ -701,7 +668,7 @@ impl PriceRow {
             id: self.id.into(),
             product_id: self.product_id.into(),
             amount: Money::from_stored(self.amount, currency(&self.currency)?),
-            vat_mode: vat_mode(&self.vat_mode)?,
+            vat_mode: VatMode::parse(&self.vat_mode).ok_or_else(|| unreadable("vat_mode", &self.vat_mode))?,
             is_active: self.is_active,
             created_at: self.created_at,
             updated_at: self.updated_at,
@@ -772,7 +739,7 @@ impl<'a> NewCouponRow<'a> {
             branch_id: c.branch_id.0,
             name: &c.name,
             is_percentage: c.discount.is_percentage(),
-            discount_value: stored_amount(c.discount.value())?,
+            discount_value: money::stored(c.discount.value())?,
             currency: c.discount.currency().map(Currency::code),
             is_active: c.is_active,
             used_in_finalized_invoice: c.used_in_finalized_invoice,
@@ -802,17 +769,9 @@ impl<'a> NewCouponRow<'a> {
 
 impl CouponRow {
     pub fn into_domain(self) -> StoreResult<Coupon> {
-        let value = money::from_stored(self.discount_value);
-        let discount = if self.is_percentage {
-            // The core keeps percentages normalized (`12.5`, not `12.500`).
-            Discount::Percentage(value.normalize())
-        } else {
-            let code = self
-                .currency
-                .as_deref()
-                .ok_or_else(|| unreadable("coupon currency", "NULL for a fixed amount"))?;
-            Discount::Fixed(Money::new(value, currency(code)?))
-        };
+        let currency = self.currency.as_deref().map(currency).transpose()?;
+        let discount =
+            Discount::from_stored(self.is_percentage, self.discount_value, currency).ok_or_else(|| unreadable("coupon currency", "NULL for a fixed amount"))?;
         Ok(Coupon {
             id: self.id.into(),
             org_id: self.org_id.into(),
@@ -885,18 +844,5 @@ impl EventRow {
             payload: self.payload,
             created_at: self.created_at,
         })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::stored_amount;
-
-    #[test]
-    fn amounts_beyond_the_stored_range_are_refused() {
-        assert_eq!(stored_amount("1.25".parse().unwrap()), Ok(1250));
-        assert_eq!(stored_amount("-9223372036854775.808".parse().unwrap()), Ok(i64::MIN));
-        assert!(stored_amount("9223372036854775.808".parse().unwrap()).is_err());
-        assert!(stored_amount("10000000000000000".parse().unwrap()).is_err());
     }
 }

@@ -1,11 +1,11 @@
 //! Rows of the invoice tables and their conversions to billing-core's invoice types.
 
-use crate::rows::stored_amount;
 use crate::schema_invoice::*;
 use billing_core::error::StoreError;
-use billing_core::invoice::totals::{lines_from_stored, lines_to_stored};
 use billing_core::invoice::*;
 use billing_core::money::{Currency, Money};
+use billing_core::payment::*;
+use billing_core::pricing::totals::{lines_from_stored, lines_to_stored};
 use billing_core::product::VatMode;
 use billing_core::store::StoreResult;
 use chrono::{DateTime, Utc};
@@ -16,7 +16,7 @@ use uuid::Uuid;
 type Ts = DateTime<Utc>;
 
 fn unreadable(what: &str, value: impl std::fmt::Display) -> StoreError {
-    StoreError::Backend(format!("unreadable stored {what}: {value}"))
+    StoreError::backend(format!("unreadable stored {what}: {value}"))
 }
 
 fn currency(s: &str) -> StoreResult<Currency> {
@@ -35,25 +35,8 @@ fn to_json<T: serde::Serialize>(v: &T) -> Value {
     serde_json::to_value(v).expect("plain data serializes")
 }
 
-pub fn vat_name(m: VatMode) -> &'static str {
-    match m {
-        VatMode::Inclusive => "INCLUSIVE",
-        VatMode::Exclusive => "EXCLUSIVE",
-        VatMode::Exempt => "EXEMPT",
-    }
-}
-
-fn vat_parse(s: &str) -> Option<VatMode> {
-    match s {
-        "INCLUSIVE" => Some(VatMode::Inclusive),
-        "EXCLUSIVE" => Some(VatMode::Exclusive),
-        "EXEMPT" => Some(VatMode::Exempt),
-        _ => None,
-    }
-}
-
 fn m(v: Money) -> StoreResult<i64> {
-    stored_amount(v.amount())
+    billing_core::money::stored(v.amount())
 }
 
 #[derive(Queryable, Selectable, Insertable, AsChangeset, Debug)]
@@ -110,7 +93,7 @@ impl InvoiceRow {
             total_price_excluding_vat: m(v.total_price_excluding_vat)?,
             total_amount: m(v.total_amount)?,
             paid_amount: m(v.paid_amount)?,
-            coupons: lines_to_stored(&v.coupons),
+            coupons: lines_to_stored(&v.coupons)?,
             installments: v.installments.map(i32::from),
             payment_link_id: v.payment_link_id,
             subscription_id: v.subscription_id,
@@ -185,12 +168,12 @@ impl ItemRow {
             price_id: it.price_id.map(|p| p.0),
             quantity: i64::from(it.quantity),
             unit_price: m(it.unit_price)?,
-            vat_mode: vat_name(it.vat_mode).into(),
+            vat_mode: it.vat_mode.as_str().into(),
             one_time: it.one_time,
             coupon_ids: to_json(&it.coupon_ids),
             original_amount: m(it.original_amount)?,
             discounted_amount: m(it.discounted_amount)?,
-            coupons: lines_to_stored(&it.coupons),
+            coupons: lines_to_stored(&it.coupons)?,
             vat_amount: m(it.vat_amount)?,
             excluding_vat: m(it.excluding_vat)?,
             created_at: it.created_at,
@@ -205,7 +188,7 @@ impl ItemRow {
             price_id: self.price_id.map(Into::into),
             quantity: u32::try_from(self.quantity).map_err(|_| unreadable("quantity", self.quantity))?,
             unit_price: mo(self.unit_price),
-            vat_mode: parsed("VAT mode", &self.vat_mode, vat_parse)?,
+            vat_mode: parsed("VAT mode", &self.vat_mode, VatMode::parse)?,
             one_time: self.one_time,
             coupon_ids: from_json("coupon ids", self.coupon_ids)?,
             original_amount: mo(self.original_amount),

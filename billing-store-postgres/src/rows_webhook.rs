@@ -14,7 +14,7 @@ use uuid::Uuid;
 type Ts = DateTime<Utc>;
 
 fn unreadable(what: &str, v: impl std::fmt::Display) -> StoreError {
-    StoreError::Backend(format!("unreadable stored {what}: {v}"))
+    StoreError::backend(format!("unreadable stored {what}: {v}"))
 }
 
 #[derive(Queryable, Selectable, QueryableByName, Insertable, AsChangeset)]

@@ -28,7 +28,7 @@ pub fn server_url() -> Option<String> {
 /// A fresh, migrated store on a temporary database of the server named by
 /// `BILLING_TEST_DATABASE_URL`; the database is dropped with the store.
 pub fn temp_store() -> Result<PgStore, StoreError> {
-    let url = server_url().ok_or_else(|| StoreError::Backend(format!("{DATABASE_URL_ENV} is not set")))?;
+    let url = server_url().ok_or_else(|| StoreError::backend(format!("{DATABASE_URL_ENV} is not set")))?;
     PgStore::open_temp(TempDatabase::create(&url)?)
 }
 
@@ -41,7 +41,7 @@ pub struct TempDatabase {
 }
 
 fn backend(e: impl std::fmt::Display) -> StoreError {
-    StoreError::Backend(e.to_string())
+    StoreError::backend(e.to_string())
 }
 
 /// `url` with its database replaced by `database`. Both URL (`postgres://…/db?opts`) and
@@ -65,7 +65,7 @@ fn quoted(name: &str) -> String {
 }
 
 fn connect(url: &str) -> Result<PgConnection, StoreError> {
-    PgConnection::establish(url).map_err(|e| StoreError::Backend(format!("cannot connect to the test server: {e}")))
+    PgConnection::establish(url).map_err(|e| StoreError::backend(format!("cannot connect to the test server: {e}")))
 }
 
 #[derive(QueryableByName)]

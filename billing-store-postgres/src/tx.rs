@@ -10,13 +10,13 @@ use billing_core::consumer::{Consumer, ConsumerFilter, ConsumerSort};
 use billing_core::coupon::{Coupon, CouponFilter, CouponSort};
 use billing_core::error::StoreError;
 use billing_core::event::Event;
-use billing_core::ids::{BranchId, ConsumerId, CouponId, OrgId, ProductId, UserId};
+use billing_core::ids::{BranchId, ConsumerId, CouponId, EventId, OrgId, ProductId, UserId};
 use billing_core::list::{ListQuery, Page};
 use billing_core::money::Currency;
 use billing_core::notification::Notification;
 use billing_core::org::{Invitation, Organization, Role, User};
 use billing_core::product::{Product, ProductFilter, ProductPrice, ProductSort};
-use billing_core::store::{StoreResult, Tx};
+use billing_core::store::StoreResult;
 use diesel::dsl::not;
 use diesel::prelude::*;
 use diesel::result::Error as DieselError;
@@ -164,7 +164,7 @@ fn page<R, T>(q_page: u32, limit: u32, rows: Vec<R>, total: i64, f: impl FnMut(R
     })
 }
 
-impl Tx for PgTx<'_> {
+impl billing_core::org::OrgTx for PgTx<'_> {
     // --- organizations, users, keys ----------------------------------------------------------
 
     fn insert_org(&mut self, org: &Organization) -> StoreResult<()> {
@@ -251,6 +251,15 @@ impl Tx for PgTx<'_> {
         }
     }
 
+    // --- invitations and notifications -------------------------------------------------------
+
+    fn insert_invitation(&mut self, i: &Invitation) -> StoreResult<()> {
+        let row = NewInvitationRow::new(i);
+        self.write(|c| diesel::insert_into(invitations::table).values(&row).execute(c)).map(drop)
+    }
+}
+
+impl billing_core::auth::ApiKeyTx for PgTx<'_> {
     fn insert_api_key(&mut self, key: &ApiKey) -> StoreResult<()> {
         let row = NewApiKeyRow::new(key);
         self.write(|c| diesel::insert_into(api_keys::table).values(&row).execute(c)).map(drop)
@@ -273,7 +282,9 @@ impl Tx for PgTx<'_> {
         })?;
         Ok(u64::try_from(n).unwrap_or(0))
     }
+}
 
+impl billing_core::branch::BranchTx for PgTx<'_> {
     // --- branches ----------------------------------------------------------------------------
 
     fn insert_branch(&mut self, b: &Branch) -> StoreResult<()> {
@@ -295,13 +306,12 @@ impl Tx for PgTx<'_> {
         Ok(row.map(branch_of))
     }
 
-    fn branch_by_name(&mut self, org: OrgId, name: &str) -> StoreResult<Option<Branch>> {
+    fn branch_by_name(&mut self, org: OrgId, key: &str) -> StoreResult<Option<Branch>> {
         use branches::dsl as b;
-        let key = branch_name_key(name);
         let row = self.read(|c| {
             b::branches
                 .filter(b::org_id.eq(org.0))
-                .filter(b::name_key.eq(&key))
+                .filter(b::name_key.eq(key))
                 .filter(b::deleted_at.is_null())
                 .select(branch_select())
                 .first(c)
@@ -327,14 +337,9 @@ impl Tx for PgTx<'_> {
         let row = NewBranchRow::new(b);
         self.write(|c| diesel::update(branches::table.find(b.id.0)).set(&row).execute(c)).map(drop)
     }
+}
 
-    // --- invitations and notifications -------------------------------------------------------
-
-    fn insert_invitation(&mut self, i: &Invitation) -> StoreResult<()> {
-        let row = NewInvitationRow::new(i);
-        self.write(|c| diesel::insert_into(invitations::table).values(&row).execute(c)).map(drop)
-    }
-
+impl billing_core::notification::NotificationTx for PgTx<'_> {
     fn insert_notification(&mut self, n: &Notification) -> StoreResult<()> {
         let row = NewNotificationRow::new(n);
         self.write(|c| diesel::insert_into(notifications::table).values(&row).execute(c)).map(drop)
@@ -351,7 +356,9 @@ impl Tx for PgTx<'_> {
         })?;
         rows.into_iter().map(NotificationRow::into_domain).collect()
     }
+}
 
+impl billing_core::consumer::ConsumerTx for PgTx<'_> {
     // --- consumers ---------------------------------------------------------------------------
 
     fn insert_consumer(&mut self, cons: &Consumer) -> StoreResult<()> {
@@ -420,7 +427,9 @@ impl Tx for PgTx<'_> {
         let (rows, total) = self.read(|c| lists::consumers_page(c, branch.0, q, f, coll))?;
         page(q.page, q.limit, rows, total, ConsumerRow::into_domain)
     }
+}
 
+impl billing_core::product::ProductTx for PgTx<'_> {
     // --- products ----------------------------------------------------------------------------
 
     fn insert_product(&mut self, p: &Product, default_currency: Currency) -> StoreResult<()> {
@@ -464,7 +473,9 @@ impl Tx for PgTx<'_> {
         let items = self.products_with_prices(rows)?;
         page(q.page, q.limit, items, total, Ok)
     }
+}
 
+impl billing_core::coupon::CouponTx for PgTx<'_> {
     // --- coupons -----------------------------------------------------------------------------
 
     fn insert_coupon(&mut self, cp: &Coupon) -> StoreResult<()> {
@@ -499,6 +510,18 @@ impl Tx for PgTx<'_> {
         page(q.page, q.limit, rows, total, CouponRow::into_domain)
     }
 
+    fn redeem_coupon(&mut self, coupon: CouponId) -> StoreResult<()> {
+        use crate::schema::coupons::dsl as k;
+        self.write(|c| {
+            diesel::update(k::coupons.filter(k::id.eq(coupon.0)))
+                .set(k::redemptions.eq(k::redemptions + 1))
+                .execute(c)
+        })
+        .map(drop)
+    }
+}
+
+impl billing_core::event::EventTx for PgTx<'_> {
     // --- events ------------------------------------------------------------------------------
 
     fn insert_event(&mut self, e: &Event) -> StoreResult<()> {
@@ -510,5 +533,11 @@ impl Tx for PgTx<'_> {
         use events::dsl as ev;
         let rows = self.read(|c| ev::events.filter(ev::org_id.eq(org.0)).order_by(ev::seq).select(EventRow::as_select()).load(c))?;
         rows.into_iter().map(EventRow::into_domain).collect()
+    }
+
+    fn event_by_id(&mut self, id: EventId) -> StoreResult<Option<Event>> {
+        use events::dsl as ev;
+        let row = self.read(|c| ev::events.filter(ev::id.eq(id.0)).select(EventRow::as_select()).first(c).optional())?;
+        row.map(EventRow::into_domain).transpose()
     }
 }

@@ -8,6 +8,7 @@ use billing_core::error::StoreError;
 use billing_core::ids::*;
 use billing_core::invoice::*;
 use billing_core::list::{Direction, ListQuery, Page};
+use billing_core::payment::*;
 use billing_core::store::StoreResult;
 use diesel::dsl::sql;
 use diesel::pg::Pg;
@@ -21,18 +22,6 @@ fn page_of<T>(q_page: u32, limit: u32, items: Vec<T>, total: i64) -> Page<T> {
         page: q_page,
         limit,
     }
-}
-
-/// A price bound in stored thousandths, clamped into range.
-fn stored_bound(d: rust_decimal::Decimal, lower: bool) -> i64 {
-    let strategy = if lower {
-        rust_decimal::RoundingStrategy::ToPositiveInfinity
-    } else {
-        rust_decimal::RoundingStrategy::ToNegativeInfinity
-    };
-    let mut x = d.round_dp_with_strategy(3, strategy);
-    x.rescale(billing_core::money::STORED_SCALE);
-    i64::try_from(x.mantissa()).unwrap_or(if x.is_sign_negative() { i64::MIN } else { i64::MAX })
 }
 
 fn invoices_matching<'a>(branch: uuid::Uuid, q: &'a ListQuery<InvoiceSort>, f: &'a InvoiceFilter, coll: &'static str) -> invoices::BoxedQuery<'a, Pg> {
@@ -60,20 +49,20 @@ fn invoices_matching<'a>(branch: uuid::Uuid, q: &'a ListQuery<InvoiceSort>, f: &
     if !f.statuses.is_empty() {
         query = query.filter(i::status.eq_any(f.statuses.iter().map(|s| s.as_str().to_string()).collect::<Vec<_>>()));
     }
-    if !f.payment_statuses.is_empty() {
-        let names: Vec<String> = f.payment_statuses.iter().map(|s| s.as_str().to_string()).collect();
+    for m in &f.has_payments {
+        // An empty list matches every value (`cardinality(...) = 0`).
+        let statuses: Vec<String> = m.statuses.iter().map(|s| s.as_str().to_string()).collect();
+        let methods: Vec<String> = m.methods.iter().map(|s| s.as_str().to_string()).collect();
         query = query.filter(
-            sql::<Bool>("EXISTS (SELECT 1 FROM payments p WHERE p.invoice_id = invoices.id AND p.status = ANY(")
-                .bind::<Array<Text>, _>(names)
-                .sql("))"),
-        );
-    }
-    if f.payments_not_settled {
-        let names: Vec<String> = gateway_method_names().into_iter().map(str::to_string).collect();
-        query = query.filter(
-            sql::<Bool>("EXISTS (SELECT 1 FROM payments p WHERE p.invoice_id = invoices.id AND p.status = 'SUCCEEDED' AND p.method = ANY(")
-                .bind::<Array<Text>, _>(names)
-                .sql("))"),
+            sql::<Bool>("EXISTS (SELECT 1 FROM payments p WHERE p.invoice_id = invoices.id AND (cardinality(")
+                .bind::<Array<Text>, _>(statuses.clone())
+                .sql(") = 0 OR p.status = ANY(")
+                .bind::<Array<Text>, _>(statuses)
+                .sql(")) AND (cardinality(")
+                .bind::<Array<Text>, _>(methods.clone())
+                .sql(") = 0 OR p.method = ANY(")
+                .bind::<Array<Text>, _>(methods)
+                .sql(")))"),
         );
     }
     if let Some(x) = f.payment_link_id {
@@ -98,10 +87,10 @@ fn invoices_matching<'a>(branch: uuid::Uuid, q: &'a ListQuery<InvoiceSort>, f: &
         query = query.filter(i::scheduled_on.le(x));
     }
     if let Some(x) = f.from_price {
-        query = query.filter(i::total_amount.ge(stored_bound(x, true)));
+        query = query.filter(i::total_amount.ge(billing_core::money::stored_bound(x, true)));
     }
     if let Some(x) = f.to_price {
-        query = query.filter(i::total_amount.le(stored_bound(x, false)));
+        query = query.filter(i::total_amount.le(billing_core::money::stored_bound(x, false)));
     }
     if !f.currencies.is_empty() {
         query = query.filter(i::currency.eq_any(f.currencies.iter().map(|c| c.code().to_string()).collect::<Vec<_>>()));
@@ -198,7 +187,7 @@ impl PgTx<'_> {
             let c = r
                 .currency
                 .parse()
-                .map_err(|_| StoreError::Backend(format!("unreadable stored currency: {}", r.currency)))?;
+                .map_err(|_| StoreError::backend(format!("unreadable stored currency: {}", r.currency)))?;
             let mine = items.iter().filter(|x| x.invoice_id == r.id);
             let mut list = vec![];
             for x in mine {
@@ -273,7 +262,7 @@ impl billing_core::invoice::InvoiceTx for PgTx<'_> {
         let row = InvoiceRow::new(inv)?;
         let n = self.write(|c| diesel::update(i::invoices.filter(i::id.eq(row.id))).set(&row).execute(c))?;
         if n == 0 {
-            return Err(StoreError::Backend("invoice to update does not exist".into()));
+            return Err(StoreError::NotFound("invoice".into()));
         }
         self.write_items(inv)
     }
@@ -299,19 +288,22 @@ impl billing_core::invoice::InvoiceTx for PgTx<'_> {
         Ok(page_of(q.page, q.limit, items, total))
     }
 
-    fn consumer_has_open_invoices(&mut self, branch: BranchId, consumer: ConsumerId) -> StoreResult<bool> {
+    fn consumer_has_invoices_in(&mut self, branch: BranchId, consumer: ConsumerId, statuses: &[InvoiceStatus]) -> StoreResult<bool> {
         use invoices::dsl as i;
+        let names: Vec<String> = statuses.iter().map(|s| s.as_str().to_string()).collect();
         let n: i64 = self.read(|c| {
             i::invoices
                 .filter(i::branch_id.eq(branch.0))
                 .filter(i::consumer_id.eq(consumer.0))
-                .filter(i::status.ne_all(vec!["COMPLETED".to_string(), "CANCELED".to_string()]))
+                .filter(i::status.eq_any(&names))
                 .count()
                 .get_result(c)
         })?;
         Ok(n > 0)
     }
+}
 
+impl billing_core::payment::PaymentTx for PgTx<'_> {
     fn insert_payment(&mut self, p: &Payment) -> StoreResult<()> {
         let row = PaymentRow::new(p)?;
         self.write(|c| diesel::insert_into(payments::table).values(&row).execute(c)).map(drop)
@@ -335,7 +327,7 @@ impl billing_core::invoice::InvoiceTx for PgTx<'_> {
         let row = PaymentRow::new(pay)?;
         let n = self.write(|c| diesel::update(p::payments.filter(p::id.eq(row.id))).set(&row).execute(c))?;
         if n == 0 {
-            return Err(StoreError::Backend("payment to update does not exist".into()));
+            return Err(StoreError::NotFound("payment".into()));
         }
         Ok(())
     }
@@ -393,15 +385,5 @@ impl billing_core::invoice::InvoiceTx for PgTx<'_> {
                 .optional()
         })?;
         Ok(row.map(CardRow::into_domain))
-    }
-
-    fn redeem_coupon(&mut self, coupon: CouponId) -> StoreResult<()> {
-        use crate::schema::coupons::dsl as k;
-        self.write(|c| {
-            diesel::update(k::coupons.filter(k::id.eq(coupon.0)))
-                .set(k::redemptions.eq(k::redemptions + 1))
-                .execute(c)
-        })
-        .map(drop)
     }
 }

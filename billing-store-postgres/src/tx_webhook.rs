@@ -3,14 +3,11 @@
 //! Claims lock the rows they take with `FOR UPDATE SKIP LOCKED`, so processes claiming at the
 //! same time take different items and never wait on each other.
 
-use crate::rows::EventRow;
 use crate::rows_webhook::{DeliveryRow, EndpointRow, WorkRow};
-use crate::schema::events;
 use crate::schema_webhook::*;
 use crate::tx::PgTx;
 use billing_core::clock::Timestamp;
-use billing_core::event::Event;
-use billing_core::ids::{BranchId, EventId, OrgId, WorkId};
+use billing_core::ids::{BranchId, OrgId, WorkId};
 use billing_core::list::Page;
 use billing_core::store::StoreResult;
 use billing_core::webhook::{Delivery, DeliveryFilter, Endpoint};
@@ -111,12 +108,6 @@ impl billing_core::webhook::WebhookTx for PgTx<'_> {
             page,
             limit,
         })
-    }
-
-    fn event_by_id(&mut self, id: EventId) -> StoreResult<Option<Event>> {
-        use events::dsl as ev;
-        let row = self.read(|c| ev::events.filter(ev::id.eq(id.0)).select(EventRow::as_select()).first(c).optional())?;
-        row.map(EventRow::into_domain).transpose()
     }
 }
 

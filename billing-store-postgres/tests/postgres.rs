@@ -222,7 +222,7 @@ fn reads_cannot_write() {
     let Some(s) = store() else { return };
     let o = org();
     let r = s.read(|tx| Ok(tx.insert_org(&o)?));
-    assert!(matches!(r, Err(Error::Store(StoreError::Backend(_)))), "{r:?}");
+    assert!(matches!(r, Err(Error::Store(StoreError::Backend { .. }))), "{r:?}");
 }
 
 #[test]

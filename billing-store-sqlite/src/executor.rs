@@ -22,7 +22,7 @@ const MAX_BATCH: usize = 256;
 pub fn job<R: Send + 'static>(op: impl FnOnce() -> Result<R> + Send + 'static) -> (Job, oneshot::Receiver<Result<R>>) {
     let (tx, rx) = oneshot::channel();
     let job: Job = Box::new(move || {
-        let result = catch_unwind(AssertUnwindSafe(op)).unwrap_or_else(|_| Err(StoreError::Backend("the operation panicked".into()).into()));
+        let result = catch_unwind(AssertUnwindSafe(op)).unwrap_or_else(|_| Err(StoreError::backend("the operation panicked").into()));
         Box::new(move |commit_failure: Option<StoreError>| {
             // An answer is only "done" once durable: a failed commit undoes every success.
             let result = match (result, commit_failure) {

@@ -137,7 +137,7 @@ mod session {
 }
 
 fn backend(e: rusqlite::Error) -> StoreError {
-    StoreError::Backend(e.to_string())
+    StoreError::backend_from(e)
 }
 
 impl SqliteStore {
@@ -176,7 +176,7 @@ impl SqliteStore {
         let path = std::env::temp_dir().join(format!("billing-{}.db", uuid::Uuid::new_v4()));
         let store = Self::open(&path)?;
         // Safe: nobody else holds the Arc yet.
-        let mut inner = Arc::try_unwrap(store.inner).map_err(|_| StoreError::Backend("store shared during open".into()))?;
+        let mut inner = Arc::try_unwrap(store.inner).map_err(|_| StoreError::backend("store shared during open"))?;
         inner.delete_on_drop = true;
         Ok(SqliteStore { inner: Arc::new(inner) })
     }
@@ -244,6 +244,7 @@ impl SqliteStore {
         }
         let result = {
             let _open = session::Open::new(self.id(), &conn);
+            let _tx = billing_core::store::OpenTransaction::new();
             f()
         };
         if exec_cached(&conn, "COMMIT").is_ok() {
@@ -264,10 +265,9 @@ impl SqliteStore {
         };
         async move {
             if !sent {
-                return Err(StoreError::Backend("the write executor has stopped".into()).into());
+                return Err(StoreError::backend("the write executor has stopped").into());
             }
-            done.await
-                .unwrap_or_else(|_| Err(StoreError::Backend("the write executor has stopped".into()).into()))
+            done.await.unwrap_or_else(|_| Err(StoreError::backend("the write executor has stopped").into()))
         }
     }
 
@@ -302,6 +302,7 @@ impl Store for SqliteStore {
         // An explicit transaction gives every statement of `f` the same snapshot.
         exec_cached(&conn, "BEGIN")?;
         let result = {
+            let _open = billing_core::store::OpenTransaction::new();
             let mut tx = tx::SqliteTx::new(&conn, &self.inner.constraints);
             f(&mut tx)
         };

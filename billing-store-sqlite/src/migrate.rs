@@ -13,7 +13,7 @@ const MIGRATIONS: &[(i64, &str)] = &[
 ];
 
 pub fn apply(conn: &Connection) -> Result<(), StoreError> {
-    let err = |e: rusqlite::Error| StoreError::Backend(format!("migration failed: {e}"));
+    let err = |e: rusqlite::Error| StoreError::backend(format!("migration failed: {e}"));
     conn.execute_batch("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)")
         .map_err(err)?;
     // Every migration not yet recorded, in order: not only those above the highest applied one,
@@ -40,7 +40,7 @@ pub fn apply(conn: &Connection) -> Result<(), StoreError> {
 /// constraint error (`consumers.branch_id, consumers.phone_number`) mapped to the index name
 /// (`consumers_branch_phone_key`; primary keys become `<table>_pkey`).
 pub fn unique_constraint_names(conn: &Connection) -> Result<HashMap<String, String>, StoreError> {
-    let err = |e: rusqlite::Error| StoreError::Backend(e.to_string());
+    let err = |e: rusqlite::Error| StoreError::backend(e.to_string());
     let mut out = HashMap::new();
     let tables: Vec<String> = {
         let mut st = conn

@@ -11,11 +11,11 @@ use billing_core::event::{EntityType, Event, EventType};
 use billing_core::fields::{Email, Iban, Language, PhoneNumber};
 use billing_core::ids::*;
 use billing_core::list::{Direction, ListQuery, Page};
-use billing_core::money::{from_stored, Currency, Money};
+use billing_core::money::{Currency, Money};
 use billing_core::notification::{Channel, Notification};
 use billing_core::org::{Invitation, Organization, Role, User};
 use billing_core::product::{Product, ProductFilter, ProductPrice, ProductSort, ProductType, RecurringInterval, VatMode};
-use billing_core::store::{StoreResult, Tx};
+use billing_core::store::StoreResult;
 use rusqlite::types::Value as SqlValue;
 use rusqlite::{params_from_iter, Connection, OptionalExtension, Row};
 use std::str::FromStr;
@@ -110,7 +110,7 @@ impl<'c> SqliteTx<'c> {
                 }
             }
         }
-        StoreError::Backend(e.to_string())
+        StoreError::backend_from(e)
     }
 
     pub(crate) fn exec(&self, sql: &str, params: Vec<SqlValue>) -> StoreResult<usize> {
@@ -235,10 +235,6 @@ fn branch_row_at(r: &Row, o: usize) -> rusqlite::Result<Branch> {
     })
 }
 
-fn name_key(name: &str) -> String {
-    name.trim().to_lowercase()
-}
-
 fn notification_row(r: &Row) -> rusqlite::Result<Notification> {
     Ok(Notification {
         id: id(r, 0)?,
@@ -334,7 +330,10 @@ fn product_row(r: &Row) -> rusqlite::Result<Product> {
 }
 
 fn product_params(p: &Product, default: Currency) -> Vec<SqlValue> {
-    let sort_price = p.primary_price(default).map(|x| i(x.amount.to_stored())).unwrap_or(SqlValue::Null);
+    let sort_price = p
+        .primary_price(default)
+        .map(|x| i(x.amount.to_stored().expect("amount in the stored range")))
+        .unwrap_or(SqlValue::Null);
     vec![
         u(p.id),
         u(p.org_id),
@@ -354,21 +353,9 @@ fn product_params(p: &Product, default: Currency) -> Vec<SqlValue> {
     ]
 }
 
-fn vat_mode_name(m: VatMode) -> &'static str {
-    match m {
-        VatMode::Inclusive => "INCLUSIVE",
-        VatMode::Exclusive => "EXCLUSIVE",
-        VatMode::Exempt => "EXEMPT",
-    }
-}
 fn price_row(r: &Row) -> rusqlite::Result<ProductPrice> {
     let currency = parsed(r, 2, |s| Currency::from_str(s).ok())?;
-    let mode = parsed(r, 4, |s| match s {
-        "INCLUSIVE" => Some(VatMode::Inclusive),
-        "EXCLUSIVE" => Some(VatMode::Exclusive),
-        "EXEMPT" => Some(VatMode::Exempt),
-        _ => None,
-    })?;
+    let mode = parsed(r, 4, VatMode::parse)?;
     Ok(ProductPrice {
         id: id(r, 0)?,
         product_id: id(r, 1)?,
@@ -381,17 +368,11 @@ fn price_row(r: &Row) -> rusqlite::Result<ProductPrice> {
 }
 
 fn coupon_row(r: &Row) -> rusqlite::Result<Coupon> {
-    let pct: bool = r.get(4)?;
-    let value = from_stored(r.get(5)?);
     let currency = r
         .get::<_, Option<String>>(6)?
         .map(|s| Currency::from_str(&s).map_err(|_| bad(6, s)))
         .transpose()?;
-    let discount = match (pct, currency) {
-        (true, _) => Discount::Percentage(value.normalize()),
-        (false, Some(c)) => Discount::Fixed(Money::new(value, c)),
-        (false, None) => return Err(bad(6, "fixed coupon without currency".into())),
-    };
+    let discount = Discount::from_stored(r.get(4)?, r.get(5)?, currency).ok_or_else(|| bad(6, "fixed coupon without currency".into()))?;
     Ok(Coupon {
         id: id(r, 0)?,
         org_id: id(r, 1)?,
@@ -414,7 +395,7 @@ fn coupon_params(c: &Coupon) -> Vec<SqlValue> {
         u(c.branch_id),
         s(&c.name),
         b(c.discount.is_percentage()),
-        i(billing_core::money::to_stored(c.discount.value())),
+        i(billing_core::money::stored(c.discount.value()).expect("amount in the stored range")),
         s_opt(c.discount.currency().map(|c| c.code())),
         b(c.is_active),
         b(c.used_in_finalized_invoice),
@@ -461,7 +442,7 @@ fn folded_search(sql: &mut String, params: &mut Vec<SqlValue>, columns: &[&str],
     params.push(s(term.to_lowercase()));
 }
 
-impl Tx for SqliteTx<'_> {
+impl billing_core::org::OrgTx for SqliteTx<'_> {
     fn insert_org(&mut self, org: &Organization) -> StoreResult<()> {
         self.exec(
             concat!("INSERT INTO organizations (", org_cols!(), ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"),
@@ -557,6 +538,26 @@ impl Tx for SqliteTx<'_> {
         Ok(Some(found))
     }
 
+    fn insert_invitation(&mut self, inv: &Invitation) -> StoreResult<()> {
+        self.exec(
+            "INSERT INTO invitations (id, org_id, email, role, branch_ids, created_by, language, expire_at, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+            vec![
+                u(inv.id),
+                u(inv.organization_id),
+                s(inv.email.as_str()),
+                s(inv.role.as_str()),
+                j(&inv.branches),
+                u(inv.created_by),
+                s(inv.language.as_str()),
+                t(&inv.expire_at),
+                t(&inv.created_at),
+            ],
+        )?;
+        Ok(())
+    }
+}
+
+impl billing_core::auth::ApiKeyTx for SqliteTx<'_> {
     fn insert_api_key(&mut self, k: &ApiKey) -> StoreResult<()> {
         self.exec(
             concat!("INSERT INTO api_keys (", key_cols!(), ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)"),
@@ -612,7 +613,9 @@ impl Tx for SqliteTx<'_> {
             vec![u(branch)],
         )
     }
+}
 
+impl billing_core::branch::BranchTx for SqliteTx<'_> {
     fn insert_branch(&mut self, br: &Branch) -> StoreResult<()> {
         self.exec(
             "INSERT INTO branches (id, org_id, name, name_key, created_at, deleted_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
@@ -620,7 +623,7 @@ impl Tx for SqliteTx<'_> {
                 u(br.id),
                 u(br.org_id),
                 s(&br.name),
-                s(name_key(&br.name)),
+                s(Branch::name_key(&br.name)),
                 t(&br.created_at),
                 t_opt(&br.deleted_at),
             ],
@@ -636,14 +639,14 @@ impl Tx for SqliteTx<'_> {
         )
     }
 
-    fn branch_by_name(&mut self, org: OrgId, name: &str) -> StoreResult<Option<Branch>> {
+    fn branch_by_name(&mut self, org: OrgId, key: &str) -> StoreResult<Option<Branch>> {
         self.one(
             concat!(
                 "SELECT ",
                 branch_cols!(),
                 " FROM branches WHERE org_id = ?1 AND name_key = ?2 AND deleted_at IS NULL"
             ),
-            vec![u(org), s(name_key(name))],
+            vec![u(org), s(key)],
             branch_row,
         )
     }
@@ -663,29 +666,13 @@ impl Tx for SqliteTx<'_> {
     fn update_branch(&mut self, br: &Branch) -> StoreResult<()> {
         self.exec(
             "UPDATE branches SET name = ?2, name_key = ?3, deleted_at = ?4 WHERE id = ?1",
-            vec![u(br.id), s(&br.name), s(name_key(&br.name)), t_opt(&br.deleted_at)],
+            vec![u(br.id), s(&br.name), s(Branch::name_key(&br.name)), t_opt(&br.deleted_at)],
         )?;
         Ok(())
     }
+}
 
-    fn insert_invitation(&mut self, inv: &Invitation) -> StoreResult<()> {
-        self.exec(
-            "INSERT INTO invitations (id, org_id, email, role, branch_ids, created_by, language, expire_at, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-            vec![
-                u(inv.id),
-                u(inv.organization_id),
-                s(inv.email.as_str()),
-                s(inv.role.as_str()),
-                j(&inv.branches),
-                u(inv.created_by),
-                s(inv.language.as_str()),
-                t(&inv.expire_at),
-                t(&inv.created_at),
-            ],
-        )?;
-        Ok(())
-    }
-
+impl billing_core::notification::NotificationTx for SqliteTx<'_> {
     fn insert_notification(&mut self, n: &Notification) -> StoreResult<()> {
         self.exec(
             concat!(
@@ -716,7 +703,9 @@ impl Tx for SqliteTx<'_> {
             notification_row,
         )
     }
+}
 
+impl billing_core::consumer::ConsumerTx for SqliteTx<'_> {
     fn insert_consumer(&mut self, c: &Consumer) -> StoreResult<()> {
         self.exec(
             "INSERT INTO consumers (id, org_id, branch_id, name, phone_number, email, email_lower, external_id, iban, alias, comment, preferred_language, communication_methods, consumer_type, address, vat_number, commercial_registration, external_metadata, is_deleted, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)",
@@ -822,7 +811,9 @@ impl Tx for SqliteTx<'_> {
             consumer_row,
         )
     }
+}
 
+impl billing_core::product::ProductTx for SqliteTx<'_> {
     fn insert_product(&mut self, p: &Product, default_currency: Currency) -> StoreResult<()> {
         self.exec(
             concat!(
@@ -900,7 +891,9 @@ impl Tx for SqliteTx<'_> {
         }
         Ok(page)
     }
+}
 
+impl billing_core::coupon::CouponTx for SqliteTx<'_> {
     fn insert_coupon(&mut self, c: &Coupon) -> StoreResult<()> {
         self.exec(
             "INSERT INTO coupons (id, org_id, branch_id, name, is_percentage, discount_value, currency, is_active, used_in_finalized_invoice, is_deleted, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
@@ -959,6 +952,13 @@ impl Tx for SqliteTx<'_> {
         )
     }
 
+    fn redeem_coupon(&mut self, coupon: CouponId) -> StoreResult<()> {
+        self.exec("UPDATE coupons SET redemptions = redemptions + 1 WHERE id = ?1", vec![u(coupon)])
+            .map(drop)
+    }
+}
+
+impl billing_core::event::EventTx for SqliteTx<'_> {
     fn insert_event(&mut self, e: &Event) -> StoreResult<()> {
         self.exec(
             concat!("INSERT INTO events (", event_cols!(), ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"),
@@ -983,6 +983,14 @@ impl Tx for SqliteTx<'_> {
             event_row,
         )
     }
+
+    fn event_by_id(&mut self, id: EventId) -> StoreResult<Option<Event>> {
+        self.one(
+            "SELECT id, org_id, branch_id, event_type, entity_type, entity_id, payload, created_at FROM events WHERE id = ?1",
+            vec![u(id)],
+            event_row,
+        )
+    }
 }
 
 impl SqliteTx<'_> {
@@ -994,7 +1002,7 @@ impl SqliteTx<'_> {
             self.exec(
                 concat!("INSERT INTO product_prices (", price_cols!(), ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
                      ON CONFLICT(id) DO UPDATE SET currency = excluded.currency, amount = excluded.amount, vat_mode = excluded.vat_mode, is_active = excluded.is_active, updated_at = excluded.updated_at"),
-                vec![u(pr.id), u(pr.product_id), s(pr.currency().code()), i(pr.amount.to_stored()), s(vat_mode_name(pr.vat_mode)), b(pr.is_active), t(&pr.created_at), t_opt(&pr.updated_at)],
+                vec![u(pr.id), u(pr.product_id), s(pr.currency().code()), i(pr.amount.to_stored().expect("amount in the stored range")), s(pr.vat_mode.as_str()), b(pr.is_active), t(&pr.created_at), t_opt(&pr.updated_at)],
             )?;
         }
         Ok(())

@@ -4,10 +4,11 @@ use crate::rows::*;
 use crate::tx::{Paging, SqliteTx};
 use billing_core::error::StoreError;
 use billing_core::ids::*;
-use billing_core::invoice::totals::{lines_from_stored, lines_to_stored};
 use billing_core::invoice::*;
 use billing_core::list::{ListQuery, Page};
 use billing_core::money::{Currency, Money};
+use billing_core::payment::*;
+use billing_core::pricing::totals::{lines_from_stored, lines_to_stored};
 use billing_core::product::VatMode;
 use billing_core::store::StoreResult;
 use rusqlite::types::Value as SqlValue;
@@ -37,23 +38,6 @@ macro_rules! card_cols {
 
 fn currency(r: &Row, i: usize) -> rusqlite::Result<Currency> {
     parsed(r, i, |s| Currency::from_str(s).ok())
-}
-
-fn vat_name(m: VatMode) -> &'static str {
-    match m {
-        VatMode::Inclusive => "INCLUSIVE",
-        VatMode::Exclusive => "EXCLUSIVE",
-        VatMode::Exempt => "EXEMPT",
-    }
-}
-
-fn vat_parse(s: &str) -> Option<VatMode> {
-    match s {
-        "INCLUSIVE" => Some(VatMode::Inclusive),
-        "EXCLUSIVE" => Some(VatMode::Exclusive),
-        "EXEMPT" => Some(VatMode::Exempt),
-        _ => None,
-    }
 }
 
 fn money(r: &Row, i: usize, c: Currency) -> rusqlite::Result<Money> {
@@ -110,13 +94,13 @@ fn invoice_params(v: &Invoice) -> Vec<SqlValue> {
         b(v.exclude_coupons_if_installments),
         b(v.notify_consumer),
         t(&v.scheduled_on),
-        i(v.original_amount.to_stored()),
-        i(v.item_level_discounted_amount.to_stored()),
-        i(v.total_vat_amount.to_stored()),
-        i(v.total_price_excluding_vat.to_stored()),
-        i(v.total_amount.to_stored()),
-        i(v.paid_amount.to_stored()),
-        j(&lines_to_stored(&v.coupons)),
+        i(v.original_amount.to_stored().expect("amount in the stored range")),
+        i(v.item_level_discounted_amount.to_stored().expect("amount in the stored range")),
+        i(v.total_vat_amount.to_stored().expect("amount in the stored range")),
+        i(v.total_price_excluding_vat.to_stored().expect("amount in the stored range")),
+        i(v.total_amount.to_stored().expect("amount in the stored range")),
+        i(v.paid_amount.to_stored().expect("amount in the stored range")),
+        j(&lines_to_stored(&v.coupons).expect("amounts in the stored range")),
         v.installments.map(|n| i(i64::from(n))).unwrap_or(SqlValue::Null),
         v.payment_link_id.map(u).unwrap_or(SqlValue::Null),
         v.subscription_id.map(u).unwrap_or(SqlValue::Null),
@@ -133,7 +117,7 @@ fn item_row(r: &Row, c: Currency) -> rusqlite::Result<InvoiceItem> {
         price_id: id_opt(r, 4)?,
         quantity: r.get::<_, i64>(5)? as u32,
         unit_price: money(r, 6, c)?,
-        vat_mode: parsed(r, 7, vat_parse)?,
+        vat_mode: parsed(r, 7, VatMode::parse)?,
         one_time: r.get(8)?,
         coupon_ids: json(r, 9)?,
         original_amount: money(r, 10, c)?,
@@ -177,7 +161,7 @@ fn payment_params(p: &Payment) -> Vec<SqlValue> {
         u(p.branch_id),
         u(p.invoice_id),
         i(i64::from(p.number)),
-        i(p.amount.to_stored()),
+        i(p.amount.to_stored().expect("amount in the stored range")),
         s(p.amount.currency().code()),
         s(p.payment_type.as_str()),
         s_opt(p.method.map(|m| m.as_str())),
@@ -250,15 +234,15 @@ impl SqliteTx<'_> {
                     u(it.product_id),
                     it.price_id.map(u).unwrap_or(SqlValue::Null),
                     i(i64::from(it.quantity)),
-                    i(it.unit_price.to_stored()),
-                    s(vat_name(it.vat_mode)),
+                    i(it.unit_price.to_stored().expect("amount in the stored range")),
+                    s(it.vat_mode.as_str()),
                     b(it.one_time),
                     j(&it.coupon_ids),
-                    i(it.original_amount.to_stored()),
-                    i(it.discounted_amount.to_stored()),
-                    j(&lines_to_stored(&it.coupons)),
-                    i(it.vat_amount.to_stored()),
-                    i(it.excluding_vat.to_stored()),
+                    i(it.original_amount.to_stored().expect("amount in the stored range")),
+                    i(it.discounted_amount.to_stored().expect("amount in the stored range")),
+                    j(&lines_to_stored(&it.coupons).expect("amounts in the stored range")),
+                    i(it.vat_amount.to_stored().expect("amount in the stored range")),
+                    i(it.excluding_vat.to_stored().expect("amount in the stored range")),
                     t(&it.created_at),
                 ],
             )?;
@@ -268,7 +252,7 @@ impl SqliteTx<'_> {
 }
 
 fn not_found(what: &str) -> StoreError {
-    StoreError::Backend(format!("{what} to update does not exist"))
+    StoreError::NotFound(what.to_string())
 }
 
 impl billing_core::invoice::InvoiceTx for SqliteTx<'_> {
@@ -279,7 +263,7 @@ impl billing_core::invoice::InvoiceTx for SqliteTx<'_> {
             vec![u(org)],
             |r| r.get::<_, i64>(0),
         )?;
-        n.ok_or_else(|| StoreError::Backend("invoice counter returned no row".into()))
+        n.ok_or_else(|| StoreError::backend("invoice counter returned no row"))
     }
 
     fn insert_invoice(&mut self, inv: &Invoice) -> StoreResult<()> {
@@ -346,17 +330,15 @@ impl billing_core::invoice::InvoiceTx for SqliteTx<'_> {
         if !f.statuses.is_empty() {
             push_in(&mut sql, &mut params, "status", f.statuses.iter().map(|x| s(x.as_str())).collect());
         }
-        if !f.payment_statuses.is_empty() {
+        for m in &f.has_payments {
             let mut inner = String::new();
-            push_in(&mut inner, &mut params, "p.status", f.payment_statuses.iter().map(|x| s(x.as_str())).collect());
+            if !m.statuses.is_empty() {
+                push_in(&mut inner, &mut params, "p.status", m.statuses.iter().map(|x| s(x.as_str())).collect());
+            }
+            if !m.methods.is_empty() {
+                push_in(&mut inner, &mut params, "p.method", m.methods.iter().map(|x| s(x.as_str())).collect());
+            }
             sql.push_str(&format!(" AND EXISTS (SELECT 1 FROM payments p WHERE p.invoice_id = invoices.id{inner})"));
-        }
-        if f.payments_not_settled {
-            let mut inner = String::new();
-            push_in(&mut inner, &mut params, "p.method", gateway_method_names().into_iter().map(s).collect());
-            sql.push_str(&format!(
-                " AND EXISTS (SELECT 1 FROM payments p WHERE p.invoice_id = invoices.id AND p.status = 'SUCCEEDED'{inner})"
-            ));
         }
         if let Some(x) = f.payment_link_id {
             push_cmp(&mut sql, &mut params, "payment_link_id =", u(x));
@@ -380,10 +362,10 @@ impl billing_core::invoice::InvoiceTx for SqliteTx<'_> {
             push_cmp(&mut sql, &mut params, "scheduled_on <=", t(x));
         }
         if let Some(x) = f.from_price {
-            push_cmp(&mut sql, &mut params, "total_amount >=", i(stored_bound(x, true)));
+            push_cmp(&mut sql, &mut params, "total_amount >=", i(billing_core::money::stored_bound(x, true)));
         }
         if let Some(x) = f.to_price {
-            push_cmp(&mut sql, &mut params, "total_amount <=", i(stored_bound(x, false)));
+            push_cmp(&mut sql, &mut params, "total_amount <=", i(billing_core::money::stored_bound(x, false)));
         }
         if !f.currencies.is_empty() {
             push_in(&mut sql, &mut params, "currency", f.currencies.iter().map(|c| s(c.code())).collect());
@@ -414,14 +396,15 @@ impl billing_core::invoice::InvoiceTx for SqliteTx<'_> {
         Ok(page)
     }
 
-    fn consumer_has_open_invoices(&mut self, branch: BranchId, consumer: ConsumerId) -> StoreResult<bool> {
-        let n = self.count(
-            "SELECT COUNT(*) FROM invoices WHERE branch_id = ?1 AND consumer_id = ?2 AND status NOT IN ('COMPLETED', 'CANCELED')",
-            vec![u(branch), u(consumer)],
-        )?;
-        Ok(n > 0)
+    fn consumer_has_invoices_in(&mut self, branch: BranchId, consumer: ConsumerId, statuses: &[InvoiceStatus]) -> StoreResult<bool> {
+        let mut sql = String::from("SELECT COUNT(*) FROM invoices WHERE branch_id = ?1 AND consumer_id = ?2");
+        let mut params = vec![u(branch), u(consumer)];
+        push_in(&mut sql, &mut params, "status", statuses.iter().map(|x| s(x.as_str())).collect());
+        Ok(self.count(&sql, params)? > 0)
     }
+}
 
+impl billing_core::payment::PaymentTx for SqliteTx<'_> {
     fn insert_payment(&mut self, p: &Payment) -> StoreResult<()> {
         self.exec(
             concat!(
@@ -545,32 +528,5 @@ impl billing_core::invoice::InvoiceTx for SqliteTx<'_> {
             vec![u(consumer)],
             card_row,
         )
-    }
-
-    fn redeem_coupon(&mut self, coupon: CouponId) -> StoreResult<()> {
-        self.exec("UPDATE coupons SET redemptions = redemptions + 1 WHERE id = ?1", vec![u(coupon)])
-            .map(drop)
-    }
-}
-
-/// A price bound in stored thousandths, clamped into range (a bound beyond every amount still
-/// compares correctly).
-fn stored_bound(d: rust_decimal::Decimal, lower: bool) -> i64 {
-    let mut x = if lower { d.ceil_at_thousandths() } else { d.floor_at_thousandths() };
-    x.rescale(billing_core::money::STORED_SCALE);
-    i64::try_from(x.mantissa()).unwrap_or(if x.is_sign_negative() { i64::MIN } else { i64::MAX })
-}
-
-trait Thousandths {
-    fn ceil_at_thousandths(self) -> Self;
-    fn floor_at_thousandths(self) -> Self;
-}
-
-impl Thousandths for rust_decimal::Decimal {
-    fn ceil_at_thousandths(self) -> Self {
-        self.round_dp_with_strategy(3, rust_decimal::RoundingStrategy::ToPositiveInfinity)
-    }
-    fn floor_at_thousandths(self) -> Self {
-        self.round_dp_with_strategy(3, rust_decimal::RoundingStrategy::ToNegativeInfinity)
     }
 }

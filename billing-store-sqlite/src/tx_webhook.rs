@@ -6,8 +6,8 @@
 use crate::rows::*;
 use crate::tx::{Paging, SqliteTx};
 use billing_core::clock::{to_micros, Timestamp};
-use billing_core::event::{EntityType, Event, EventType};
-use billing_core::ids::{BranchId, EventId, OrgId, WorkId};
+use billing_core::event::EventType;
+use billing_core::ids::{BranchId, OrgId, WorkId};
 use billing_core::list::{Direction, Page};
 use billing_core::store::StoreResult;
 use billing_core::webhook::{Delivery, DeliveryFilter, DeliveryStatus, Endpoint};
@@ -104,19 +104,6 @@ fn work_row(r: &Row) -> rusqlite::Result<DueWork> {
         payload: json(r, 4)?,
         attempts: r.get::<_, i64>(5)? as u32,
         leased_until: ts_opt(r, 6)?,
-    })
-}
-
-fn event_row(r: &Row) -> rusqlite::Result<Event> {
-    Ok(Event {
-        id: id(r, 0)?,
-        org_id: id(r, 1)?,
-        branch_id: id(r, 2)?,
-        event_type: parsed(r, 3, EventType::parse)?,
-        entity_type: parsed(r, 4, EntityType::parse)?,
-        entity_id: r.get(5)?,
-        payload: json(r, 6)?,
-        created_at: ts(r, 7)?,
     })
 }
 
@@ -227,14 +214,6 @@ impl billing_core::webhook::WebhookTx for SqliteTx<'_> {
             limit: limit.max(1),
         };
         self.page(concat!("SELECT ", delivery_cols!()), &sql, params, paging, delivery_row)
-    }
-
-    fn event_by_id(&mut self, id: EventId) -> StoreResult<Option<Event>> {
-        self.one(
-            "SELECT id, org_id, branch_id, event_type, entity_type, entity_id, payload, created_at FROM events WHERE id = ?1",
-            vec![u(id)],
-            event_row,
-        )
     }
 }
 

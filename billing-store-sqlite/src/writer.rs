@@ -76,7 +76,10 @@ impl Writer {
     pub fn run_alone<R>(&self, names: &ConstraintNames, f: &mut dyn FnMut(&mut dyn Tx) -> Result<R>) -> Result<R> {
         let st = self.lock();
         exec(&st.conn, "BEGIN")?;
-        let result = catch_unwind(AssertUnwindSafe(|| f(&mut SqliteTx::new(&st.conn, names))));
+        let result = catch_unwind(AssertUnwindSafe(|| {
+            let _open = billing_core::store::OpenTransaction::new();
+            f(&mut SqliteTx::new(&st.conn, names))
+        }));
         match &result {
             Ok(Ok(_)) => exec(&st.conn, "COMMIT")?,
             _ => exec(&st.conn, "ROLLBACK")?,
@@ -107,13 +110,14 @@ impl Writer {
         let batch = st.batch;
         {
             let _open = batch_mark::Open::new(self.key(), &st.conn);
+            let _tx = billing_core::store::OpenTransaction::new();
             f();
         }
         self.commit(&mut st);
         st.failed
             .iter()
             .find(|(b, _)| *b == batch)
-            .map(|(_, why)| StoreError::Backend(format!("commit failed: {why}")))
+            .map(|(_, why)| StoreError::backend(format!("commit failed: {why}")))
     }
 
     /// The connection of the batch open on this thread, if any: reads made by a job of the
@@ -129,7 +133,10 @@ impl Writer {
     /// One transaction as a savepoint of the batch transaction open on `conn`.
     fn in_savepoint<R>(&self, conn: &Connection, names: &ConstraintNames, f: &mut dyn FnMut(&mut dyn Tx) -> Result<R>) -> Result<R> {
         exec(conn, "SAVEPOINT op")?;
-        let result = catch_unwind(AssertUnwindSafe(|| f(&mut SqliteTx::new(conn, names))));
+        let result = catch_unwind(AssertUnwindSafe(|| {
+            let _open = billing_core::store::OpenTransaction::new();
+            f(&mut SqliteTx::new(conn, names))
+        }));
         let ended = match &result {
             Ok(Ok(_)) => exec(conn, "RELEASE op"),
             _ => exec(conn, "ROLLBACK TO op").and_then(|_| exec(conn, "RELEASE op")),
@@ -162,7 +169,10 @@ impl Writer {
         }
         let my_batch = st.batch;
         exec(&st.conn, "SAVEPOINT op")?;
-        let result = catch_unwind(AssertUnwindSafe(|| f(&mut SqliteTx::new(&st.conn, names))));
+        let result = catch_unwind(AssertUnwindSafe(|| {
+            let _open = billing_core::store::OpenTransaction::new();
+            f(&mut SqliteTx::new(&st.conn, names))
+        }));
         let kept = matches!(result, Ok(Ok(_)));
         let ended = if kept {
             exec(&st.conn, "RELEASE op")
@@ -194,7 +204,7 @@ impl Writer {
             st = self.committed.wait(st).unwrap_or_else(|p| p.into_inner());
         }
         if let Some((_, why)) = st.failed.iter().find(|(b, _)| *b == my_batch) {
-            return Err(StoreError::Backend(format!("commit failed: {why}")).into());
+            return Err(StoreError::backend(format!("commit failed: {why}")).into());
         }
         result
     }
@@ -245,5 +255,5 @@ mod batch_mark {
 }
 
 fn exec(conn: &Connection, sql: &str) -> std::result::Result<(), StoreError> {
-    conn.execute_batch(sql).map_err(|e| StoreError::Backend(e.to_string()))
+    conn.execute_batch(sql).map_err(StoreError::backend_from)
 }

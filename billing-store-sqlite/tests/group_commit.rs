@@ -74,7 +74,7 @@ fn a_failing_transaction_rolls_back_alone() {
                     let r = store.write(|tx| {
                         tx.insert_org(&o)?;
                         if fail {
-                            return Err(Error::Store(StoreError::Backend("deliberate".into())));
+                            return Err(Error::Store(StoreError::backend("deliberate")));
                         }
                         Ok(())
                     });
@@ -163,7 +163,7 @@ fn executor_batches_and_answers_after_commit() {
                         inner.write(|tx| {
                             tx.insert_org(&o)?;
                             if fail {
-                                return Err(Error::Store(StoreError::Backend("deliberate".into())));
+                                return Err(Error::Store(StoreError::backend("deliberate")));
                             }
                             Ok(())
                         })

@@ -11,8 +11,8 @@
 
 use benches::{run, spawn_bare_server, RequestFn};
 use billing_core::consumer::ConsumerFields;
-use billing_core::engine::BootstrapRequest;
 use billing_core::fields::{Email, PhoneNumber};
+use billing_core::org::BootstrapRequest;
 use billing_core::store::Store;
 use billing_server::{App, Config};
 use clap::Parser;

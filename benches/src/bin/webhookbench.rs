@@ -11,10 +11,10 @@
 //! claimed with a lease, signed, POSTed over a new connection and recorded as delivered.
 
 use billing_core::auth::Credential;
-use billing_core::engine::BootstrapRequest;
 use billing_core::event::{EntityType, Event, EventType};
 use billing_core::fields::Email;
 use billing_core::ids::EventId;
+use billing_core::org::BootstrapRequest;
 use billing_core::store::Store;
 use billing_core::webhook::EndpointFields;
 use billing_server::{App, Config};

@@ -1,8 +1,8 @@
 //! Authentication: API keys, bearer tokens, and the branch a request may act in.
 
 use super::{expect_code, expect_invalid, Harness, World, JWT_SECRET};
+use crate::auth::NewApiKey;
 use crate::auth::{jwt, BranchAccess, Claims, Credential, KeyPair};
-use crate::engine::NewApiKey;
 use crate::error::Code;
 use crate::ids::{BranchId, OrgId, UserId};
 use crate::org::Role;

@@ -158,7 +158,7 @@ pub fn deleted_branch_disappears<H: Harness>() {
     expect_code(w.billing.update_branch(&w.admin, b.id, "Back".into()), Code::NOT_FOUND);
     expect_code(w.billing.delete_branch(&w.admin, b.id), Code::NOT_FOUND);
     expect_code(w.billing.authenticate(&w.admin_key(), Some(b.id)), Code::PERMISSION_FORBIDDEN);
-    assert!(w.read(|tx| tx.branch_by_name(w.boot.org.id, "bravo")).is_none());
+    assert!(w.read(|tx| tx.branch_by_name(w.boot.org.id, &Branch::name_key("bravo"))).is_none());
     expect_code(w.billing.authenticate(&w.bearer(&user), None), Code::PERMISSION_FORBIDDEN);
     expect_code(w.billing.delete_branch(&w.admin, BranchId::new()), Code::NOT_FOUND);
 }
@@ -205,5 +205,8 @@ pub fn names_compare_case_insensitively_beyond_ascii<H: Harness>() {
     let d = w.new_branch("Ďalší");
     expect_code(w.billing.update_branch(&w.admin, d.id, "émile BRANCH".into()), Code::RESOURCE_ALREADY_EXISTS);
     assert_eq!(w.branch_names(&w.admin), vec!["Main", "Émile Branch", "Ďalší"]);
-    assert_eq!(w.read(|tx| tx.branch_by_name(w.boot.org.id, " ĎALŠÍ ")).map(|b| b.id), Some(d.id));
+    assert_eq!(
+        w.read(|tx| tx.branch_by_name(w.boot.org.id, &Branch::name_key(" ĎALŠÍ "))).map(|b| b.id),
+        Some(d.id)
+    );
 }

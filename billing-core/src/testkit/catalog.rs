@@ -226,7 +226,7 @@ pub fn list_sorts_and_paging<H: Harness>() {
     for sort in ProductSort::ALL {
         let key = |p: &Product| -> String {
             match sort {
-                ProductSort::Price => format!("{:015}", p.primary_price(Currency::SAR).expect("priced").amount.to_stored()),
+                ProductSort::Price => format!("{:015}", p.primary_price(Currency::SAR).expect("priced").amount.to_stored().unwrap()),
                 ProductSort::Name => p.name.clone(),
                 ProductSort::CreatedAt => format!("{:020}", p.created_at.timestamp_micros()),
             }

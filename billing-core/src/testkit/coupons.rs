@@ -145,7 +145,7 @@ pub fn list_sorts_with_id_tie_break<H: Harness>() {
                 }
                 CouponSort::Name => x.name.clone(),
                 CouponSort::DiscountValue => {
-                    format!("{:020}", crate::money::to_stored(x.discount.value()))
+                    format!("{:020}", crate::money::stored(x.discount.value()).unwrap())
                 }
             }
         };

@@ -4,11 +4,11 @@
 use super::tx::email;
 use super::{expect_code, start, Harness, World};
 use crate::auth::Scope;
-use crate::engine::InviteRequest;
 use crate::error::{Code, Result};
 use crate::fields::Language;
 use crate::ids::BranchId;
 use crate::notification::Channel;
+use crate::org::InviteRequest;
 use crate::org::{Invitation, Role};
 use crate::sandbox::Advance;
 use crate::store::Store;

@@ -12,6 +12,8 @@ use crate::ids::{ConsumerId, CouponId, InvoiceId, InvoiceItemId, PaymentId, Prod
 use crate::invoice::*;
 use crate::list::QueryParams;
 use crate::money::{Currency, Money};
+use crate::payment::*;
+use crate::pricing::CouponLine;
 use crate::product::{Product, ProductFields, VatMode};
 use crate::store::Store;
 use serde_json::{json, Value};

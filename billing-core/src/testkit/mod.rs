@@ -16,15 +16,17 @@
 //! sandbox organization) and checks outcomes, including what was *not* written: a refused
 //! operation leaves lists, rows and the notification outbox as they were.
 
+use crate::auth::NewApiKey;
 use crate::auth::{hash_secret, ApiKey, Credential, KeyPair, Scope};
+use crate::billing::Billing;
 use crate::branch::Branch;
 use crate::clock::{Clock, ManualClock, Timestamp};
-use crate::engine::{Billing, BootstrapRequest, NewApiKey};
 use crate::error::{Code, Error, Result, StoreError};
 use crate::fields::Email;
 use crate::ids::{ApiKeyId, BranchId, UserId};
 use crate::money::{Currency, Money};
 use crate::notification::Notification;
+use crate::org::BootstrapRequest;
 use crate::org::{Role, User};
 use crate::store::{Store, StoreResult, Tx};
 use chrono::Duration;
@@ -61,7 +63,7 @@ pub struct World<S: Store> {
     pub clock: Arc<ManualClock>,
     /// The organization admin's scope in the default branch.
     pub admin: Scope,
-    pub boot: crate::engine::Bootstrap,
+    pub boot: crate::org::Bootstrap,
 }
 
 pub const JWT_SECRET: &[u8] = b"testkit-secret";
@@ -274,7 +276,7 @@ impl<S: Store> World<S> {
     }
 
     /// A second organization in the same store (sandbox unless `live`).
-    pub fn other_org(&self, name: &str, live: bool) -> crate::engine::Bootstrap {
+    pub fn other_org(&self, name: &str, live: bool) -> crate::org::Bootstrap {
         let req = BootstrapRequest {
             org_name: name.into(),
             admin_email: unique_email("other-admin"),
@@ -284,7 +286,7 @@ impl<S: Store> World<S> {
     }
 
     /// The API-key credential of another bootstrapped organization.
-    pub fn key_of(boot: &crate::engine::Bootstrap) -> Credential {
+    pub fn key_of(boot: &crate::org::Bootstrap) -> Credential {
         Credential::ApiKey {
             key: boot.api_key.key.clone(),
             secret: boot.api_key.secret.clone(),

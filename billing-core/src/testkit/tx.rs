@@ -379,25 +379,29 @@ pub fn branch_round_trip_and_retirement<H: Harness>() {
     assert_eq!(w.read(|tx| tx.branch(org, b.id)), Some(b.clone()));
     assert_eq!(w.read(|tx| tx.branch(other.org.id, b.id)), None, "a branch of another organization is missing");
     assert_eq!(
-        w.read(|tx| tx.branch_by_name(org, "  riyadh CENTRE ")).map(|x| x.id),
+        w.read(|tx| tx.branch_by_name(org, &Branch::name_key("  riyadh CENTRE "))).map(|x| x.id),
         Some(b.id),
         "case-insensitive, trimmed"
     );
-    assert_eq!(w.read(|tx| tx.branch_by_name(org, "Riyadh")), None, "whole name, not a prefix");
-    assert_eq!(w.read(|tx| tx.branch_by_name(other.org.id, "Riyadh Centre")), None);
+    assert_eq!(
+        w.read(|tx| tx.branch_by_name(org, &Branch::name_key("Riyadh"))),
+        None,
+        "whole name, not a prefix"
+    );
+    assert_eq!(w.read(|tx| tx.branch_by_name(other.org.id, &Branch::name_key("Riyadh Centre"))), None);
     let ids: Vec<BranchId> = w.all_branches().into_iter().map(|x| x.id).collect();
     assert_eq!(ids, vec![b.id, w.boot.branch.id], "oldest first");
 
     b.name = "Jeddah".into();
     w.write(|tx| tx.update_branch(&b));
     assert_eq!(w.read(|tx| tx.branch(org, b.id)), Some(b.clone()));
-    assert_eq!(w.read(|tx| tx.branch_by_name(org, "Riyadh Centre")), None);
-    assert_eq!(w.read(|tx| tx.branch_by_name(org, "jeddah")).map(|x| x.id), Some(b.id));
+    assert_eq!(w.read(|tx| tx.branch_by_name(org, &Branch::name_key("Riyadh Centre"))), None);
+    assert_eq!(w.read(|tx| tx.branch_by_name(org, &Branch::name_key("jeddah"))).map(|x| x.id), Some(b.id));
 
     b.deleted_at = Some(ts("2026-01-15T10:00:00.000007Z"));
     w.write(|tx| tx.update_branch(&b));
     assert_eq!(w.read(|tx| tx.branch(org, b.id)), None, "a deleted branch is never returned");
-    assert_eq!(w.read(|tx| tx.branch_by_name(org, "Jeddah")), None);
+    assert_eq!(w.read(|tx| tx.branch_by_name(org, &Branch::name_key("Jeddah"))), None);
     let ids: Vec<BranchId> = w.all_branches().into_iter().map(|x| x.id).collect();
     assert_eq!(ids, vec![w.boot.branch.id]);
 }
@@ -456,7 +460,7 @@ pub fn branch_name_unique_constraint<H: Harness>() {
     let reborn = Branch::new(org, "north", start());
     w.write(|tx| tx.insert_branch(&reborn));
     assert_eq!(
-        w.read(|tx| tx.branch_by_name(org, "NORTH")).map(|b| b.id),
+        w.read(|tx| tx.branch_by_name(org, &Branch::name_key("NORTH"))).map(|b| b.id),
         Some(reborn.id),
         "a deleted branch frees its name"
     );
@@ -948,7 +952,7 @@ pub fn err_rolls_back_everything<H: Harness>() {
 
     assert_eq!(w.read(|tx| tx.org(org)), Some(w.boot.org.clone()), "organization update rolled back");
     assert_eq!(w.read(|tx| tx.branch(org, branch.id)), None);
-    assert_eq!(w.read(|tx| tx.branch_by_name(org, "Doomed")), None);
+    assert_eq!(w.read(|tx| tx.branch_by_name(org, &Branch::name_key("Doomed"))), None);
     assert_eq!(w.read(|tx| tx.branch(org, existing_branch.id)).map(|b| b.name), Some("Existing".to_string()));
     assert_eq!(w.read(|tx| tx.user(org, user.id)), None);
     assert_eq!(w.read(|tx| tx.api_key_by_key(&key.key)), None);
@@ -1013,7 +1017,7 @@ pub fn writes_are_visible_inside_their_transaction<H: Harness>() {
         tx.insert_product(&p, Currency::SAR)?;
         let product = tx.product(main, p.id)?;
         tx.insert_branch(&b)?;
-        let by_name = tx.branch_by_name(org, "inside")?.map(|x| x.id);
+        let by_name = tx.branch_by_name(org, &Branch::name_key("inside"))?.map(|x| x.id);
         Ok((after_insert, total, after_update, product, by_name))
     });
     assert_eq!(seen.0, Some(c.clone()));
@@ -1053,7 +1057,7 @@ pub fn rows_of_other_scopes_are_missing<H: Harness>() {
     assert_eq!(w.read(|tx| tx.user(org, other.user.id)), None);
     assert_eq!(w.read(|tx| tx.user(other.org.id, w.boot.user.id)), None);
     assert_eq!(
-        w.read(|tx| tx.branch_by_name(org, "main")).map(|b| b.id),
+        w.read(|tx| tx.branch_by_name(org, &Branch::name_key("main"))).map(|b| b.id),
         Some(main),
         "same name in another organization"
     );

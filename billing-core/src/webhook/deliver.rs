@@ -3,13 +3,14 @@
 //! while it runs.
 
 use super::{sign, Attempt, Delivery, DeliveryStatus, Endpoint, RESPONSE_EXCERPT_CHARS, RETRY_DELAYS_MINUTES};
+use crate::billing::Billing;
 use crate::clock::{format_rfc3339, Timestamp};
-use crate::engine::Billing;
-use crate::error::{Code, Error, Result};
+use crate::error::{Code, Error, Result, StoreError};
 use crate::event::Event;
 use crate::ids::{EventId, OrgId, WorkId};
 use crate::store::{Store, Tx};
-use crate::work::{DueWork, DEFAULT_LEASE};
+use crate::work::ops::is_lease_lost;
+use crate::work::{DueWork, Handler, WorkReport};
 use chrono::Duration;
 use serde_json::json;
 use uuid::Uuid;
@@ -18,7 +19,12 @@ use uuid::Uuid;
 pub const FANOUT_KIND: &str = "webhook.fanout";
 /// One delivery's next attempt (id = the delivery's id).
 pub const DELIVERY_KIND: &str = "webhook.delivery";
-pub const WEBHOOK_KINDS: &[&str] = &[FANOUT_KIND, DELIVERY_KIND];
+
+/// What the webhook handlers count in a [`WorkReport`]: deliveries made by fan-outs, attempts
+/// that delivered, attempts that failed.
+pub const FANNED_OUT: &str = "webhook.fanned_out";
+pub const DELIVERED: &str = "webhook.delivered";
+pub const FAILED_ATTEMPTS: &str = "webhook.failed_attempts";
 
 /// How one HTTP attempt ended.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -52,17 +58,6 @@ pub trait WebhookTransport: Send + Sync {
     }
 }
 
-/// What a run of due work did.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct WorkReport {
-    pub claimed: usize,
-    pub fanned_out: usize,
-    pub delivered: usize,
-    pub failed_attempts: usize,
-    /// Items whose run failed (a store error); they are claimed again when their lease ends.
-    pub errors: usize,
-}
-
 enum Mode {
     Scheduled,
     /// A manual retry; `prior_due` is when the delivery's schedule had its next attempt.
@@ -80,7 +75,7 @@ struct FanOutCache {
 }
 
 fn lease_lost(id: WorkId) -> Error {
-    Error::rule(Code::SERVICE_ERROR, format!("the lease on work item {id} was lost"))
+    StoreError::LeaseLost(id).into()
 }
 
 fn org_now(tx: &mut dyn Tx, server_now: Timestamp, org: OrgId) -> Result<Timestamp> {
@@ -111,69 +106,37 @@ fn excerpt(s: &str) -> Option<String> {
     Some(s.chars().take(RESPONSE_EXCERPT_CHARS).collect())
 }
 
-impl<S: Store> Billing<S> {
-    /// The kinds of work this engine can run now (deliveries need a transport).
-    pub fn runnable_work_kinds(&self) -> &'static [&'static str] {
-        if self.webhook_transport().is_some() {
-            WEBHOOK_KINDS
-        } else {
-            &[FANOUT_KIND]
-        }
-    }
-
-    /// Claims and runs the due work of one organization (or all) until none is due, at most
-    /// `max_items` items. No transaction is open during HTTP calls. An item that fails is
-    /// counted in [`WorkReport::errors`] and left to its lease (it runs again later).
-    pub fn run_due_work(&self, org: Option<OrgId>, max_items: usize) -> Result<WorkReport> {
-        let mut report = WorkReport::default();
-        while report.claimed < max_items {
-            let batch = (max_items - report.claimed).min(64) as u32;
-            let items = self.claim_due_work(org, self.runnable_work_kinds(), self.work_lease(), batch)?;
-            if items.is_empty() {
-                break;
-            }
-            report.claimed += items.len();
-            for item in self.fan_out_batch(&items, &mut report) {
-                if self.run_work_item(item, &mut report).is_err() {
-                    report.errors += 1;
+/// The webhook kinds of due work: the fan-out of events (batched: one transaction for the
+/// events of a claim) and delivery attempts (each alone: a slow receiver holds up only itself).
+pub(crate) fn work_handlers<S: Store>() -> Vec<Handler<S>> {
+    vec![
+        Handler {
+            kind: FANOUT_KIND,
+            batched: true,
+            ready: |_| true,
+            run: |b, items, report| b.fan_out_batch(items, report),
+        },
+        Handler {
+            kind: DELIVERY_KIND,
+            batched: false,
+            ready: |b| b.webhook_transport().is_some(),
+            run: |b, items, report| {
+                let Some(t) = b.webhook_transport() else { return };
+                for item in items {
+                    match b.attempt(item, &*t, Mode::Scheduled) {
+                        Ok(Some(true)) => report.add(DELIVERED, 1),
+                        Ok(Some(false)) => report.add(FAILED_ATTEMPTS, 1),
+                        Ok(None) => {}
+                        Err(e) if is_lease_lost(&e) => {}
+                        Err(_) => report.errors += 1,
+                    }
                 }
-            }
-        }
-        Ok(report)
-    }
-
-    /// How long a claim of due work holds: the HTTP time-out plus a margin, so that an attempt
-    /// in flight is never claimed by another process.
-    pub fn work_lease(&self) -> Duration {
-        match self.webhook_transport() {
-            Some(t) => Duration::from_std(t.timeout() + t.lease_margin()).unwrap_or(DEFAULT_LEASE),
-            None => DEFAULT_LEASE,
-        }
-    }
-
-    /// Runs one claimed item; a lost lease is not an error (another process has the item).
-    pub fn run_work_item(&self, item: &DueWork, report: &mut WorkReport) -> Result<()> {
-        let r = match item.kind.as_str() {
-            FANOUT_KIND => self.fan_out(item).map(|n| report.fanned_out += n),
-            DELIVERY_KIND => match self.webhook_transport() {
-                Some(t) => self.attempt(item, &*t, Mode::Scheduled).map(|ok| match ok {
-                    Some(true) => report.delivered += 1,
-                    Some(false) => report.failed_attempts += 1,
-                    None => {}
-                }),
-                None => Ok(()),
             },
-            _ => Ok(()),
-        };
-        match r {
-            Err(Error::Rule {
-                code: Code::SERVICE_ERROR,
-                info,
-            }) if info.as_deref().is_some_and(|i| i.contains("lease")) => Ok(()),
-            other => other,
-        }
-    }
+        },
+    ]
+}
 
+impl<S: Store> Billing<S> {
     /// Creates the deliveries of one event, in the transaction that completes the item.
     fn fan_out(&self, item: &DueWork) -> Result<usize> {
         let server_now = self.clock().now();
@@ -181,36 +144,32 @@ impl<S: Store> Billing<S> {
             .write_leased(|tx| Self::fan_out_in(tx, item, server_now, &mut FanOutCache::default())?.ok_or_else(|| lease_lost(item.id)))
     }
 
-    /// Runs the fan-out items among `items` together, in one transaction (one commit for a
-    /// batch of events rather than one each), and returns the other items, for
-    /// [`Self::run_work_item`]. An item whose lease was lost is skipped. When the batch fails,
+    /// Runs fan-out items together, in one transaction (one commit for a batch of events
+    /// rather than one each). An item whose lease was lost is skipped. When the batch fails,
     /// its items run one by one, so that one bad item holds up only itself.
-    pub fn fan_out_batch<'a>(&self, items: &'a [DueWork], report: &mut WorkReport) -> Vec<&'a DueWork> {
-        let (fanouts, rest): (Vec<&DueWork>, Vec<&DueWork>) = items.iter().partition(|i| i.kind == FANOUT_KIND);
-        if fanouts.is_empty() {
-            return rest;
-        }
+    fn fan_out_batch(&self, items: &[&DueWork], report: &mut WorkReport) {
         let server_now = self.clock().now();
         let batch = self.store.write_leased(|tx| {
             let mut cache = FanOutCache::default();
             let mut n = 0;
-            for item in &fanouts {
+            for item in items {
                 n += Self::fan_out_in(tx, item, server_now, &mut cache)?.unwrap_or(0);
             }
             Ok(n)
         });
         match batch {
-            Ok(n) => report.fanned_out += n,
-            Err(_) if fanouts.len() == 1 => report.errors += 1,
+            Ok(n) => report.add(FANNED_OUT, n),
+            Err(_) if items.len() == 1 => report.errors += 1,
             Err(_) => {
-                for item in fanouts {
-                    if self.run_work_item(item, report).is_err() {
-                        report.errors += 1;
+                for item in items {
+                    match self.fan_out(item) {
+                        Ok(n) => report.add(FANNED_OUT, n),
+                        Err(e) if is_lease_lost(&e) => {}
+                        Err(_) => report.errors += 1,
                     }
                 }
             }
         }
-        rest
     }
 
     /// The fan-out of one claimed item inside `tx`; `None` when its lease was lost.
@@ -362,7 +321,7 @@ impl<S: Store> Billing<S> {
     /// manual attempt, and returns it. A delivered one stays delivered; a failed one that fails
     /// again stays failed; a scheduled one keeps its schedule unless this attempt succeeds.
     pub fn retry_webhook_delivery(&self, scope: &crate::auth::Scope, id: Uuid) -> Result<serde_json::Value> {
-        super::require_webhook_admin(scope)?;
+        super::ops::require_webhook_admin(scope)?;
         let transport = self
             .webhook_transport()
             .ok_or_else(|| Error::rule(Code::SERVICE_ERROR, "this process sends no webhooks (no transport)"))?;

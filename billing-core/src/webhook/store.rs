@@ -1,8 +1,7 @@
 //! What a store offers for webhooks (part of [`crate::store::Tx`]).
 
 use super::{Delivery, DeliveryFilter, Endpoint};
-use crate::event::Event;
-use crate::ids::{BranchId, EventId};
+use crate::ids::BranchId;
 use crate::list::Page;
 use crate::store::StoreResult;
 use uuid::Uuid;
@@ -30,6 +29,4 @@ pub trait WebhookTx {
     /// The endpoint's deliveries matching the filter, newest first (`created_at`, then id),
     /// one page of them, with the total across pages.
     fn list_webhook_deliveries(&mut self, endpoint: Uuid, f: &DeliveryFilter, page: u32, limit: u32) -> StoreResult<Page<Delivery>>;
-    /// The event with this id (any organization).
-    fn event_by_id(&mut self, id: EventId) -> StoreResult<Option<Event>>;
 }

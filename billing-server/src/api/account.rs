@@ -4,8 +4,8 @@ use super::{path_id, Input, Op, Reply};
 use crate::router::Route;
 use billing_core::branch::parse_branch_name;
 use billing_core::clock::format_rfc3339;
-use billing_core::engine::InviteRequest;
 use billing_core::fields::Language;
+use billing_core::org::InviteRequest;
 use billing_core::sandbox::Advance;
 use serde_json::json;
 

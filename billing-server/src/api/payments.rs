@@ -2,7 +2,7 @@
 
 use super::{path_id, Input, Op, Reply};
 use crate::router::Route;
-use billing_core::invoice::{parse_payment_list, MarkPaid, Payment, RefundRequest};
+use billing_core::payment::{parse_payment_list, MarkPaid, Payment, RefundRequest};
 use serde_json::json;
 
 pub fn build(route: Route, input: Input) -> Op {

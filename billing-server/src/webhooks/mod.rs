@@ -6,8 +6,7 @@ mod transport;
 pub use transport::HttpTransport;
 
 use crate::App;
-use billing_core::webhook::{WorkReport, FANOUT_KIND};
-use billing_core::work::DueWork;
+use billing_core::work::{DueWork, WorkReport};
 use std::panic::AssertUnwindSafe;
 use std::sync::mpsc;
 use std::sync::{Arc, Condvar, Mutex, Weak};
@@ -93,7 +92,7 @@ fn dispatch(app: &Weak<App>, options: WorkerOptions, idle: &Idle, send: &mpsc::S
         let Some(app) = app.upgrade() else { return };
         let claimed = app
             .billing
-            .claim_due_work(None, app.billing.runnable_work_kinds(), app.billing.work_lease(), free.min(256) as u32);
+            .claim_due_work(None, &app.billing.work_kinds(), app.billing.work_lease(), free.min(256) as u32);
         let items = match claimed {
             Ok(items) => items,
             Err(e) => {
@@ -107,13 +106,9 @@ fn dispatch(app: &Weak<App>, options: WorkerOptions, idle: &Idle, send: &mpsc::S
             std::thread::sleep(options.poll_interval);
             continue;
         }
-        // Each job takes one runner: the fan-outs together, each delivery alone.
-        let (fanouts, deliveries): (Vec<DueWork>, Vec<DueWork>) = items.into_iter().partition(|i| i.kind == FANOUT_KIND);
-        let jobs = (!fanouts.is_empty())
-            .then_some(fanouts)
-            .into_iter()
-            .chain(deliveries.into_iter().map(|d| vec![d]));
-        for job in jobs {
+        // Each job takes one runner: the items of a batched kind (the fan-outs) together, every
+        // other item (a delivery) alone.
+        for job in app.billing.work_jobs(items) {
             *idle.free.lock().unwrap() -= 1;
             if send.send(job).is_err() {
                 return;
@@ -129,10 +124,10 @@ fn run_items(app: Weak<App>, idle: &Idle, receive: &Mutex<mpsc::Receiver<Vec<Due
         let ran = std::panic::catch_unwind(AssertUnwindSafe(|| {
             let Some(app) = app.upgrade() else { return };
             let mut report = WorkReport::default();
-            for item in app.billing.fan_out_batch(&job, &mut report) {
-                if let Err(e) = app.billing.run_work_item(item, &mut report) {
-                    tracing::warn!(error = %e, kind = %item.kind, id = %item.id, "due work failed; it is retried when its lease runs out");
-                }
+            app.billing.run_work(&job, &mut report);
+            if report.errors > 0 {
+                let kind = job.first().map(|i| i.kind.as_str()).unwrap_or("");
+                tracing::warn!(kind, failed = report.errors, "due work failed; it is retried when its lease runs out");
             }
         }));
         if ran.is_err() {

@@ -2,7 +2,7 @@
 #![allow(dead_code)]
 
 use super::{Resp, TestServer};
-use billing_core::engine::NewApiKey;
+use billing_core::auth::NewApiKey;
 use billing_core::fields::Email;
 use billing_core::ids::BranchId;
 use billing_core::org::Role;

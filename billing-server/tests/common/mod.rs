@@ -3,8 +3,8 @@
 //! every backend by `http_tests!`.
 #![allow(dead_code)]
 
-use billing_core::engine::{Bootstrap, BootstrapRequest};
 use billing_core::fields::Email;
+use billing_core::org::{Bootstrap, BootstrapRequest};
 use billing_core::store::Store;
 use billing_server::{App, Config};
 use bytes::Bytes;

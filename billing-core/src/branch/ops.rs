@@ -1,58 +1,22 @@
-//! Branches: every resource lives in one. Organization admins see and manage all of them;
-//! branch admins and branch users see only their assigned branches.
+//! Branch operations: list, create (idempotent by name), get, rename, delete.
 
+use super::Branch;
 use crate::auth::Scope;
-use crate::clock::{format_rfc3339, Timestamp};
-use crate::engine::Billing;
+use crate::billing::Billing;
 use crate::error::{Code, Error, Result};
-use crate::ids::{BranchId, OrgId};
+use crate::ids::BranchId;
+use crate::lane::Lane;
 use crate::org::Role;
 use crate::store::Store;
-use crate::wire::Body;
-use serde_json::{json, Value};
 
-#[derive(Debug, Clone, PartialEq)]
-pub struct Branch {
-    pub id: BranchId,
-    pub org_id: OrgId,
-    pub name: String,
-    pub created_at: Timestamp,
-    pub deleted_at: Option<Timestamp>,
-    /// Users assigned to the branch; filled in by store reads, ignored on writes.
-    pub user_count: u64,
-}
-
-impl Branch {
-    pub fn new(org_id: OrgId, name: &str, now: Timestamp) -> Self {
-        Branch {
-            id: BranchId::new(),
-            org_id,
-            name: name.to_string(),
-            created_at: now,
-            deleted_at: None,
-            user_count: 0,
-        }
-    }
-
-    /// BranchItem.
-    pub fn to_json(&self) -> Value {
-        json!({"id": self.id, "name": self.name, "user_count": self.user_count, "created_at": format_rfc3339(&self.created_at)})
-    }
-
-    /// The `{id, name}` summary embedded in other resources.
-    pub fn summary(&self) -> Value {
-        json!({"id": self.id, "name": self.name})
-    }
-}
-
-pub const MAX_BRANCH_NAME: usize = 255;
-
-/// CreateBranchRequest / UpdateBranchRequest.
-pub fn parse_branch_name(v: &Value) -> Result<String> {
-    let mut b = Body::new(v);
-    let name = b.req_text("name", MAX_BRANCH_NAME);
-    b.finish()?;
-    Ok(name.expect("checked"))
+/// Where each operation of this module runs.
+pub mod lane {
+    use super::Lane;
+    pub const LIST: Lane = Lane::Read;
+    pub const GET: Lane = Lane::Read;
+    pub const CREATE: Lane = Lane::Write;
+    pub const UPDATE: Lane = Lane::Write;
+    pub const DELETE: Lane = Lane::Write;
 }
 
 impl<S: Store> Billing<S> {
@@ -68,7 +32,7 @@ impl<S: Store> Billing<S> {
         }
         let now = self.now(scope);
         self.store.write(|tx| {
-            if let Some(existing) = tx.branch_by_name(scope.org_id(), &name)? {
+            if let Some(existing) = tx.branch_by_name(scope.org_id(), &Branch::name_key(&name))? {
                 return Ok(existing);
             }
             let b = Branch::new(scope.org_id(), &name, now);
@@ -98,7 +62,7 @@ impl<S: Store> Billing<S> {
             if !scope.actor.access.allows(b.id) {
                 return Err(Error::forbidden(format!("no access to branch '{id}'")));
             }
-            if let Some(other) = tx.branch_by_name(scope.org_id(), &name)? {
+            if let Some(other) = tx.branch_by_name(scope.org_id(), &Branch::name_key(&name))? {
                 if other.id != id {
                     return Err(Error::rule(Code::RESOURCE_ALREADY_EXISTS, format!("Branch with name '{name}' already exists")));
                 }

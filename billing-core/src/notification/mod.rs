@@ -1,6 +1,10 @@
 //! Messages to send to people (invitations, invoices), recorded in the same transaction as the
 //! change that causes them; a sender picks them up.
 
+mod store;
+
+pub use store::NotificationTx;
+
 use crate::clock::Timestamp;
 use crate::fields::Language;
 use crate::ids::{BranchId, NotificationId, OrgId};

@@ -191,15 +191,6 @@ impl PaymentGateway for UnconfiguredGateway {
     }
 }
 
-/// The gateway an organization's payments go through.
-pub fn for_org(org: &crate::org::Organization) -> &'static dyn PaymentGateway {
-    if org.sandbox {
-        &SandboxGateway
-    } else {
-        &UnconfiguredGateway
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,6 +1,10 @@
 //! Events written to the outbox in the same transaction as the change they report; the webhook
 //! worker delivers them.
 
+mod store;
+
+pub use store::EventTx;
+
 use crate::clock::Timestamp;
 use crate::ids::{BranchId, EventId, OrgId};
 use crate::wire_enum;

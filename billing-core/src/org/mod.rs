@@ -1,5 +1,17 @@
-//! Organizations, users and invitations.
+//! Organizations, users and invitations: the tenant every other resource belongs to.
+//!
+//! - [`ops`]: bootstrap, the current user, invitations.
+//! - [`store`]: the [`OrgTx`] slice of the store contract.
+//! - [`wire`]: request parsing and views.
 
+pub mod ops;
+mod store;
+mod wire;
+
+pub use store::OrgTx;
+
+use crate::auth::KeyPair;
+use crate::branch::Branch;
 use crate::clock::{wire_time, Clock, Timestamp};
 use crate::fields::{Email, Language};
 use crate::ids::{BranchId, InvitationId, OrgId, UserId};
@@ -64,21 +76,6 @@ impl Organization {
     pub fn now(&self, clock: &dyn Clock) -> Timestamp {
         clock.now() + Duration::microseconds(self.clock_offset_us)
     }
-
-    pub fn to_json(&self) -> serde_json::Value {
-        serde_json::json!({
-            "id": self.id,
-            "name": self.name,
-            "name_en": self.name_en,
-            "sandbox": self.sandbox,
-            "created_at": crate::clock::format_rfc3339(&self.created_at),
-            "currency_config": {
-                "home_currency": self.settings.home_currency,
-                "default_currency": self.settings.default_currency,
-                "enabled_currencies": self.settings.enabled_currencies,
-            }
-        })
-    }
 }
 
 wire_enum!(
@@ -105,20 +102,6 @@ pub struct User {
     pub created_at: Timestamp,
 }
 
-impl User {
-    pub fn to_json(&self) -> serde_json::Value {
-        serde_json::json!({
-            "id": self.id,
-            "email": self.email,
-            "first_name": self.first_name,
-            "last_name": self.last_name,
-            "en_first_name": self.en_first_name,
-            "en_last_name": self.en_last_name,
-            "created_at": crate::clock::format_rfc3339(&self.created_at),
-        })
-    }
-}
-
 /// An invitation to join the organization; the e-mail is recorded as a notification to send.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Invitation {
@@ -138,3 +121,28 @@ pub struct Invitation {
 
 /// How long an invitation stays valid.
 pub const INVITATION_TTL_DAYS: i64 = 7;
+
+/// What [`crate::Billing::bootstrap`] creates an organization from.
+#[derive(Debug, Clone)]
+pub struct BootstrapRequest {
+    pub org_name: String,
+    pub admin_email: Email,
+    pub sandbox: bool,
+}
+
+#[derive(Debug, Clone)]
+pub struct Bootstrap {
+    pub org: Organization,
+    pub branch: Branch,
+    pub user: User,
+    pub api_key: KeyPair,
+    pub token: String,
+}
+
+/// OrganizationInviteCreate.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InviteRequest {
+    pub email: Email,
+    pub role: Role,
+    pub branches: Vec<BranchId>,
+}

@@ -1,68 +1,25 @@
-//! The sandbox test clock. A sandbox organization's time is the server clock plus an offset
-//! that only grows; advancing it runs the organization's work that falls due on the way, each
-//! item at its own time, before the call answers.
+//! Test-clock operations: read the clock, advance it (running the work that falls due on the
+//! way).
 
+use super::{Advance, MAX_STOPS_PER_ADVANCE, MAX_WORK_PER_ADVANCE};
 use crate::auth::Scope;
-use crate::clock::{parse_datetime, Timestamp};
-use crate::engine::Billing;
+use crate::billing::Billing;
+use crate::clock::Timestamp;
 use crate::error::{Code, Error, FieldError, Result};
+use crate::lane::Lane;
 use crate::store::Store;
-use crate::wire::Body;
 use chrono::Duration;
-use serde_json::Value;
 
-/// The most due-work items one clock advance runs before it answers.
-pub const MAX_WORK_PER_ADVANCE: usize = 100_000;
-
-/// The most stops one clock advance makes at due times on the way (see
-/// [`Billing::advance_sandbox_clock`]); past them it jumps to its target.
-pub const MAX_STOPS_PER_ADVANCE: usize = 10_000;
+/// Where each operation of this module runs.
+pub mod lane {
+    use super::Lane;
+    pub const CLOCK: Lane = Lane::Read;
+    /// Runs the due work on the way, webhook deliveries among it.
+    pub const ADVANCE: Lane = Lane::Io;
+}
 
 /// How often an advance looks again while work it waits for is in flight.
 const IN_FLIGHT_POLL: std::time::Duration = std::time::Duration::from_millis(5);
-
-/// How far to move the test clock.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Advance {
-    By(Duration),
-    To(Timestamp),
-}
-
-impl Advance {
-    /// `{"seconds": N}` (N ≥ 0) or `{"to": "<date-time>"}`, exactly one of them.
-    pub fn parse(v: &Value) -> Result<Self> {
-        let mut b = Body::new(v);
-        let seconds = b.opt_int("seconds");
-        let to = b.opt_str("to");
-        let parsed_to = to.as_deref().map(parse_datetime);
-        if parsed_to == Some(None) {
-            b.fail("datetime_parsing", "to", "Input should be a valid datetime");
-        }
-        if let Some(s) = seconds {
-            if s < 0 {
-                b.fail(
-                    "greater_than_equal",
-                    "seconds",
-                    "Input should be greater than or equal to 0 (the clock never goes back)",
-                );
-            }
-            if s > 100 * 366 * 24 * 3600 {
-                b.fail("less_than_equal", "seconds", "Input should be at most a century");
-            }
-        }
-        match (seconds.is_some(), to.is_some()) {
-            (false, false) if b.problems.is_empty() => b.fail("missing", "seconds", "Give either 'seconds' or 'to'"),
-            (true, true) => b.fail("value_error", "to", "Value error, give either 'seconds' or 'to', not both"),
-            _ => {}
-        }
-        b.finish()?;
-        Ok(match (seconds, parsed_to.flatten()) {
-            (Some(s), _) => Advance::By(Duration::seconds(s)),
-            (_, Some(t)) => Advance::To(t),
-            _ => unreachable!("checked above"),
-        })
-    }
-}
 
 impl<S: Store> Billing<S> {
     fn require_sandbox(scope: &Scope) -> Result<()> {
@@ -96,10 +53,11 @@ impl<S: Store> Billing<S> {
         // after which the item is free again and runs here.
         let longest_wait = self.work_lease().to_std().unwrap_or_default() + std::time::Duration::from_secs(1);
         let mut waiting_since = None;
+        let kinds = self.work_kinds();
         while stops < MAX_STOPS_PER_ADVANCE && budget > 0 {
             budget = budget.saturating_sub(self.run_due_work(Some(org), budget)?.claimed);
             let server_now = self.clock().now();
-            let times = self.store.read(|tx| Ok(tx.work_due_times(org, self.runnable_work_kinds(), server_now)?))?;
+            let times = self.store.read(|tx| Ok(tx.work_due_times(org, &kinds, server_now)?))?;
             if times.first_held.is_some_and(|t| t <= target) {
                 let since = *waiting_since.get_or_insert_with(std::time::Instant::now);
                 if since.elapsed() < longest_wait {

@@ -1,4 +1,4 @@
-//! Invoice amounts, exact: item amounts from product prices, item-level coupons, then
+//! Amounts, exact: item amounts from product prices, item-level coupons, then
 //! invoice-level coupons in order, then VAT per item (inclusive, exclusive or exempt).
 //!
 //! - `original_amount`: the sum of `unit price × quantity` over items.
@@ -11,10 +11,11 @@
 //!
 //! No amount is ever below zero: a coupon takes off at most what is left.
 
+use super::VatBreakdown;
 use crate::coupon::{Coupon, Discount};
 use crate::ids::CouponId;
 use crate::money::{Currency, Money};
-use crate::product::{VatBreakdown, VatMode};
+use crate::product::VatMode;
 use rust_decimal::Decimal;
 use serde_json::{json, Value};
 
@@ -49,18 +50,18 @@ impl CouponLine {
     }
 
     /// The stored form: amounts as integer thousandths.
-    pub fn to_stored(&self) -> Value {
-        json!({
+    pub fn to_stored(&self) -> Result<Value, crate::error::StoreError> {
+        Ok(json!({
             "coupon_id": self.coupon_id,
             "name": self.name,
             "is_percentage": self.is_percentage,
             "discount_value": self.discount_value,
             "currency": self.currency.map(|c| c.code()),
             "order": self.order,
-            "before": self.before.to_stored(),
-            "discount": self.discount.to_stored(),
-            "after": self.after.to_stored(),
-        })
+            "before": self.before.to_stored()?,
+            "discount": self.discount.to_stored()?,
+            "after": self.after.to_stored()?,
+        }))
     }
 
     pub fn from_stored(v: &Value, currency: Currency) -> Option<Self> {
@@ -79,8 +80,8 @@ impl CouponLine {
     }
 }
 
-pub fn lines_to_stored(lines: &[CouponLine]) -> Value {
-    Value::Array(lines.iter().map(CouponLine::to_stored).collect())
+pub fn lines_to_stored(lines: &[CouponLine]) -> Result<Value, crate::error::StoreError> {
+    Ok(Value::Array(lines.iter().map(CouponLine::to_stored).collect::<Result<_, _>>()?))
 }
 
 pub fn lines_from_stored(v: &Value, currency: Currency) -> Vec<CouponLine> {

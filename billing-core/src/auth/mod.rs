@@ -2,6 +2,12 @@
 //! (`x-api-key`: base64 of `<api-key>:<api-secret>`) or by a JWT bearer token, and resolved to a
 //! [`Scope`]: the organization, the one branch the request acts in, and the actor with its role.
 
+pub mod ops;
+mod store;
+
+pub use ops::new_key;
+pub use store::ApiKeyTx;
+
 use crate::branch::Branch;
 use crate::clock::Timestamp;
 use crate::error::{Error, Result};
@@ -296,4 +302,13 @@ mod tests {
         assert!(k.secret_matches(&kp.secret));
         assert!(!k.secret_matches("sk_wrong"));
     }
+}
+
+/// `billing-server keys create`: another key for an organization.
+#[derive(Debug, Clone, Default)]
+pub struct NewApiKey {
+    pub name: String,
+    pub branch_ids: Vec<BranchId>,
+    pub default_branch_id: Option<BranchId>,
+    pub is_all_branches: bool,
 }

@@ -1,0 +1,135 @@
+//! Authentication (credentials and the requested branch into a [`Scope`]) and API keys.
+
+use super::{jwt, ApiKey, BranchAccess, Claims, Credential, KeyPair, NewApiKey, Scope};
+use crate::billing::Billing;
+use crate::clock::Timestamp;
+use crate::error::{Code, Error, FieldError, Result};
+use crate::ids::{ApiKeyId, BranchId, OrgId};
+use crate::org::{Organization, Role, User};
+use crate::store::{Store, Tx};
+use chrono::Duration;
+
+impl<S: Store> Billing<S> {
+    /// Resolves credentials and the requested branch (`x-branch-id`) into a [`Scope`], in one
+    /// read. Bad credentials are 401; a branch the credential cannot use is 403.
+    pub fn authenticate(&self, cred: &Credential, branch: Option<BranchId>) -> Result<Scope> {
+        let server_now = self.clock().now();
+        let forbidden = |b: BranchId| Error::forbidden(format!("no access to branch '{b}'"));
+        self.store.read(|tx| match cred {
+            Credential::ApiKey { key, secret } => {
+                let (k, org, found) = tx.api_key_context(key, branch)?.ok_or_else(|| Error::unauthorized("unknown API key"))?;
+                if k.revoked_at.is_some() {
+                    return Err(Error::unauthorized("unknown API key"));
+                }
+                if !k.secret_matches(secret) {
+                    return Err(Error::unauthorized("wrong API secret"));
+                }
+                let wanted = branch.unwrap_or(k.default_branch_id);
+                let access = k.access();
+                let branch = found.filter(|_| access.allows(wanted)).ok_or_else(|| forbidden(wanted))?;
+                // The key itself carries its role, branches and the user it acts for.
+                let actor = crate::auth::Actor {
+                    user_id: k.user_id,
+                    role: k.role(),
+                    access,
+                    api_key_id: Some(k.id),
+                };
+                Ok(Scope { org, branch, actor })
+            }
+            Credential::Bearer(token) => {
+                if self.jwt_secret.is_empty() {
+                    return Err(Error::unauthorized("bearer tokens are not enabled on this server"));
+                }
+                let claims = jwt::decode(&self.jwt_secret, token, server_now)?;
+                let user = tx.user(claims.org, claims.sub)?.ok_or_else(|| Error::unauthorized("unknown user"))?;
+                let access = if user.role == Role::OrganizationAdmin {
+                    BranchAccess::All
+                } else {
+                    BranchAccess::Only(user.branch_ids.clone())
+                };
+                let org = tx.org(claims.org)?.ok_or_else(|| Error::unauthorized("unknown organization"))?;
+                let branch = match branch {
+                    Some(b) if !access.allows(b) => return Err(forbidden(b)),
+                    Some(b) => tx.branch(org.id, b)?.ok_or_else(|| forbidden(b))?,
+                    None => tx
+                        .list_branches(org.id)?
+                        .into_iter()
+                        .find(|b| access.allows(b.id))
+                        .ok_or_else(|| Error::forbidden("the user has no branch"))?,
+                };
+                let actor = crate::auth::Actor {
+                    user_id: user.id,
+                    role: user.role,
+                    access,
+                    api_key_id: None,
+                };
+                Ok(Scope { org, branch, actor })
+            }
+        })
+    }
+
+    /// Makes another API key for an organization (`billing-server keys create`).
+    pub fn create_api_key(&self, org_id: OrgId, req: &NewApiKey) -> Result<(ApiKey, KeyPair)> {
+        let now = self.clock().now();
+        self.store.write(|tx| {
+            let org = tx.org(org_id)?.ok_or_else(|| Error::not_found("Organization", org_id))?;
+            let branches = tx.list_branches(org_id)?;
+            let exists = |b: &BranchId| branches.iter().any(|x| x.id == *b);
+            if let Some(b) = req.branch_ids.iter().chain(req.default_branch_id.iter()).find(|b| !exists(b)) {
+                return Err(Error::not_found("Branch", b));
+            }
+            let default = req
+                .default_branch_id
+                .or(req.branch_ids.first().copied())
+                .or(if req.is_all_branches { branches.first().map(|b| b.id) } else { None });
+            let default =
+                default.ok_or_else(|| Error::invalid(FieldError::new("missing", vec!["default_branch_id".into()], "a key needs a default branch")))?;
+            if !req.is_all_branches && !req.branch_ids.contains(&default) {
+                return Err(Error::invalid(FieldError::new(
+                    "value_error",
+                    vec!["default_branch_id".into()],
+                    "the default branch must be one of the key's branches",
+                )));
+            }
+            let user = admin_of(tx, &org)?;
+            let pair = KeyPair::generate();
+            let key = new_key(&org, &user, &pair, &req.name, req.branch_ids.clone(), default, req.is_all_branches, now);
+            tx.insert_api_key(&key)?;
+            Ok((key, pair))
+        })
+    }
+
+    /// A bearer token for `user`, valid for `ttl`.
+    pub fn issue_token(&self, user: &User, ttl: Duration) -> String {
+        let claims = Claims {
+            sub: user.id,
+            org: user.org_id,
+            exp: (self.clock().now() + ttl).timestamp(),
+        };
+        jwt::encode(&self.jwt_secret, &claims)
+    }
+}
+
+/// Keys act for a user: the CLI makes keys for the organization's oldest admin, which
+/// `bootstrap` always creates.
+fn admin_of(tx: &mut dyn Tx, org: &Organization) -> Result<User> {
+    tx.first_org_admin(org.id)?
+        .ok_or_else(|| Error::rule(Code::SERVICE_ERROR, format!("no administrator recorded for organization '{}'", org.id)))
+}
+
+#[allow(clippy::too_many_arguments)]
+pub fn new_key(org: &Organization, user: &User, pair: &KeyPair, name: &str, branch_ids: Vec<BranchId>, default: BranchId, all: bool, now: Timestamp) -> ApiKey {
+    ApiKey {
+        id: ApiKeyId::new(),
+        org_id: org.id,
+        user_id: user.id,
+        name: name.to_string(),
+        key: pair.key.clone(),
+        secret_hash: crate::auth::hash_secret(&pair.secret),
+        branch_ids,
+        default_branch_id: default,
+        is_all_branches: all,
+        created_at: now,
+        revoked_at: None,
+    }
+}

@@ -1,0 +1,107 @@
+//! [`Billing`]: the engine. It owns a store, a clock and the outside services it calls (the
+//! payment gateways, the webhook transport); every operation of every resource is a method on
+//! it, defined in the resource's `ops` module, so the HTTP server, the background worker and
+//! embedders all run the same code.
+
+use crate::auth::Scope;
+use crate::clock::{Clock, Timestamp};
+use crate::error::{Result, StoreError};
+use crate::org::Organization;
+use crate::payment::gateway::{PaymentGateway, SandboxGateway, UnconfiguredGateway};
+use crate::store::Store;
+use crate::webhook::WebhookTransport;
+use std::sync::{Arc, RwLock};
+
+pub struct Billing<S> {
+    pub store: S,
+    clock: Arc<dyn Clock>,
+    pub(crate) jwt_secret: Vec<u8>,
+    public_url: String,
+    /// What sandbox organizations' card and wallet payments go through (the simulation of the
+    /// sandbox tables unless replaced).
+    sandbox_gateway: RwLock<Arc<dyn PaymentGateway>>,
+    /// What live organizations' payments go through (none configured: every call fails).
+    live_gateway: RwLock<Arc<dyn PaymentGateway>>,
+    /// What webhook deliveries are sent with (worker runs, sandbox clock advances, manual
+    /// retries). Without one, events are still fanned out to deliveries, but nothing is sent.
+    webhook_transport: RwLock<Option<Arc<dyn WebhookTransport>>>,
+    /// The handlers of every kind of due work ([`crate::work::registry`]).
+    pub(crate) work: Vec<crate::work::Handler<S>>,
+}
+
+impl<S: Store> Billing<S> {
+    pub fn new(store: S, clock: Arc<dyn Clock>) -> Self {
+        Billing {
+            store,
+            clock,
+            jwt_secret: Vec::new(),
+            public_url: "http://127.0.0.1:8080".into(),
+            sandbox_gateway: RwLock::new(Arc::new(SandboxGateway)),
+            live_gateway: RwLock::new(Arc::new(UnconfiguredGateway)),
+            webhook_transport: Default::default(),
+            work: crate::work::registry(),
+        }
+    }
+
+    /// The HS256 secret for bearer tokens; without one, bearer tokens are refused.
+    pub fn with_jwt_secret(mut self, secret: impl Into<Vec<u8>>) -> Self {
+        self.jwt_secret = secret.into();
+        self
+    }
+
+    /// The address clients reach this service at (no trailing slash): the base of the API
+    /// addresses in webhook payloads and of hosted pages.
+    pub fn with_public_url(mut self, url: impl Into<String>) -> Self {
+        self.public_url = url.into().trim_end_matches('/').to_string();
+        self
+    }
+
+    pub fn public_url(&self) -> &str {
+        &self.public_url
+    }
+
+    /// Sets the transport webhook deliveries are sent with.
+    pub fn set_webhook_transport(&self, transport: Arc<dyn WebhookTransport>) {
+        *self.webhook_transport.write().unwrap_or_else(|p| p.into_inner()) = Some(transport);
+    }
+
+    pub fn webhook_transport(&self) -> Option<Arc<dyn WebhookTransport>> {
+        self.webhook_transport.read().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Sets the gateway of sandbox organizations (default: [`SandboxGateway`]).
+    pub fn set_sandbox_gateway(&self, gateway: Arc<dyn PaymentGateway>) {
+        *self.sandbox_gateway.write().unwrap_or_else(|p| p.into_inner()) = gateway;
+    }
+
+    /// Sets the gateway of live organizations (default: [`UnconfiguredGateway`], which refuses).
+    pub fn set_live_gateway(&self, gateway: Arc<dyn PaymentGateway>) {
+        *self.live_gateway.write().unwrap_or_else(|p| p.into_inner()) = gateway;
+    }
+
+    /// The gateway an organization's card and wallet payments go through.
+    pub fn gateway_for(&self, org: &Organization) -> Arc<dyn PaymentGateway> {
+        let g = if org.sandbox { &self.sandbox_gateway } else { &self.live_gateway };
+        g.read().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Runs `call` (a gateway or webhook request) after checking that no store transaction is
+    /// open on this thread: an outside call inside one would hold its locks (and, on SQLite, the
+    /// whole write batch of the process) for as long as the other side takes. An operation that
+    /// gets here inside a transaction was given the wrong [`crate::Lane`].
+    pub(crate) fn call_out<R>(&self, what: &str, call: impl FnOnce() -> R) -> Result<R> {
+        if crate::store::transaction_open() {
+            return Err(StoreError::backend(format!("{what} was called inside a store transaction")).into());
+        }
+        Ok(call())
+    }
+
+    pub fn clock(&self) -> &dyn Clock {
+        &*self.clock
+    }
+
+    /// The organization's current time (its test clock in sandbox).
+    pub fn now(&self, scope: &Scope) -> Timestamp {
+        scope.org.now(&*self.clock)
+    }
+}

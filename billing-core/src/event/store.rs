@@ -1,0 +1,13 @@
+//! What a store offers for the event outbox (part of [`crate::store::Tx`]).
+
+use super::Event;
+use crate::ids::{EventId, OrgId};
+use crate::store::StoreResult;
+
+pub trait EventTx {
+    fn insert_event(&mut self, e: &Event) -> StoreResult<()>;
+    /// The organization's events in the order they were written.
+    fn list_events(&mut self, org: OrgId) -> StoreResult<Vec<Event>>;
+    /// The event with this id (any organization).
+    fn event_by_id(&mut self, id: EventId) -> StoreResult<Option<Event>>;
+}

@@ -1,0 +1,141 @@
+//! Payment operations: reading, marking paid by hand, and refunds. A refund through the gateway
+//! calls it with no transaction open (see [`crate::Lane::Io`]).
+
+use super::gateway::GatewayOutcome;
+use super::{MarkPaid, Payment, PaymentFilter, PaymentMethod, PaymentSort, PaymentStatus, RefundRequest};
+use crate::auth::Scope;
+use crate::billing::Billing;
+use crate::error::{Code, Error, Result};
+use crate::event::EventType;
+use crate::ids::PaymentId;
+use crate::invoice::events::emit_payment;
+use crate::invoice::InvoiceStatus;
+use crate::lane::Lane;
+use crate::list::{ListQuery, Page};
+use crate::money::Money;
+use crate::store::{Store, Tx};
+use rust_decimal::Decimal;
+use uuid::Uuid;
+
+/// Where each operation of this module runs.
+pub mod lane {
+    use super::Lane;
+    pub const GET: Lane = Lane::Read;
+    pub const LIST: Lane = Lane::Read;
+    pub const MARK_PAID: Lane = Lane::Write;
+    pub const REFUND: Lane = Lane::Io;
+}
+
+impl<S: Store> Billing<S> {
+    pub fn get_payment(&self, scope: &Scope, id: PaymentId) -> Result<Payment> {
+        self.store
+            .read(|tx| Ok(tx.payment(scope.branch_id(), id)?))?
+            .ok_or_else(|| Error::not_found("Payment", id))
+    }
+
+    pub fn list_payments(&self, scope: &Scope, q: &ListQuery<PaymentSort>, f: &PaymentFilter) -> Result<Page<Payment>> {
+        self.store.read(|tx| Ok(tx.list_payments(scope.branch_id(), q, f)?))
+    }
+
+    /// Records `paid` as paid in one transaction `txn`, with its events: PAYMENT_SUCCEEDED (or
+    /// PAYMENT_MARKED_AS_PAID) per payment, then INVOICE_COMPLETED when the invoice is now fully
+    /// paid. The products and coupons of the invoice are frozen.
+    /// Marks an unpaid payment as paid with a manual method (spec: Mark-paid rules).
+    pub fn mark_payment_paid(&self, scope: &Scope, id: PaymentId, req: MarkPaid) -> Result<Payment> {
+        let now = self.now(scope);
+        self.store.write(|tx| {
+            let mut p = tx.payment(scope.branch_id(), id)?.ok_or_else(|| Error::not_found("Payment", id))?;
+            match p.status {
+                PaymentStatus::Pending | PaymentStatus::UnderReview | PaymentStatus::Failed => {}
+                PaymentStatus::Processing | PaymentStatus::FailedInitiation => {
+                    return Err(Error::rule(Code::INVALID_STATUS, format!("Payment '{id}' is {}", p.status)));
+                }
+                s => return Err(Error::rule(Code::PAYMENT_FINALIZED, format!("Payment '{id}' is {s}"))),
+            }
+            if !req.method.is_manual() {
+                return Err(Error::rule(
+                    Code::PAYMENT_FLOW_NOT_ALLOWED,
+                    format!("{} is not a manual payment method (CASH, BANK_TRANSFER, CARD, QURRAH)", req.method),
+                ));
+            }
+            let (mut inv, all) = self.load_invoice(tx, scope, p.invoice_id)?;
+            if inv.status == InvoiceStatus::Canceled {
+                return Err(Error::rule(Code::INVOICE_FINALISED, format!("Invoice '{}' is canceled", inv.id)));
+            }
+            if inv.installments.is_some() && inv.status != InvoiceStatus::Accepted {
+                return Err(Error::rule(
+                    Code::INVOICE_INVALID_STATUS,
+                    format!("Installment invoice '{}' is {}, not ACCEPTED", inv.id, inv.status),
+                ));
+            }
+            p.status = PaymentStatus::Succeeded;
+            p.method = Some(req.method);
+            p.payed_at = Some(now);
+            p.note = req.note.clone();
+            p.transaction_id = Some(Uuid::now_v7());
+            p.updated_at = Some(now);
+            let out = self.record_paid(tx, scope, &mut inv, &all, vec![p], EventType::PaymentMarkedAsPaid, now)?;
+            Ok(out.into_iter().next().expect("one payment"))
+        })
+    }
+
+    /// Full refund of a paid payment (and, when allowed, of the payments paid in the same
+    /// transaction). Card and wallet payments are refunded through the gateway; manual ones
+    /// are only recorded. The invoice does not change.
+    pub fn refund_payment(&self, scope: &Scope, id: PaymentId, req: RefundRequest) -> Result<Payment> {
+        let now = self.now(scope);
+        let check = |tx: &mut dyn Tx| -> Result<Vec<Payment>> {
+            let p = tx.payment(scope.branch_id(), id)?.ok_or_else(|| Error::not_found("Payment", id))?;
+            match p.status {
+                PaymentStatus::Refunded => return Err(Error::rule(Code::PAYMENT_REFUNDED_ALREADY, format!("Payment '{id}' is already refunded"))),
+                PaymentStatus::Succeeded | PaymentStatus::Settled => {}
+                s => return Err(Error::rule(Code::INVALID_STATUS, format!("Payment '{id}' is {s}, not paid"))),
+            }
+            let related: Vec<Payment> = match p.transaction_id {
+                Some(t) => tx
+                    .invoice_payments(p.invoice_id)?
+                    .into_iter()
+                    .filter(|q| q.transaction_id == Some(t) && matches!(q.status, PaymentStatus::Succeeded | PaymentStatus::Settled))
+                    .collect(),
+                None => vec![p.clone()],
+            };
+            if related.len() > 1 && !req.allow_multiple {
+                let total: Decimal = related.iter().map(|q| q.amount.amount()).sum();
+                return Err(Error::MultiplePayments {
+                    payment_ids: related.iter().map(|q| q.id.to_string()).collect(),
+                    total_amount: Money::new(total, p.amount.currency()).to_string(),
+                });
+            }
+            Ok(related)
+        };
+        let targets = self.store.read(|tx| check(tx))?;
+        let gw = self.gateway_for(&scope.org);
+        for p in targets.iter().filter(|p| p.method.is_some_and(PaymentMethod::is_gateway)) {
+            let reference = p.transaction_id.map(|t| t.to_string()).unwrap_or_default();
+            let o: GatewayOutcome = self.call_out("the payment gateway", || gw.refund(&reference, p.amount))?;
+            if !o.approved {
+                return Err(Error::rule(Code::PAYMENT_REFUNDED_FAILED, format!("{} {}", o.code, o.message)));
+            }
+        }
+        self.store.write(|tx| {
+            let related = check(tx)?;
+            let inv = tx
+                .invoice(scope.branch_id(), related[0].invoice_id)?
+                .ok_or_else(|| Error::not_found("Invoice", related[0].invoice_id))?;
+            let mut asked = None;
+            for mut p in related {
+                p.status = PaymentStatus::Refunded;
+                p.refunded_at = Some(now);
+                p.refund_reason = Some(req.reason);
+                p.refund_note = req.note.clone();
+                p.updated_at = Some(now);
+                tx.update_payment(&p)?;
+                emit_payment(tx, self.public_url(), EventType::PaymentRefunded, &inv, &p, now)?;
+                if p.id == id {
+                    asked = Some(p);
+                }
+            }
+            Ok(asked.expect("the asked payment is among the related ones"))
+        })
+    }
+}

@@ -1,0 +1,25 @@
+//! What a store offers for payments and saved cards (part of [`crate::store::Tx`]).
+
+use super::{Payment, PaymentFilter, PaymentSort, TokenizedCard};
+use crate::ids::{BranchId, ConsumerId, InvoiceId, PaymentId};
+use crate::list::{ListQuery, Page};
+use crate::store::StoreResult;
+
+/// Payment reads and writes inside one transaction.
+///
+/// - Payments of an invoice come back ordered by `number`; updating a missing payment is
+///   `StoreError::NotFound`.
+/// - Lists search the payment's note and refund note and the invoice's description; dates
+///   filter `created_at` (inclusive).
+pub trait PaymentTx {
+    fn insert_payment(&mut self, p: &Payment) -> StoreResult<()>;
+    fn payment(&mut self, branch: BranchId, id: PaymentId) -> StoreResult<Option<Payment>>;
+    fn update_payment(&mut self, p: &Payment) -> StoreResult<()>;
+    fn delete_payment(&mut self, id: PaymentId) -> StoreResult<()>;
+    fn invoice_payments(&mut self, invoice: InvoiceId) -> StoreResult<Vec<Payment>>;
+    fn list_payments(&mut self, branch: BranchId, q: &ListQuery<PaymentSort>, f: &PaymentFilter) -> StoreResult<Page<Payment>>;
+
+    fn insert_card(&mut self, c: &TokenizedCard) -> StoreResult<()>;
+    /// The consumer's most recently created active card.
+    fn latest_active_card(&mut self, consumer: ConsumerId) -> StoreResult<Option<TokenizedCard>>;
+}

@@ -1,0 +1,20 @@
+//! What a store offers for products and their prices (part of [`crate::store::Tx`]). Deleted
+//! products are never returned; a product comes with all its prices, active and inactive,
+//! ordered by (created_at, id).
+
+use super::{Product, ProductFilter, ProductSort};
+use crate::ids::{BranchId, ProductId};
+use crate::list::{ListQuery, Page};
+use crate::money::Currency;
+use crate::store::StoreResult;
+
+pub trait ProductTx {
+    /// `default_currency` picks the price that `ProductSort::Price` sorts by
+    /// ([`Product::primary_price`]).
+    fn insert_product(&mut self, p: &Product, default_currency: Currency) -> StoreResult<()>;
+    fn product(&mut self, branch: BranchId, id: ProductId) -> StoreResult<Option<Product>>;
+    /// Replaces the product row and upserts its prices by id.
+    fn update_product(&mut self, p: &Product, default_currency: Currency) -> StoreResult<()>;
+    /// Search is a case-insensitive substring of name or description.
+    fn list_products(&mut self, branch: BranchId, q: &ListQuery<ProductSort>, f: &ProductFilter) -> StoreResult<Page<Product>>;
+}

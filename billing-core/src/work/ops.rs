@@ -1,0 +1,87 @@
+//! Running due work: claim what is due, hand each item to its kind's [`Handler`], report.
+
+use super::{DueWork, Handler, WorkReport, DEFAULT_LEASE};
+use crate::billing::Billing;
+use crate::error::{Error, Result, StoreError};
+use crate::ids::OrgId;
+use crate::store::Store;
+use chrono::Duration;
+
+/// Whether `e` says that a claim's lease was lost: not a failure, another process has the item.
+pub(crate) fn is_lease_lost(e: &Error) -> bool {
+    matches!(e, Error::Store(StoreError::LeaseLost(_)))
+}
+
+impl<S: Store> Billing<S> {
+    /// The kinds of due work this engine can run now.
+    pub fn work_kinds(&self) -> Vec<&'static str> {
+        self.work_handlers().iter().filter(|h| (h.ready)(self)).map(|h| h.kind).collect()
+    }
+
+    /// Claims due work of `kinds` (of one organization or all) with a lease of `lease`.
+    pub fn claim_due_work(&self, org: Option<OrgId>, kinds: &[&str], lease: Duration, limit: u32) -> Result<Vec<DueWork>> {
+        let now = self.clock().now();
+        if !self.store.read(|tx| Ok(tx.due_work_exists(org, kinds, now)?))? {
+            return Ok(vec![]);
+        }
+        self.store.write_leased(|tx| Ok(tx.claim_due_work(org, kinds, now, now + lease, limit)?))
+    }
+
+    /// Splits claimed items into jobs, each for one runner: the items of a batched kind
+    /// together, every other item alone.
+    pub fn work_jobs(&self, items: Vec<DueWork>) -> Vec<Vec<DueWork>> {
+        let mut batches: Vec<(&'static str, Vec<DueWork>)> = Vec::new();
+        let mut alone = Vec::new();
+        for item in items {
+            match self.work_handlers().iter().find(|h| h.kind == item.kind && h.batched) {
+                Some(h) => match batches.iter_mut().find(|(k, _)| *k == h.kind) {
+                    Some((_, b)) => b.push(item),
+                    None => batches.push((h.kind, vec![item])),
+                },
+                None => alone.push(vec![item]),
+            }
+        }
+        batches.into_iter().map(|(_, b)| b).chain(alone).collect()
+    }
+
+    /// Runs claimed items with their kinds' handlers, in registry order.
+    pub fn run_work(&self, items: &[DueWork], report: &mut WorkReport) {
+        for h in self.work_handlers() {
+            let mine: Vec<&DueWork> = items.iter().filter(|i| i.kind == h.kind).collect();
+            if !mine.is_empty() {
+                (h.run)(self, &mine, report);
+            }
+        }
+    }
+
+    /// Claims and runs the due work of one organization (or all) until none is due, at most
+    /// `max_items` items. No transaction is open during outside calls. An item that fails is
+    /// counted in [`WorkReport::errors`] and left to its lease (it runs again later).
+    pub fn run_due_work(&self, org: Option<OrgId>, max_items: usize) -> Result<WorkReport> {
+        let mut report = WorkReport::default();
+        let kinds = self.work_kinds();
+        while report.claimed < max_items {
+            let batch = (max_items - report.claimed).min(64) as u32;
+            let items = self.claim_due_work(org, &kinds, self.work_lease(), batch)?;
+            if items.is_empty() {
+                break;
+            }
+            report.claimed += items.len();
+            self.run_work(&items, &mut report);
+        }
+        Ok(report)
+    }
+
+    /// How long a claim of due work holds: the longest outside call (the webhook time-out)
+    /// plus a margin, so that an item in flight is never claimed by another process.
+    pub fn work_lease(&self) -> Duration {
+        match self.webhook_transport() {
+            Some(t) => Duration::from_std(t.timeout() + t.lease_margin()).unwrap_or(DEFAULT_LEASE),
+            None => DEFAULT_LEASE,
+        }
+    }
+
+    pub(crate) fn work_handlers(&self) -> &[Handler<S>] {
+        &self.work
+    }
+}
