@@ -104,7 +104,7 @@ fn emit(store: &SqliteStore, org: OrgId, branch: BranchId, n: u64) {
         payload: json!({"event_type": "PAYMENT_SUCCEEDED", "n": n}),
         created_at: billing_core::clock::truncate_micros(chrono::Utc::now()),
     };
-    store.write(|tx| Ok(tx.insert_event(&ev)?)).expect("commit event");
+    store.write(|tx| billing_core::event::record(tx, &ev)).expect("commit event");
 }
 
 #[test]

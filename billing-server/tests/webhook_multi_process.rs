@@ -129,7 +129,7 @@ fn two_processes_send_each_attempt_once() {
                         payload: json!({"event_type": "INVOICE_CREATED", "n": t * 1000 + n}),
                         created_at: billing_core::clock::truncate_micros(chrono::Utc::now()),
                     };
-                    store.write(|tx| Ok(tx.insert_event(&ev)?)).expect("commit event");
+                    store.write(|tx| billing_core::event::record(tx, &ev)).expect("commit event");
                 }
             });
         }

@@ -138,7 +138,7 @@ fn emit(srv: &TestServer, branch: &str, t: EventType) -> Event {
         }),
         created_at: billing_core::clock::truncate_micros(now),
     };
-    srv.app.billing.store.write(|tx| Ok(tx.insert_event(&ev)?)).unwrap();
+    srv.app.billing.store.write(|tx| billing_core::event::record(tx, &ev)).unwrap();
     ev
 }
 

@@ -10,6 +10,7 @@ const MIGRATIONS: &[(i64, &str)] = &[
     (3, include_str!("../migrations/0003_invoices.sql")),
     (4, include_str!("../migrations/0004_webhooks.sql")),
     (5, include_str!("../migrations/0005_sandbox_clock_target.sql")),
+    (6, include_str!("../migrations/0006_fanout_in_core.sql")),
 ];
 
 pub fn apply(conn: &Connection) -> Result<(), StoreError> {

@@ -143,16 +143,19 @@ fn main() {
             .write(|tx| {
                 for i in 0..n {
                     let id = EventId::new();
-                    tx.insert_event(&Event {
-                        id,
-                        org_id: scope.org_id(),
-                        branch_id: scope.branch_id(),
-                        event_type: EventType::PaymentSucceeded,
-                        entity_type: EntityType::Payment,
-                        entity_id: id.0,
-                        payload: json!({"event_type": "PAYMENT_SUCCEEDED", "n": written + i}),
-                        created_at: now,
-                    })?;
+                    billing_core::event::record(
+                        tx,
+                        &Event {
+                            id,
+                            org_id: scope.org_id(),
+                            branch_id: scope.branch_id(),
+                            event_type: EventType::PaymentSucceeded,
+                            entity_type: EntityType::Payment,
+                            entity_id: id.0,
+                            payload: json!({"event_type": "PAYMENT_SUCCEEDED", "n": written + i}),
+                            created_at: now,
+                        },
+                    )?;
                 }
                 Ok(())
             })

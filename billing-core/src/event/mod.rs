@@ -5,6 +5,9 @@ mod store;
 
 pub use store::EventTx;
 
+use crate::error::Result;
+use crate::store::Tx;
+
 use crate::clock::Timestamp;
 use crate::ids::{BranchId, EventId, OrgId};
 use crate::wire_enum;
@@ -55,4 +58,13 @@ pub struct Event {
     /// The webhook body (spec: Events, Payload), fixed when the event is written.
     pub payload: Value,
     pub created_at: Timestamp,
+}
+
+/// Writes `e` to the outbox in the caller's transaction, with the due-work item that fans it
+/// out to webhook deliveries when a live, enabled endpoint of its branch subscribes to its type
+/// (see [`crate::webhook`]): in the same transaction, so no committed event is missed, whatever
+/// order concurrent transactions commit in.
+pub fn record(tx: &mut dyn Tx, e: &Event) -> Result<()> {
+    tx.insert_event(e)?;
+    crate::webhook::enqueue_fan_out(tx, e)
 }

@@ -62,11 +62,9 @@ pub fn payment_event(public_url: &str, t: EventType, inv: &Invoice, p: &Payment,
 
 /// Writes an invoice event in the current transaction.
 pub fn emit_invoice(tx: &mut dyn Tx, public_url: &str, t: EventType, inv: &Invoice, now: Timestamp) -> crate::Result<()> {
-    tx.insert_event(&invoice_event(public_url, t, inv, now))?;
-    Ok(())
+    crate::event::record(tx, &invoice_event(public_url, t, inv, now))
 }
 
 pub fn emit_payment(tx: &mut dyn Tx, public_url: &str, t: EventType, inv: &Invoice, p: &Payment, now: Timestamp) -> crate::Result<()> {
-    tx.insert_event(&payment_event(public_url, t, inv, p, now))?;
-    Ok(())
+    crate::event::record(tx, &payment_event(public_url, t, inv, p, now))
 }

@@ -18,6 +18,11 @@ use std::sync::{Arc, Mutex};
 
 const KIND: &str = "test.kind";
 
+/// Writes an event as operations do ([`crate::event::record`]: with its fan-out item).
+fn record<S: crate::store::Store>(w: &World<S>, ev: &Event) {
+    w.billing.store.write(|tx| crate::event::record(tx, ev)).expect("record the event");
+}
+
 fn item(org: OrgId, due: crate::clock::Timestamp) -> DueWork {
     DueWork::new(WorkId::new(), org, KIND, due, json!({"n": 1}))
 }
@@ -236,11 +241,11 @@ pub fn endpoints_round_trip_and_validation<H: Harness>() {
 pub fn events_enqueue_fanout_only_for_branches_with_endpoints<H: Harness>() {
     let w = World::new(H::store());
     let ev = event_in(&w.admin, EventType::PaymentSucceeded, w.now());
-    w.write(|tx| tx.insert_event(&ev));
+    record(&w, &ev);
     assert_eq!(w.read(|tx| tx.work(WorkId(ev.id.0))), None, "no endpoint, no fan-out work");
     endpoint(&w, &w.admin, json!({"url": "https://example.com/h"}));
     let ev2 = event_in(&w.admin, EventType::PaymentFailed, w.now());
-    w.write(|tx| tx.insert_event(&ev2));
+    record(&w, &ev2);
     let fan = w.read(|tx| tx.work(WorkId(ev2.id.0))).expect("fan-out item written with the event");
     assert_eq!(
         (fan.kind.as_str(), fan.due_at, fan.org_id, fan.leased_until),
@@ -249,10 +254,25 @@ pub fn events_enqueue_fanout_only_for_branches_with_endpoints<H: Harness>() {
     // Rolled back with its transaction.
     let ev3 = event_in(&w.admin, EventType::PaymentFailed, w.now());
     let _ = w.billing.store.write(|tx| {
-        tx.insert_event(&ev3)?;
+        crate::event::record(tx, &ev3)?;
         Err::<(), _>(crate::error::Error::code(Code::NOT_FOUND))
     });
     assert_eq!(w.read(|tx| tx.work(WorkId(ev3.id.0))), None);
+    // Only endpoints that would receive it count: enabled, and subscribed to the event's type.
+    let other = w.new_branch("Quiet");
+    let there = w.in_branch(other.id);
+    let invoices_only = endpoint(&w, &there, json!({"url": "https://example.com/i", "event_types": ["INVOICE_CREATED"]}));
+    endpoint(&w, &there, json!({"url": "https://example.com/off", "enabled": false}));
+    let unwanted = event_in(&there, EventType::PaymentFailed, w.now());
+    record(&w, &unwanted);
+    assert_eq!(w.read(|tx| tx.work(WorkId(unwanted.id.0))), None, "nobody there subscribes to it");
+    let wanted = event_in(&there, EventType::InvoiceCreated, w.now());
+    record(&w, &wanted);
+    assert!(w.read(|tx| tx.work(WorkId(wanted.id.0))).is_some());
+    w.billing.delete_webhook_endpoint(&there, invoices_only.id).unwrap();
+    let after = event_in(&there, EventType::InvoiceCreated, w.now());
+    record(&w, &after);
+    assert_eq!(w.read(|tx| tx.work(WorkId(after.id.0))), None, "a deleted endpoint receives nothing");
 }
 
 pub fn delivery_round_trip_unique_and_filters<H: Harness>() {
@@ -325,7 +345,7 @@ pub fn delivery_is_signed_with_spec_headers<H: Harness>() {
     let w = World::new(H::store());
     let (e, t) = wired(&w, 204, json!({"url": "https://example.com/h"}));
     let ev = event_in(&w.admin, EventType::PaymentSucceeded, w.now());
-    w.write(|tx| tx.insert_event(&ev));
+    record(&w, &ev);
     let r = w.billing.run_due_work(None, 100).unwrap();
     assert_eq!((r.count(FANNED_OUT), r.count(DELIVERED)), (1, 1));
     let sent = t.sent.lock().unwrap().clone();
@@ -354,7 +374,7 @@ pub fn retry_schedule_runs_on_the_sandbox_clock<H: Harness>() {
     let w = World::new(H::store());
     let (e, t) = wired(&w, 500, json!({"url": "https://example.com/h"}));
     let ev = event_in(&w.admin, EventType::InvoiceCreated, w.now());
-    w.write(|tx| tx.insert_event(&ev));
+    record(&w, &ev);
     // The advance runs the work that is due (here: fan-out and the first attempt).
     w.billing.advance_sandbox_clock(&w.admin, Advance::By(Duration::zero())).unwrap();
     assert_eq!(t.count(), 1);
@@ -395,7 +415,7 @@ pub fn retry_schedule_runs_on_the_sandbox_clock<H: Harness>() {
 pub fn success_on_a_later_attempt<H: Harness>() {
     let w = World::new(H::store());
     let (e, t) = wired(&w, 503, json!({"url": "https://example.com/h"}));
-    w.write(|tx| tx.insert_event(&event_in(&w.admin, EventType::PaymentSucceeded, w.now())));
+    record(&w, &event_in(&w.admin, EventType::PaymentSucceeded, w.now()));
     w.billing.advance_sandbox_clock(&w.admin, Advance::By(Duration::zero())).unwrap();
     t.set(200);
     w.billing.advance_sandbox_clock(&w.fresh_admin(), Advance::By(Duration::minutes(5))).unwrap();
@@ -421,15 +441,15 @@ pub fn subscriptions_disabled_deleted_and_branches<H: Harness>() {
     let b2 = w.new_branch("Second");
     let second = w.in_branch(b2.id);
     let theirs = endpoint(&w, &second, json!({"url": "https://example.com/second"}));
-    w.write(|tx| tx.insert_event(&event_in(&w.admin, EventType::PaymentSucceeded, w.now())));
-    w.write(|tx| tx.insert_event(&event_in(&w.admin, EventType::InvoiceCreated, w.now())));
+    record(&w, &event_in(&w.admin, EventType::PaymentSucceeded, w.now()));
+    record(&w, &event_in(&w.admin, EventType::InvoiceCreated, w.now()));
     w.billing.run_due_work(None, 100).unwrap();
     let urls: Vec<String> = t.sent.lock().unwrap().iter().map(|s| s.0.clone()).collect();
     let count = |u: &str| urls.iter().filter(|x| x.as_str() == u).count();
     assert_eq!((count(&payments.url), count(&everything.url)), (1, 2));
     assert_eq!((count(&disabled.url), count(&deleted.url), count(&theirs.url)), (0, 0, 0));
     // Disabled after the fan-out: the pending delivery is not sent.
-    w.write(|tx| tx.insert_event(&event_in(&second, EventType::PaymentFailed, w.now())));
+    record(&w, &event_in(&second, EventType::PaymentFailed, w.now()));
     w.billing
         .update_webhook_endpoint(&second, theirs.id, EndpointFields::parse(&json!({"enabled": true}), false).unwrap())
         .unwrap();
@@ -490,7 +510,7 @@ pub fn one_long_advance_replays_the_retry_schedule<H: Harness>() {
     let w = World::new(H::store());
     let (e, t) = wired(&w, 500, json!({"url": "https://example.com/h"}));
     let start_at = w.billing.now(&w.admin);
-    w.write(|tx| tx.insert_event(&event_in(&w.admin, EventType::PaymentFailed, w.now())));
+    record(&w, &event_in(&w.admin, EventType::PaymentFailed, w.now()));
     let reached = w.billing.advance_sandbox_clock(&w.admin, Advance::By(Duration::days(1))).unwrap();
     assert_eq!(reached, start_at + Duration::days(1));
     assert_eq!(w.billing.sandbox_clock(&w.fresh_admin()).unwrap(), reached);
@@ -507,7 +527,7 @@ pub fn one_long_advance_replays_the_retry_schedule<H: Harness>() {
     // A success part-way stops the schedule there.
     t.set(500);
     let e2 = endpoint(&w, &w.admin, json!({"url": "https://example.com/second"}));
-    w.write(|tx| tx.insert_event(&event_in(&w.admin, EventType::PaymentFailed, w.now())));
+    record(&w, &event_in(&w.admin, EventType::PaymentFailed, w.now()));
     w.billing.advance_sandbox_clock(&w.fresh_admin(), Advance::By(Duration::minutes(6))).unwrap();
     let d2 = &deliveries(&w, e2.id)[0];
     assert_eq!((d2.status, d2.attempts.len()), (DeliveryStatus::Retrying, 2), "+0 and +5 within six minutes");
@@ -527,7 +547,7 @@ pub fn one_long_advance_replays_the_retry_schedule<H: Harness>() {
 pub fn branch_users_cannot_manage_webhooks<H: Harness>() {
     let w = World::new(H::store());
     let (e, t) = wired(&w, 500, json!({"url": "https://example.com/h"}));
-    w.write(|tx| tx.insert_event(&event_in(&w.admin, EventType::PaymentFailed, w.now())));
+    record(&w, &event_in(&w.admin, EventType::PaymentFailed, w.now()));
     w.billing.run_due_work(None, 100).unwrap();
     let d = deliveries(&w, e.id)[0].clone();
     let branch = w.boot.branch.id;
@@ -560,7 +580,7 @@ pub fn fan_out_batch_skips_lost_leases<H: Harness>() {
     let e = endpoint(&w, &w.admin, json!({"url": "https://example.com/h"}));
     let events: Vec<Event> = (0..3).map(|_| event_in(&w.admin, EventType::PaymentSucceeded, w.now())).collect();
     for ev in &events {
-        w.write(|tx| tx.insert_event(ev));
+        record(&w, ev);
     }
     let now = w.now();
     let claimed = w.write(|tx| tx.claim_due_work(None, &[FANOUT_KIND], now, now + Duration::seconds(60), 10));

@@ -106,6 +106,19 @@ fn excerpt(s: &str) -> Option<String> {
     Some(s.chars().take(RESPONSE_EXCERPT_CHARS).collect())
 }
 
+/// Enqueues the fan-out of `e` (id = the event's id, due at its creation) when a live, enabled
+/// endpoint of its branch subscribes to its type; part of [`crate::event::record`].
+pub(crate) fn enqueue_fan_out(tx: &mut dyn Tx, e: &Event) -> Result<()> {
+    let wanted = tx
+        .list_webhook_endpoints(e.branch_id)?
+        .iter()
+        .any(|x| x.enabled && x.deleted_at.is_none() && x.org_id == e.org_id && x.subscribes_to(e.event_type));
+    if wanted {
+        tx.insert_work(&DueWork::new(WorkId(e.id.0), e.org_id, FANOUT_KIND, e.created_at, json!({})))?;
+    }
+    Ok(())
+}
+
 /// The webhook kinds of due work: the fan-out of events (batched: one transaction for the
 /// events of a claim) and delivery attempts (each alone: a slow receiver holds up only itself).
 pub(crate) fn work_handlers<S: Store>() -> Vec<Handler<S>> {

@@ -21,7 +21,7 @@ mod sign;
 mod store;
 mod wire;
 
-pub(crate) use deliver::work_handlers;
+pub(crate) use deliver::{enqueue_fan_out, work_handlers};
 pub use deliver::{request, Outcome, WebhookTransport, DELIVERED, DELIVERY_KIND, FAILED_ATTEMPTS, FANNED_OUT, FANOUT_KIND};
 pub use sign::{signature, signature_header, verify, verify_at, VerifyError, USER_AGENT};
 pub use store::WebhookTx;

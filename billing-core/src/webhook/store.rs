@@ -6,12 +6,9 @@ use crate::list::Page;
 use crate::store::StoreResult;
 use uuid::Uuid;
 
-/// Webhook endpoint and delivery reads and writes inside one transaction.
-///
-/// Events reach deliveries through the due-work queue: the store enqueues a `webhook.fanout`
-/// item (id = the event's id, `due_at` = the event's `created_at`) in the same transaction as
-/// every event of a branch that has an enabled, live endpoint (`insert_event` does it, or a
-/// trigger on the outbox does), so no committed event is missed.
+/// Webhook endpoint and delivery reads and writes inside one transaction. (Events reach
+/// deliveries through the due-work queue: [`crate::event::record`] enqueues each event's fan-out
+/// in the event's own transaction.)
 pub trait WebhookTx {
     fn insert_webhook_endpoint(&mut self, e: &Endpoint) -> StoreResult<()>;
     /// The endpoint with this id, deleted or not, of any branch.
