@@ -17,9 +17,23 @@ fn files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
     }
 }
 
+/// diesel takes a migration's version from its directory name up to the first `_`: two
+/// directories with one version would silently apply only one of them.
+fn check_versions_unique(root: &Path) {
+    let mut seen = std::collections::BTreeMap::new();
+    for entry in std::fs::read_dir(root).into_iter().flatten().flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let version = name.split('_').next().unwrap_or_default().to_string();
+        if let Some(other) = seen.insert(version.clone(), name.clone()) {
+            panic!("migrations {other} and {name} share version {version}: give one a new number");
+        }
+    }
+}
+
 fn main() {
     println!("cargo:rerun-if-changed=migrations");
     let root = Path::new("migrations");
+    check_versions_unique(root);
     let mut paths = Vec::new();
     files(root, &mut paths);
     paths.sort();

@@ -46,6 +46,18 @@ fn channel_of(c: &Consumer) -> Option<(Channel, String)> {
     email.map(|e| (Channel::Email, e)).or(phone.map(|p| (Channel::Sms, p)))
 }
 
+/// An invoice whose payment is being charged at the gateway cannot be voided or re-planned until
+/// the charge's outcome is recorded (its payments would be replaced under the charge).
+fn check_no_charge_in_flight(inv: &Invoice, payments: &[Payment]) -> Result<()> {
+    if payments.iter().any(|p| p.status == PaymentStatus::Processing) {
+        return Err(Error::rule(
+            Code::INVOICE_INVALID_STATUS,
+            format!("A payment of invoice '{}' is being processed", inv.id),
+        ));
+    }
+    Ok(())
+}
+
 /// A new unpaid payment of `inv`: the `number`-th, of `amount`, due at `due`.
 fn pending_payment(inv: &Invoice, number: u32, amount: Money, payment_type: PaymentType, due: Timestamp, now: Timestamp) -> Payment {
     Payment {
@@ -300,6 +312,7 @@ impl<S: Store> Billing<S> {
             if inv.is_finalised(&payments) {
                 return Err(Error::rule(Code::INVOICE_FINALISED, format!("Invoice '{id}' is finalised")));
             }
+            check_no_charge_in_flight(&inv, &payments)?;
             if !matches!(inv.status, InvoiceStatus::Created | InvoiceStatus::Sent) {
                 return Err(Error::rule(Code::INVOICE_INVALID_STATUS, format!("Invoice '{id}' is {}", inv.status)));
             }
@@ -395,6 +408,7 @@ impl<S: Store> Billing<S> {
         if inv.is_finalised(&payments) {
             return Err(Error::rule(Code::INVOICE_FINALISED, format!("Invoice '{id}' is finalised")));
         }
+        check_no_charge_in_flight(&inv, &payments)?;
         inv.status = InvoiceStatus::Canceled;
         inv.updated_at = Some(now);
         tx.update_invoice(&inv)?;

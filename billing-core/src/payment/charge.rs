@@ -8,13 +8,10 @@ use super::{Payment, PaymentMethod, PaymentStatus, TokenizedCard};
 use crate::auth::Scope;
 use crate::billing::Billing;
 use crate::error::{Code, Error, FieldError, Result};
-use crate::event::EventType;
 use crate::ids::{ConsumerId, InvoiceId, PaymentId};
-use crate::invoice::events::emit_payment;
-use crate::invoice::{Invoice, InvoiceStatus};
+use crate::invoice::InvoiceStatus;
 use crate::lane::Lane;
-use crate::money::Money;
-use crate::store::{Store, Tx};
+use crate::store::Store;
 use uuid::Uuid;
 
 /// Where each operation of this module runs.
@@ -42,7 +39,8 @@ impl<S: Store> Billing<S> {
                 "Value error, the card field is not valid",
             )));
         }
-        let check = |tx: &mut dyn Tx| -> Result<(Invoice, Vec<Payment>, Vec<Payment>)> {
+        let method = PaymentMethod::parse(card.network()).unwrap_or(PaymentMethod::PgwCardUnspecified);
+        let charge = self.record_charge(scope.org_id(), now, |tx| {
             let (inv, all) = self.load_invoice(tx, scope, invoice)?;
             if inv.status == InvoiceStatus::Canceled {
                 return Err(Error::rule(Code::INVOICE_FINALISED, format!("Invoice '{invoice}' is canceled")));
@@ -53,11 +51,11 @@ impl<S: Store> Billing<S> {
             let mut chosen = vec![];
             for id in payment_ids {
                 let p = all.iter().find(|p| p.id == *id).ok_or_else(|| Error::not_found("Payment", id))?;
-                if !p.status.is_unpaid() {
-                    return Err(Error::rule(Code::PAYMENT_FINALIZED, format!("Payment '{id}' is {}", p.status)));
-                }
+                check_payable(p)?;
                 if !chosen.iter().any(|c: &Payment| c.id == p.id) {
-                    chosen.push(p.clone());
+                    let mut p = p.clone();
+                    p.method = Some(method);
+                    chosen.push(p);
                 }
             }
             if inv.installments.is_some() && inv.status != InvoiceStatus::Accepted {
@@ -66,40 +64,16 @@ impl<S: Store> Billing<S> {
                     format!("Installment invoice '{invoice}' is {}, not ACCEPTED", inv.status),
                 ));
             }
-            Ok((inv, all, chosen))
-        };
-        let (inv, _, chosen) = self.store.read(|tx| check(tx))?;
-        let total = Money::new(chosen.iter().map(|p| p.amount.amount()).sum(), inv.currency);
-        let gw = self.gateway_for(&scope.org);
-        let outcome = self.call_out("the payment gateway", || gw.charge_card(card, total))?;
-        let method = PaymentMethod::parse(card.network()).unwrap_or(PaymentMethod::PgwCardUnspecified);
-        let txn = Uuid::now_v7();
-        let message = format!("{} {}", outcome.code, outcome.message);
-        let paid = self.store.write(|tx| {
-            let (mut inv, all, chosen) = check(tx)?;
-            let mut out = Vec::with_capacity(chosen.len());
-            for mut p in chosen {
-                p.method = Some(method);
-                p.latest_pgw_message = Some(message.clone());
-                p.updated_at = Some(now);
-                if outcome.approved {
-                    p.status = PaymentStatus::Succeeded;
-                    p.payed_at = Some(now);
-                    p.transaction_id = Some(txn);
-                } else {
-                    p.status = PaymentStatus::Failed;
-                    tx.update_payment(&p)?;
-                    emit_payment(tx, self.public_url(), EventType::PaymentFailed, &inv, &p, now)?;
-                }
-                out.push(p);
-            }
-            if outcome.approved {
-                self.record_paid(tx, scope, &mut inv, &all, out.clone(), EventType::PaymentSucceeded, now)?;
-            }
-            Ok(out)
+            Ok((inv, chosen))
         })?;
+        let gw = self.gateway_for(&scope.org);
+        let outcome = self.call_out("the payment gateway", || gw.charge_card(&charge.reference(), card, charge.total()))?;
+        let paid = self.record_charge_outcome(scope, &charge, &outcome)?;
         if !outcome.approved {
-            return Err(Error::rule(Code::INVALID_PARAMETERS, format!("The charge failed: {message}")));
+            return Err(Error::rule(
+                Code::INVALID_PARAMETERS,
+                format!("The charge failed: {} {}", outcome.code, outcome.message),
+            ));
         }
         Ok(paid)
     }
@@ -150,18 +124,17 @@ impl<S: Store> Billing<S> {
             ));
         }
         let now = self.now(scope);
-        let check = |tx: &mut dyn Tx| -> Result<(Payment, TokenizedCard)> {
+        let mut card = None;
+        let charge = self.record_charge(scope.org_id(), now, |tx| {
             let p = tx.payment(scope.branch_id(), id)?.ok_or_else(|| Error::not_found("Payment", id))?;
-            let inv = tx
-                .invoice(scope.branch_id(), p.invoice_id)?
-                .ok_or_else(|| Error::not_found("Invoice", p.invoice_id))?;
+            let (inv, _) = self.load_invoice(tx, scope, p.invoice_id)?;
             tx.consumer(scope.branch_id(), inv.consumer_id)?
                 .filter(|c| !c.is_deleted)
                 .ok_or_else(|| Error::not_found("Consumer", inv.consumer_id))?;
             if p.status.is_paid() {
                 return Err(Error::rule(Code::PAYMENT_FINALIZED, format!("Payment '{id}' is already paid")));
             }
-            if !p.status.is_unpaid() {
+            if !p.status.is_payable() {
                 return Err(Error::rule(Code::INVALID_STATUS, format!("Payment '{id}' is {}", p.status)));
             }
             if inv.installments.is_some() && inv.status != InvoiceStatus::Accepted {
@@ -170,43 +143,40 @@ impl<S: Store> Billing<S> {
                     format!("Installment invoice '{}' is {}, not ACCEPTED", inv.id, inv.status),
                 ));
             }
-            let card = tx
+            let c = tx
                 .latest_active_card(inv.consumer_id)?
                 .ok_or_else(|| Error::rule(Code::INVALID_PARAMETERS, "The consumer has no active tokenized card"))?;
-            if !card.consent {
+            if !c.consent {
                 return Err(Error::rule(Code::NOT_FOUND, "No consent to charge the consumer's card"));
             }
-            Ok((p, card))
-        };
-        let (p, card) = self.store.read(|tx| check(tx))?;
-        let gw = self.gateway_for(&scope.org);
-        let outcome = self.call_out("the payment gateway", || gw.charge_token(&card.gateway_token, p.amount))?;
-        let method = PaymentMethod::parse(&card.network).unwrap_or(PaymentMethod::PgwCardUnspecified);
-        let txn = Uuid::now_v7();
-        let result = self.store.write(|tx| {
-            let (mut p, _) = check(tx)?;
-            let (mut inv, all) = self.load_invoice(tx, scope, p.invoice_id)?;
-            p.method = Some(method);
-            p.latest_pgw_message = Some(format!("{} {}", outcome.code, outcome.message));
-            p.updated_at = Some(now);
-            if outcome.approved {
-                p.status = PaymentStatus::Succeeded;
-                p.payed_at = Some(now);
-                p.transaction_id = Some(txn);
-                self.record_paid(tx, scope, &mut inv, &all, vec![p.clone()], EventType::PaymentSucceeded, now)?;
-            } else {
-                p.status = PaymentStatus::Failed;
-                tx.update_payment(&p)?;
-                emit_payment(tx, self.public_url(), EventType::PaymentFailed, &inv, &p, now)?;
-            }
-            Ok((p.id, p.invoice_id))
+            let mut p = p;
+            p.method = Some(PaymentMethod::parse(&c.network).unwrap_or(PaymentMethod::PgwCardUnspecified));
+            card = Some(c);
+            Ok((inv, vec![p]))
         })?;
+        let card = card.expect("chosen with the payment");
+        let gw = self.gateway_for(&scope.org);
+        let outcome = self.call_out("the payment gateway", || {
+            gw.charge_token(&charge.reference(), &card.gateway_token, charge.total())
+        })?;
+        self.record_charge_outcome(scope, &charge, &outcome)?;
         if !outcome.approved {
             return Err(Error::rule(
                 Code::INVALID_PARAMETERS,
                 format!("The charge failed: {} {}", outcome.code, outcome.message),
             ));
         }
-        Ok(result)
+        Ok((id, charge.invoice.id))
     }
+}
+
+/// A payment the payer may pay now: not paid, and no other attempt in flight on it.
+fn check_payable(p: &Payment) -> Result<()> {
+    if p.status == PaymentStatus::Processing {
+        return Err(Error::rule(Code::INVALID_STATUS, format!("Payment '{}' is being processed", p.id)));
+    }
+    if !p.status.is_payable() {
+        return Err(Error::rule(Code::PAYMENT_FINALIZED, format!("Payment '{}' is {}", p.id, p.status)));
+    }
+    Ok(())
 }

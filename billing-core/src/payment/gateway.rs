@@ -13,7 +13,7 @@ pub struct GatewayOutcome {
 }
 
 impl GatewayOutcome {
-    fn of(code: &str, message: &str) -> Self {
+    pub(crate) fn of(code: &str, message: &str) -> Self {
         GatewayOutcome {
             approved: code == "00",
             code: code.into(),
@@ -87,13 +87,19 @@ pub fn luhn(number: &str) -> bool {
     sum % 10 == 0
 }
 
+/// A card and wallet processor. Every call names a `reference`, the gateway's idempotency key:
+/// a call repeated with the same reference moves money at most once (the engine repeats a
+/// refund after a crash, and voids a charge by its reference).
 pub trait PaymentGateway: Send + Sync {
     /// Charges a card the payer entered.
-    fn charge_card(&self, card: &CardDetails, amount: Money) -> GatewayOutcome;
+    fn charge_card(&self, reference: &str, card: &CardDetails, amount: Money) -> GatewayOutcome;
     /// Charges a tokenized card.
-    fn charge_token(&self, token: &str, amount: Money) -> GatewayOutcome;
-    /// Refunds a payment taken through the gateway, in full.
-    fn refund(&self, transaction: &str, amount: Money) -> GatewayOutcome;
+    fn charge_token(&self, reference: &str, token: &str, amount: Money) -> GatewayOutcome;
+    /// Refunds in full the payment charged as `transaction` (the reference of its charge).
+    fn refund(&self, reference: &str, transaction: &str, amount: Money) -> GatewayOutcome;
+    /// Cancels whatever the charge `reference` took, if it took anything; approved once nothing
+    /// of it is left charged (also when it never charged).
+    fn void(&self, reference: &str) -> GatewayOutcome;
 }
 
 /// The sandbox simulation.
@@ -150,11 +156,11 @@ pub fn sandbox_token(number: &str) -> String {
 }
 
 impl PaymentGateway for SandboxGateway {
-    fn charge_card(&self, card: &CardDetails, _amount: Money) -> GatewayOutcome {
+    fn charge_card(&self, _reference: &str, card: &CardDetails, _amount: Money) -> GatewayOutcome {
         card_outcome(&card.number)
     }
 
-    fn charge_token(&self, token: &str, _amount: Money) -> GatewayOutcome {
+    fn charge_token(&self, _reference: &str, token: &str, _amount: Money) -> GatewayOutcome {
         let code = token.strip_prefix("sandbox_").and_then(|r| r.split('_').next()).unwrap_or("99");
         let message = match code {
             "00" => "APPROVED",
@@ -169,7 +175,11 @@ impl PaymentGateway for SandboxGateway {
         GatewayOutcome::of(if message == "UNSPECIFIED FAILURE" { "99" } else { code }, message)
     }
 
-    fn refund(&self, _transaction: &str, _amount: Money) -> GatewayOutcome {
+    fn refund(&self, _reference: &str, _transaction: &str, _amount: Money) -> GatewayOutcome {
+        GatewayOutcome::of("00", "APPROVED")
+    }
+
+    fn void(&self, _reference: &str) -> GatewayOutcome {
         GatewayOutcome::of("00", "APPROVED")
     }
 }
@@ -180,14 +190,18 @@ impl PaymentGateway for SandboxGateway {
 pub struct UnconfiguredGateway;
 
 impl PaymentGateway for UnconfiguredGateway {
-    fn charge_card(&self, _card: &CardDetails, _amount: Money) -> GatewayOutcome {
+    fn charge_card(&self, _reference: &str, _card: &CardDetails, _amount: Money) -> GatewayOutcome {
         GatewayOutcome::of("99", "NO PROCESSOR CONFIGURED")
     }
-    fn charge_token(&self, _token: &str, _amount: Money) -> GatewayOutcome {
+    fn charge_token(&self, _reference: &str, _token: &str, _amount: Money) -> GatewayOutcome {
         GatewayOutcome::of("99", "NO PROCESSOR CONFIGURED")
     }
-    fn refund(&self, _transaction: &str, _amount: Money) -> GatewayOutcome {
+    fn refund(&self, _reference: &str, _transaction: &str, _amount: Money) -> GatewayOutcome {
         GatewayOutcome::of("99", "NO PROCESSOR CONFIGURED")
+    }
+    /// Nothing was ever charged through it.
+    fn void(&self, _reference: &str) -> GatewayOutcome {
+        GatewayOutcome::of("00", "APPROVED")
     }
 }
 
@@ -200,12 +214,22 @@ mod tests {
     fn tokens_keep_the_outcome_not_the_number() {
         let t = sandbox_token("4111111111111111");
         assert!(!t.contains("4111"));
-        assert!(SandboxGateway.charge_token(&t, Money::from_minor(100, Currency::SAR)).approved);
+        assert!(SandboxGateway.charge_token("r1", &t, Money::from_minor(100, Currency::SAR)).approved);
         let bad = sandbox_token("4123120001090000");
-        let o = SandboxGateway.charge_token(&bad, Money::from_minor(100, Currency::SAR));
+        let o = SandboxGateway.charge_token("r2", &bad, Money::from_minor(100, Currency::SAR));
         assert_eq!((o.approved, o.code.as_str()), (false, "51"));
         assert_eq!(wallet_outcome(Money::from_minor(25000, Currency::SAR)).code, "00");
         assert_eq!(wallet_outcome(Money::from_minor(115000, Currency::SAR)).code, "51");
+    }
+
+    #[test]
+    fn voids_and_refunds() {
+        assert!(SandboxGateway.void("any").approved);
+        assert!(UnconfiguredGateway.void("any").approved, "nothing was ever charged through it");
+        let m = Money::from_minor(100, Currency::SAR);
+        assert!(SandboxGateway.refund("r", "t", m).approved);
+        assert!(!UnconfiguredGateway.refund("r", "t", m).approved);
+        assert!(!UnconfiguredGateway.charge_token("r", "sandbox_00_x", m).approved);
     }
 
     #[test]

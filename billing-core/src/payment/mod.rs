@@ -7,12 +7,15 @@
 //! - [`store`]: the [`PaymentTx`] slice of the store contract.
 //! - [`wire`]: request parsing and the PaymentDto / PaymentResponse views.
 
+mod attempt;
 pub mod charge;
 pub mod gateway;
 pub mod ops;
 mod store;
 mod wire;
 
+pub(crate) use attempt::work_handlers;
+pub use attempt::{ATTEMPT_TIMEOUT, CHARGES_ABANDONED, CHARGE_KIND, REFUNDS_RECOVERED, REFUND_KIND};
 pub use store::PaymentTx;
 pub use wire::parse_payment_list;
 
@@ -56,12 +59,17 @@ wire_enum!(RefundReason { RequestedByCustomer = "REQUESTED_BY_CUSTOMER", Duplica
 wire_enum!(PaymentSort { CreatedAt = "created_at", Amount = "amount", ScheduledOn = "scheduled_on", PayedAt = "payed_at" });
 
 impl PaymentStatus {
-    /// Not paid yet and still payable.
+    /// Not paid yet and not given up: the invoice still owes it (PROCESSING included: an
+    /// attempt to pay it is in flight).
     pub fn is_unpaid(self) -> bool {
         matches!(
             self,
             PaymentStatus::Pending | PaymentStatus::Processing | PaymentStatus::UnderReview | PaymentStatus::Failed | PaymentStatus::FailedInitiation
         )
+    }
+    /// Unpaid with no attempt in flight: a payer may pay it now.
+    pub fn is_payable(self) -> bool {
+        self.is_unpaid() && self != PaymentStatus::Processing
     }
     pub fn is_paid(self) -> bool {
         matches!(self, PaymentStatus::Succeeded | PaymentStatus::Settled | PaymentStatus::Refunded)

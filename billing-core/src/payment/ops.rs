@@ -1,7 +1,6 @@
 //! Payment operations: reading, marking paid by hand, and refunds. A refund through the gateway
 //! calls it with no transaction open (see [`crate::Lane::Io`]).
 
-use super::gateway::GatewayOutcome;
 use super::{MarkPaid, Payment, PaymentFilter, PaymentMethod, PaymentSort, PaymentStatus, RefundRequest};
 use crate::auth::Scope;
 use crate::billing::Billing;
@@ -109,14 +108,14 @@ impl<S: Store> Billing<S> {
             Ok(related)
         };
         let targets = self.store.read(|tx| check(tx))?;
-        let gw = self.gateway_for(&scope.org);
-        for p in targets.iter().filter(|p| p.method.is_some_and(PaymentMethod::is_gateway)) {
-            let reference = p.transaction_id.map(|t| t.to_string()).unwrap_or_default();
-            let o: GatewayOutcome = self.call_out("the payment gateway", || gw.refund(&reference, p.amount))?;
-            if !o.approved {
-                return Err(Error::rule(Code::PAYMENT_REFUNDED_FAILED, format!("{} {}", o.code, o.message)));
-            }
+        if targets.iter().any(|p| p.method.is_some_and(PaymentMethod::is_gateway)) {
+            let refunded = self.refund_through_gateway(scope, &targets, req.reason, req.note.clone(), |tx| check(tx))?;
+            return refunded
+                .into_iter()
+                .find(|p| p.id == id)
+                .ok_or_else(|| Error::rule(Code::INVALID_STATUS, format!("Payment '{id}' changed while it was refunded")));
         }
+        // Paid by hand: there is nothing to call, the refund is only recorded.
         self.store.write(|tx| {
             let related = check(tx)?;
             let inv = tx

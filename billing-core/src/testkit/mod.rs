@@ -33,6 +33,7 @@ use chrono::Duration;
 use std::fmt::Debug;
 use std::sync::Arc;
 
+pub mod attempts;
 pub mod auth;
 pub mod branches;
 pub mod catalog;
@@ -445,6 +446,12 @@ macro_rules! conformance_suite {
                 one_long_advance_replays_the_retry_schedule,
                 branch_users_cannot_manage_webhooks,
                 fan_out_batch_skips_lost_leases,
+            ],
+            attempts: [
+                charge_in_flight_is_recorded_and_recovered,
+                late_charge_outcome_is_not_recorded,
+                concurrent_payers_charge_once,
+                refund_in_flight_is_recorded_and_finished,
             ],
             concurrency: [
                 reads_do_not_wait_for_writers,

@@ -8,5 +8,6 @@ use crate::store::Store;
 pub fn registry<S: Store>() -> Vec<Handler<S>> {
     let mut all = Vec::new();
     all.extend(crate::webhook::work_handlers());
+    all.extend(crate::payment::work_handlers());
     all
 }

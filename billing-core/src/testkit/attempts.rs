@@ -1,0 +1,240 @@
+//! Gateway attempts: a charge or refund is recorded before the gateway is called and finished
+//! exactly once, by the request or, when it died, by the attempt's due-work item.
+
+use super::invoices::{consumer, create, invoice_body, product};
+use super::{expect_code, Harness, World};
+use crate::error::Code;
+use crate::event::EventType;
+use crate::ids::WorkId;
+use crate::money::Money;
+use crate::payment::gateway::{CardDetails, GatewayOutcome, PaymentGateway, SandboxGateway};
+use crate::payment::{PaymentStatus, RefundReason, RefundRequest, CHARGE_KIND, REFUND_KIND};
+use crate::sandbox::Advance;
+use crate::store::Store;
+use chrono::Duration;
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+
+/// What a scripted gateway does when called.
+enum Act {
+    /// Answers like the sandbox.
+    Sandbox,
+    /// Panics: the process "dies" inside the call, before the outcome is recorded.
+    Die,
+    /// Runs the hook (the test's stand-in for time passing meanwhile), then answers like the
+    /// sandbox.
+    Hook(Box<dyn Fn() + Send + Sync>),
+    /// Tells the test it was entered, then waits for the test's go.
+    Block(mpsc::Sender<()>, Mutex<mpsc::Receiver<()>>),
+}
+
+/// A gateway that logs every call (operation, reference) and acts as scripted.
+struct Scripted {
+    act: Mutex<Act>,
+    calls: Mutex<Vec<(&'static str, String)>>,
+}
+
+impl Scripted {
+    fn new(act: Act) -> Arc<Self> {
+        Arc::new(Scripted {
+            act: Mutex::new(act),
+            calls: Mutex::new(vec![]),
+        })
+    }
+    fn set(&self, act: Act) {
+        *self.act.lock().unwrap() = act;
+    }
+    fn calls(&self) -> Vec<(&'static str, String)> {
+        self.calls.lock().unwrap().clone()
+    }
+    fn run(&self, op: &'static str, reference: &str, sandbox: impl FnOnce() -> GatewayOutcome) -> GatewayOutcome {
+        self.calls.lock().unwrap().push((op, reference.to_string()));
+        // Not holding the lock while acting: a hook may call the gateway again.
+        let act = std::mem::replace(&mut *self.act.lock().unwrap(), Act::Sandbox);
+        match &act {
+            Act::Sandbox => {}
+            Act::Die => panic!("the process died during the gateway call"),
+            Act::Hook(h) => h(),
+            Act::Block(entered, go) => {
+                entered.send(()).unwrap();
+                go.lock().unwrap().recv().unwrap();
+            }
+        }
+        sandbox()
+    }
+}
+
+impl PaymentGateway for Scripted {
+    fn charge_card(&self, reference: &str, card: &CardDetails, amount: Money) -> GatewayOutcome {
+        self.run("charge", reference, || SandboxGateway.charge_card(reference, card, amount))
+    }
+    fn charge_token(&self, reference: &str, token: &str, amount: Money) -> GatewayOutcome {
+        self.run("charge", reference, || SandboxGateway.charge_token(reference, token, amount))
+    }
+    fn refund(&self, reference: &str, transaction: &str, amount: Money) -> GatewayOutcome {
+        self.run("refund", reference, || SandboxGateway.refund(reference, transaction, amount))
+    }
+    fn void(&self, reference: &str) -> GatewayOutcome {
+        self.run("void", reference, || SandboxGateway.void(reference))
+    }
+}
+
+fn card() -> CardDetails {
+    CardDetails {
+        name: "Sara Harbi".into(),
+        number: "4111111111111111".into(),
+        expiry_month: 12,
+        expiry_year: 2030,
+        cvc: "123".into(),
+    }
+}
+
+/// An invoice of 115.00 with its single payment.
+fn unpaid<S: Store>(w: &World<S>) -> (crate::invoice::Invoice, crate::payment::Payment) {
+    let s = &w.admin;
+    let c = consumer(w, s, false);
+    let p = product(w, s, "100.00", serde_json::json!({}));
+    let inv = create(w, s, invoice_body(c.id, &[(p.id, 1)], &[]));
+    let pay = w.billing.get_invoice(s, inv.id).unwrap().1.remove(0);
+    (inv, pay)
+}
+
+fn payment_events<S: Store>(w: &World<S>, id: uuid::Uuid) -> Vec<EventType> {
+    let org = w.boot.org.id;
+    w.read(|tx| tx.list_events(org))
+        .into_iter()
+        .filter(|e| e.entity_id == id)
+        .map(|e| e.event_type)
+        .collect()
+}
+
+fn died<R>(f: impl FnOnce() -> R) {
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+    assert!(r.is_err(), "the scripted gateway should have died");
+}
+
+/// A charge is on record (PROCESSING, with its item) before the gateway is called; while it is
+/// in flight nothing else may pay, mark, void or re-plan the payment; when the process dies in
+/// the call, the item marks it FAILED and voids the charge at the gateway; then it can be paid.
+pub fn charge_in_flight_is_recorded_and_recovered<H: Harness>() {
+    let w = World::new(H::store());
+    let s = &w.admin;
+    let gw = Scripted::new(Act::Die);
+    w.billing.set_sandbox_gateway(gw.clone());
+    let (inv, pay) = unpaid(&w);
+    died(|| w.billing.pay_by_card(s, inv.id, &[pay.id], &card()));
+    let p = w.billing.get_payment(s, pay.id).unwrap();
+    assert_eq!(p.status, PaymentStatus::Processing);
+    let attempt = p.transaction_id.expect("the attempt's id");
+    assert_eq!(gw.calls(), vec![("charge", attempt.to_string())], "the attempt's id is the gateway reference");
+    let item = w.read(|tx| tx.work(WorkId(attempt))).expect("the attempt's work item");
+    assert_eq!(
+        (item.kind.as_str(), item.due_at),
+        (CHARGE_KIND, w.billing.now(&w.fresh_admin()) + crate::payment::ATTEMPT_TIMEOUT)
+    );
+    // In flight: nothing else touches the payment.
+    expect_code(w.billing.pay_by_card(s, inv.id, &[pay.id], &card()), Code::INVALID_STATUS);
+    let manual = crate::payment::MarkPaid {
+        method: crate::payment::PaymentMethod::Cash,
+        note: None,
+    };
+    expect_code(w.billing.mark_payment_paid(s, pay.id, manual.clone()), Code::INVALID_STATUS);
+    expect_code(w.billing.void_invoice(s, inv.id), Code::INVOICE_INVALID_STATUS);
+    assert_eq!(gw.calls().len(), 1, "refused attempts never reach the gateway");
+    assert!(payment_events(&w, pay.id.0).is_empty());
+    // Before the time-out nothing happens; after it, the item takes over.
+    w.billing.advance_sandbox_clock(s, Advance::By(Duration::minutes(14))).unwrap();
+    assert_eq!(w.billing.get_payment(s, pay.id).unwrap().status, PaymentStatus::Processing);
+    w.billing.advance_sandbox_clock(s, Advance::By(Duration::minutes(2))).unwrap();
+    let p = w.billing.get_payment(s, pay.id).unwrap();
+    assert_eq!((p.status, p.transaction_id), (PaymentStatus::Failed, None));
+    assert_eq!(gw.calls()[1..], [("void", attempt.to_string())]);
+    assert_eq!(payment_events(&w, pay.id.0), vec![EventType::PaymentFailed]);
+    assert_eq!(w.read(|tx| tx.work(WorkId(attempt))), None, "done once the void is confirmed");
+    // Payable again, once.
+    let paid = w.billing.pay_by_card(s, inv.id, &[pay.id], &card()).unwrap();
+    assert_eq!(paid[0].status, PaymentStatus::Succeeded);
+    assert_eq!(payment_events(&w, pay.id.0), vec![EventType::PaymentFailed, EventType::PaymentSucceeded]);
+    w.billing.advance_sandbox_clock(s, Advance::By(Duration::hours(1))).unwrap();
+    assert_eq!(gw.calls().iter().filter(|c| c.0 == "void").count(), 1, "a recorded charge is never voided");
+}
+
+/// A gateway answer that comes after the item gave the charge up is not recorded: the payment
+/// stays FAILED (the charge is voided) and the payer is told, so money is never taken twice or
+/// recorded once voided.
+pub fn late_charge_outcome_is_not_recorded<H: Harness>() {
+    let w = Arc::new(World::new(H::store()));
+    let gw = Scripted::new(Act::Sandbox);
+    w.billing.set_sandbox_gateway(gw.clone());
+    let (inv, pay) = unpaid(&w);
+    let later = w.clone();
+    gw.set(Act::Hook(Box::new(move || {
+        // The answer takes longer than the time-out: the item runs meanwhile.
+        later.billing.advance_sandbox_clock(&later.admin, Advance::By(Duration::minutes(16))).unwrap();
+    })));
+    expect_code(w.billing.pay_by_card(&w.admin, inv.id, &[pay.id], &card()), Code::INVALID_STATUS);
+    let p = w.billing.get_payment(&w.admin, pay.id).unwrap();
+    assert_eq!(p.status, PaymentStatus::Failed);
+    assert_eq!(payment_events(&w, pay.id.0), vec![EventType::PaymentFailed], "no PAYMENT_SUCCEEDED");
+    let ops: Vec<&str> = gw.calls().iter().map(|c| c.0).collect();
+    assert_eq!(ops, vec!["charge", "void"]);
+    assert_eq!(gw.calls()[0].1, gw.calls()[1].1, "the void names the charge");
+}
+
+/// Two payers pressing "pay" at once: the second is refused while the first is at the gateway,
+/// and the card is charged once.
+pub fn concurrent_payers_charge_once<H: Harness>() {
+    let w = World::new(H::store());
+    let (entered_tx, entered) = mpsc::channel();
+    let (go, go_rx) = mpsc::channel();
+    let gw = Scripted::new(Act::Block(entered_tx, Mutex::new(go_rx)));
+    w.billing.set_sandbox_gateway(gw.clone());
+    let (inv, pay) = unpaid(&w);
+    std::thread::scope(|t| {
+        let first = t.spawn(|| w.billing.pay_by_card(&w.admin, inv.id, &[pay.id], &card()));
+        entered.recv().unwrap();
+        expect_code(w.billing.pay_by_card(&w.admin, inv.id, &[pay.id], &card()), Code::INVALID_STATUS);
+        go.send(()).unwrap();
+        let paid = first.join().unwrap().expect("the first payer pays");
+        assert_eq!(paid[0].status, PaymentStatus::Succeeded);
+    });
+    assert_eq!(gw.calls().len(), 1, "one charge at the gateway");
+    assert_eq!(payment_events(&w, pay.id.0), vec![EventType::PaymentSucceeded]);
+}
+
+/// A refund through the gateway is on record before the call: a second refund is refused while
+/// it is in flight; when the process dies in the call, the item asks the gateway again under the
+/// same reference (it refunds at most once) and records the refund, once.
+pub fn refund_in_flight_is_recorded_and_finished<H: Harness>() {
+    let w = World::new(H::store());
+    let s = &w.admin;
+    let gw = Scripted::new(Act::Sandbox);
+    w.billing.set_sandbox_gateway(gw.clone());
+    let (inv, pay) = unpaid(&w);
+    w.billing.pay_by_card(s, inv.id, &[pay.id], &card()).unwrap();
+    let req = RefundRequest {
+        reason: RefundReason::RequestedByCustomer,
+        note: Some("changed mind".into()),
+        allow_multiple: false,
+    };
+    gw.set(Act::Die);
+    died(|| w.billing.refund_payment(s, pay.id, req.clone()));
+    assert_eq!(w.billing.get_payment(s, pay.id).unwrap().status, PaymentStatus::Succeeded);
+    let item = w.read(|tx| tx.work(WorkId(pay.id.0))).expect("the refund's work item");
+    assert_eq!(item.kind, REFUND_KIND);
+    expect_code(w.billing.refund_payment(s, pay.id, req.clone()), Code::INVALID_STATUS);
+    assert_eq!(gw.calls().iter().filter(|c| c.0 == "refund").count(), 1);
+    w.billing.advance_sandbox_clock(s, Advance::By(Duration::minutes(16))).unwrap();
+    let p = w.billing.get_payment(s, pay.id).unwrap();
+    assert_eq!(p.status, PaymentStatus::Refunded);
+    assert_eq!(
+        (p.refund_reason, p.refund_note.as_deref()),
+        (Some(RefundReason::RequestedByCustomer), Some("changed mind"))
+    );
+    let refunds: Vec<String> = gw.calls().into_iter().filter(|c| c.0 == "refund").map(|c| c.1).collect();
+    assert_eq!(refunds.len(), 2);
+    assert_eq!(refunds[0], refunds[1], "asked again under the same reference");
+    assert_eq!(payment_events(&w, pay.id.0), vec![EventType::PaymentSucceeded, EventType::PaymentRefunded]);
+    assert_eq!(w.read(|tx| tx.work(WorkId(pay.id.0))), None);
+    expect_code(w.billing.refund_payment(s, pay.id, req), Code::PAYMENT_REFUNDED_ALREADY);
+}
