@@ -1,15 +1,18 @@
 //! Invoices: what a consumer owes, priced from products and coupons ([`crate::pricing`]), paid
 //! by one payment or by installments ([`crate::payment`]), with the events they emit.
 //!
-//! - [`ops`]: create, get, list, accept, send, void, in-place update, and settlement.
+//! - [`ops`]: create, get, list, send, void, in-place update; `accept` (the payer's plan) and
+//!   `settle` (what paying changes) beside them.
 //! - [`installments`]: splitting a total into 2, 3 or 4 payments.
 //! - [`events`]: the outbox payloads of invoices and payments.
 //! - [`store`]: the [`InvoiceTx`] slice of the store contract.
 //! - [`wire`] and [`view`]: request parsing, InvoiceDetailed and InvoiceListItem.
 
+mod accept;
 pub mod events;
 pub mod installments;
 pub mod ops;
+mod settle;
 mod store;
 mod view;
 mod wire;

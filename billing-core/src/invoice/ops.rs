@@ -2,7 +2,6 @@
 //! notifications; amounts come from [`crate::pricing`].
 
 use super::events::{emit_invoice, emit_payment};
-use super::installments::{self, InstallmentPlan, PaymentPlan};
 use super::*;
 use crate::auth::Scope;
 use crate::billing::Billing;
@@ -14,7 +13,7 @@ use crate::lane::Lane;
 use crate::list::Page;
 use crate::notification::{Channel, Notification};
 use crate::payment::{Payment, PaymentStatus, PaymentType};
-use crate::pricing::{self, InvoiceTotals, ItemInput};
+use crate::pricing;
 use crate::product::Product;
 use crate::store::{Store, Tx};
 use serde_json::{json, Value};
@@ -28,6 +27,7 @@ pub mod lane {
     pub const UPDATE_INPLACE: Lane = Lane::Write;
     pub const VOID: Lane = Lane::Write;
     pub const SEND: Lane = Lane::Write;
+    /// [`Billing::accept_invoice`] (in `accept.rs`).
     pub const ACCEPT: Lane = Lane::Write;
 }
 
@@ -48,7 +48,7 @@ fn channel_of(c: &Consumer) -> Option<(Channel, String)> {
 
 /// An invoice whose payment is being charged at the gateway cannot be voided or re-planned until
 /// the charge's outcome is recorded (its payments would be replaced under the charge).
-fn check_no_charge_in_flight(inv: &Invoice, payments: &[Payment]) -> Result<()> {
+pub(super) fn check_no_charge_in_flight(inv: &Invoice, payments: &[Payment]) -> Result<()> {
     if payments.iter().any(|p| p.status == PaymentStatus::Processing) {
         return Err(Error::rule(
             Code::INVOICE_INVALID_STATUS,
@@ -59,7 +59,7 @@ fn check_no_charge_in_flight(inv: &Invoice, payments: &[Payment]) -> Result<()> 
 }
 
 /// A new unpaid payment of `inv`: the `number`-th, of `amount`, due at `due`.
-fn pending_payment(inv: &Invoice, number: u32, amount: Money, payment_type: PaymentType, due: Timestamp, now: Timestamp) -> Payment {
+pub(super) fn pending_payment(inv: &Invoice, number: u32, amount: Money, payment_type: PaymentType, due: Timestamp, now: Timestamp) -> Payment {
     Payment {
         id: PaymentId::new(),
         org_id: inv.org_id,
@@ -88,37 +88,6 @@ impl<S: Store> Billing<S> {
         let inv = tx.invoice(scope.branch_id(), id)?.ok_or_else(|| Error::not_found("Invoice", id))?;
         let payments = tx.invoice_payments(id)?;
         Ok((inv, payments))
-    }
-
-    /// Sets `used_in_finalized_invoice` on the products and coupons a finalised invoice uses.
-    fn freeze_catalog(&self, tx: &mut dyn Tx, scope: &Scope, inv: &Invoice) -> Result<()> {
-        let mut products: Vec<ProductId> = inv.items.iter().map(|i| i.product_id).collect();
-        products.dedup();
-        for pid in products {
-            if let Some(mut p) = tx.product(scope.branch_id(), pid)? {
-                if !p.used_in_finalized_invoice {
-                    p.used_in_finalized_invoice = true;
-                    tx.update_product(&p, scope.org.settings.default_currency)?;
-                }
-            }
-        }
-        let mut coupons: Vec<CouponId> = inv
-            .coupon_ids
-            .iter()
-            .chain(inv.items.iter().flat_map(|i| i.coupon_ids.iter()))
-            .copied()
-            .collect();
-        coupons.sort();
-        coupons.dedup();
-        for cid in coupons {
-            if let Some(mut c) = tx.coupon(scope.branch_id(), cid)? {
-                if !c.used_in_finalized_invoice {
-                    c.used_in_finalized_invoice = true;
-                    tx.update_coupon(&c)?;
-                }
-            }
-        }
-        Ok(())
     }
 
     /// Creates an invoice: CREATED, or SENT when `notify_consumer` and the consumer has a
@@ -301,97 +270,6 @@ impl<S: Store> Billing<S> {
         })
     }
 
-    /// The payer chose how to pay: in full, or in 2, 3 or 4 installments. The invoice becomes
-    /// ACCEPTED; with installments its single payment is replaced by one INSTALLMENT payment per
-    /// part (`exclude_coupons_if_installments` recomputes the total without coupons first).
-    pub fn accept_invoice(&self, scope: &Scope, id: InvoiceId, plan: PaymentPlan) -> Result<(Invoice, Vec<Payment>)> {
-        let now = self.now(scope);
-        let settings = &scope.org.settings;
-        self.store.write(|tx| {
-            let (mut inv, mut payments) = self.load_invoice(tx, scope, id)?;
-            if inv.is_finalised(&payments) {
-                return Err(Error::rule(Code::INVOICE_FINALISED, format!("Invoice '{id}' is finalised")));
-            }
-            check_no_charge_in_flight(&inv, &payments)?;
-            if !matches!(inv.status, InvoiceStatus::Created | InvoiceStatus::Sent) {
-                return Err(Error::rule(Code::INVOICE_INVALID_STATUS, format!("Invoice '{id}' is {}", inv.status)));
-            }
-            if let PaymentPlan::Installments(n) = plan {
-                if !inv.payment_methods.installment {
-                    return Err(Error::rule(Code::PAYMENT_FLOW_NOT_ALLOWED, "The invoice does not allow installments"));
-                }
-                if inv.items.iter().any(|i| !i.one_time) {
-                    return Err(Error::rule(Code::PAYMENT_FLOW_NOT_ALLOWED, "Installments are for one-time products only"));
-                }
-                if inv.exclude_coupons_if_installments && (!inv.coupons.is_empty() || inv.items.iter().any(|i| !i.coupons.is_empty())) {
-                    let inputs: Vec<ItemInput> = inv
-                        .items
-                        .iter()
-                        .map(|i| ItemInput {
-                            unit_price: i.unit_price,
-                            quantity: i.quantity,
-                            vat_mode: i.vat_mode,
-                            coupons: vec![],
-                        })
-                        .collect();
-                    let t = InvoiceTotals::compute(inv.currency, &inputs, &[], settings.vat_rate);
-                    for (item, a) in inv.items.iter_mut().zip(&t.items) {
-                        item.original_amount = a.original_amount;
-                        item.discounted_amount = a.discounted_amount;
-                        item.coupons = vec![];
-                        item.coupon_ids = vec![];
-                        item.vat_amount = a.vat.vat;
-                        item.excluding_vat = a.vat.excluding_vat;
-                    }
-                    inv.coupon_ids = vec![];
-                    inv.coupons = vec![];
-                    inv.original_amount = t.original_amount;
-                    inv.item_level_discounted_amount = t.item_level_discounted_amount;
-                    inv.total_vat_amount = t.total_vat_amount;
-                    inv.total_price_excluding_vat = t.total_price_excluding_vat;
-                    inv.total_amount = t.total_amount;
-                }
-                if !installments::available(settings, inv.total_amount, n) {
-                    return Err(Error::rule(
-                        Code::INVALID_PARAMETERS,
-                        format!("{n} installments of {} {} are not available", inv.total_amount, inv.currency),
-                    ));
-                }
-                for p in &payments {
-                    tx.delete_payment(p.id)?;
-                }
-                let plan = InstallmentPlan::new(inv.total_amount, n, now, settings.installment_split_months.max(1));
-                payments = plan
-                    .parts
-                    .iter()
-                    .enumerate()
-                    .map(|(k, (amount, due))| pending_payment(&inv, k as u32 + 1, *amount, PaymentType::Installment, *due, now))
-                    .collect();
-                for p in &payments {
-                    tx.insert_payment(p)?;
-                }
-                inv.installments = Some(n);
-            }
-            inv.status = InvoiceStatus::Accepted;
-            inv.updated_at = Some(now);
-            tx.update_invoice(&inv)?;
-            emit_invoice(tx, self.public_url(), EventType::InvoiceAccepted, &inv, now)?;
-            Ok((inv, payments))
-        })
-    }
-
-    /// The installment options of an invoice that are available now (2, 3, 4).
-    pub fn installment_options(&self, scope: &Scope, inv: &Invoice) -> Vec<u8> {
-        if !inv.payment_methods.installment || inv.items.iter().any(|i| !i.one_time) {
-            return vec![];
-        }
-        installments::INSTALLMENT_OPTIONS
-            .iter()
-            .copied()
-            .filter(|n| installments::available(&scope.org.settings, inv.total_amount, *n))
-            .collect()
-    }
-
     /// Cancels an invoice that is not finalised; its unpaid payments become CANCELED.
     pub fn void_invoice(&self, scope: &Scope, id: InvoiceId) -> Result<Invoice> {
         self.store.write(|tx| self.void_invoice_in(tx, scope, id))
@@ -488,34 +366,5 @@ impl<S: Store> Billing<S> {
         tx.update_invoice(&inv)?;
         emit_invoice(tx, self.public_url(), EventType::InvoiceUpdated, &inv, now)?;
         Ok(inv)
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) fn record_paid(
-        &self,
-        tx: &mut dyn Tx,
-        scope: &Scope,
-        inv: &mut Invoice,
-        all: &[Payment],
-        paid: Vec<Payment>,
-        event: EventType,
-        now: Timestamp,
-    ) -> Result<Vec<Payment>> {
-        for p in &paid {
-            tx.update_payment(p)?;
-            inv.paid_amount = Money::new(inv.paid_amount.amount() + p.amount.amount(), inv.currency);
-            emit_payment(tx, self.public_url(), event, inv, p, now)?;
-        }
-        let all_paid = all.iter().all(|p| p.status.is_paid() || paid.iter().any(|q| q.id == p.id));
-        if all_paid && inv.status != InvoiceStatus::Completed {
-            inv.status = InvoiceStatus::Completed;
-        }
-        inv.updated_at = Some(now);
-        tx.update_invoice(inv)?;
-        if all_paid {
-            emit_invoice(tx, self.public_url(), EventType::InvoiceCompleted, inv, now)?;
-        }
-        self.freeze_catalog(tx, scope, inv)?;
-        Ok(paid)
     }
 }

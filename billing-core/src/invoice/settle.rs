@@ -1,0 +1,77 @@
+//! Settlement: what paying changes on the invoice (paid amount, completion, its events) and
+//! on the catalog (a finalised invoice freezes the products and coupons it uses). Shared by
+//! every way of paying ([`crate::payment`]).
+
+use super::events::{emit_invoice, emit_payment};
+use super::{Invoice, InvoiceStatus};
+use crate::auth::Scope;
+use crate::billing::Billing;
+use crate::clock::Timestamp;
+use crate::error::Result;
+use crate::event::EventType;
+use crate::ids::{CouponId, ProductId};
+use crate::money::Money;
+use crate::payment::Payment;
+use crate::store::{Store, Tx};
+
+impl<S: Store> Billing<S> {
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn record_paid(
+        &self,
+        tx: &mut dyn Tx,
+        scope: &Scope,
+        inv: &mut Invoice,
+        all: &[Payment],
+        paid: Vec<Payment>,
+        event: EventType,
+        now: Timestamp,
+    ) -> Result<Vec<Payment>> {
+        for p in &paid {
+            tx.update_payment(p)?;
+            inv.paid_amount = Money::new(inv.paid_amount.amount() + p.amount.amount(), inv.currency);
+            emit_payment(tx, self.public_url(), event, inv, p, now)?;
+        }
+        let all_paid = all.iter().all(|p| p.status.is_paid() || paid.iter().any(|q| q.id == p.id));
+        if all_paid && inv.status != InvoiceStatus::Completed {
+            inv.status = InvoiceStatus::Completed;
+        }
+        inv.updated_at = Some(now);
+        tx.update_invoice(inv)?;
+        if all_paid {
+            emit_invoice(tx, self.public_url(), EventType::InvoiceCompleted, inv, now)?;
+        }
+        self.freeze_catalog(tx, scope, inv)?;
+        Ok(paid)
+    }
+
+    /// Sets `used_in_finalized_invoice` on the products and coupons a finalised invoice uses.
+    pub(crate) fn freeze_catalog(&self, tx: &mut dyn Tx, scope: &Scope, inv: &Invoice) -> Result<()> {
+        let mut products: Vec<ProductId> = inv.items.iter().map(|i| i.product_id).collect();
+        products.dedup();
+        for pid in products {
+            if let Some(mut p) = tx.product(scope.branch_id(), pid)? {
+                if !p.used_in_finalized_invoice {
+                    p.used_in_finalized_invoice = true;
+                    tx.update_product(&p, scope.org.settings.default_currency)?;
+                }
+            }
+        }
+        let mut coupons: Vec<CouponId> = inv
+            .coupon_ids
+            .iter()
+            .chain(inv.items.iter().flat_map(|i| i.coupon_ids.iter()))
+            .copied()
+            .collect();
+        coupons.sort();
+        coupons.dedup();
+        for cid in coupons {
+            if let Some(mut c) = tx.coupon(scope.branch_id(), cid)? {
+                if !c.used_in_finalized_invoice {
+                    c.used_in_finalized_invoice = true;
+                    tx.update_coupon(&c)?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
