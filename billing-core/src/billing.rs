@@ -5,10 +5,10 @@
 
 use crate::auth::Scope;
 use crate::clock::{Clock, Timestamp};
-use crate::error::{Result, StoreError};
+use crate::error::{Error, Result, StoreError};
 use crate::org::Organization;
 use crate::payment::gateway::{PaymentGateway, SandboxGateway, UnconfiguredGateway};
-use crate::store::Store;
+use crate::store::{Store, StoreResult, Tx};
 use crate::webhook::WebhookTransport;
 use std::sync::{Arc, RwLock};
 
@@ -94,6 +94,11 @@ impl<S: Store> Billing<S> {
             return Err(StoreError::backend(format!("{what} was called inside a store transaction")).into());
         }
         Ok(call())
+    }
+
+    /// Reads one row with `find` and answers it, or the 404 of `what` `id` when there is none.
+    pub(crate) fn read_found<T>(&self, what: &str, id: impl std::fmt::Display, mut find: impl FnMut(&mut dyn Tx) -> StoreResult<Option<T>>) -> Result<T> {
+        self.store.read(|tx| Ok(find(tx)?))?.ok_or_else(|| Error::not_found(what, id))
     }
 
     pub fn clock(&self) -> &dyn Clock {

@@ -85,9 +85,7 @@ impl<S: Store> Billing<S> {
 
     /// A consumer of the request's branch (deleted ones too: they show `is_deleted`).
     pub fn get_consumer(&self, scope: &Scope, id: ConsumerId) -> Result<Consumer> {
-        self.store
-            .read(|tx| Ok(tx.consumer(scope.branch_id(), id)?))?
-            .ok_or_else(|| Error::not_found("Consumer", id))
+        self.read_found("Consumer", id, |tx| tx.consumer(scope.branch_id(), id))
     }
 
     pub fn list_consumers(&self, scope: &Scope, q: &ListQuery<ConsumerSort>, f: &ConsumerFilter) -> Result<Page<Consumer>> {

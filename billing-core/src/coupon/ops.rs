@@ -45,9 +45,7 @@ impl<S: Store> Billing<S> {
     }
 
     pub fn get_coupon(&self, scope: &Scope, id: CouponId) -> Result<Coupon> {
-        self.store
-            .read(|tx| Ok(tx.coupon(scope.branch_id(), id)?))?
-            .ok_or_else(|| Error::not_found("Coupon", id))
+        self.read_found("Coupon", id, |tx| tx.coupon(scope.branch_id(), id))
     }
 
     pub fn list_coupons(&self, scope: &Scope, q: &ListQuery<CouponSort>, f: &CouponFilter) -> Result<Page<Coupon>> {

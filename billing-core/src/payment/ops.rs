@@ -27,9 +27,7 @@ pub mod lane {
 
 impl<S: Store> Billing<S> {
     pub fn get_payment(&self, scope: &Scope, id: PaymentId) -> Result<Payment> {
-        self.store
-            .read(|tx| Ok(tx.payment(scope.branch_id(), id)?))?
-            .ok_or_else(|| Error::not_found("Payment", id))
+        self.read_found("Payment", id, |tx| tx.payment(scope.branch_id(), id))
     }
 
     pub fn list_payments(&self, scope: &Scope, q: &ListQuery<PaymentSort>, f: &PaymentFilter) -> Result<Page<Payment>> {

@@ -10,8 +10,8 @@ use crate::wire::Body;
 use serde_json::{json, Value};
 
 impl Payment {
-    /// PaymentDto (as embedded in invoices).
-    pub fn to_dto(&self) -> Value {
+    /// The fields PaymentDto and PaymentResponse share.
+    fn common_json(&self) -> Value {
         json!({
             "id": self.id,
             "amount": self.amount,
@@ -23,34 +23,29 @@ impl Payment {
             "payment_method": self.method,
             "current_status": self.status,
             "payed_at": self.payed_at.as_ref().map(format_rfc3339),
-            "settled_at": Value::Null,
             "refunded_at": self.refunded_at.as_ref().map(format_rfc3339),
-            "pdf_link": Value::Null,
-            "paid_to_account_id": Value::Null,
         })
+    }
+
+    /// PaymentDto (as embedded in invoices).
+    pub fn to_dto(&self) -> Value {
+        let mut v = self.common_json();
+        v["settled_at"] = Value::Null;
+        v["pdf_link"] = Value::Null;
+        v["paid_to_account_id"] = Value::Null;
+        v
     }
 
     /// PaymentResponse.
     pub fn to_json(&self) -> Value {
-        json!({
-            "id": self.id,
-            "invoice_id": self.invoice_id,
-            "amount": self.amount,
-            "amount_in_smallest_unit": self.amount.minor_units(),
-            "currency": self.amount.currency(),
-            "scheduled_on": format_rfc3339(&self.scheduled_on),
-            "invoice_payment_number": self.number,
-            "type": self.payment_type,
-            "payment_method": self.method,
-            "current_status": self.status,
-            "payed_at": self.payed_at.as_ref().map(format_rfc3339),
-            "refunded_at": self.refunded_at.as_ref().map(format_rfc3339),
-            "refund_reason": self.refund_reason,
-            "refund_note": self.refund_note,
-            "latest_pgw_message": self.latest_pgw_message,
-            "created_at": format_rfc3339(&self.created_at),
-            "updated_at": self.updated_at.as_ref().map(format_rfc3339),
-        })
+        let mut v = self.common_json();
+        v["invoice_id"] = json!(self.invoice_id);
+        v["refund_reason"] = json!(self.refund_reason);
+        v["refund_note"] = json!(self.refund_note);
+        v["latest_pgw_message"] = json!(self.latest_pgw_message);
+        v["created_at"] = json!(format_rfc3339(&self.created_at));
+        v["updated_at"] = json!(self.updated_at.as_ref().map(format_rfc3339));
+        v
     }
 }
 

@@ -98,9 +98,7 @@ impl<S: Store> Billing<S> {
     }
 
     pub fn get_product(&self, scope: &Scope, id: ProductId) -> Result<Product> {
-        self.store
-            .read(|tx| Ok(tx.product(scope.branch_id(), id)?))?
-            .ok_or_else(|| Error::not_found("Product", id))
+        self.read_found("Product", id, |tx| tx.product(scope.branch_id(), id))
     }
 
     pub fn list_products(&self, scope: &Scope, q: &ListQuery<ProductSort>, f: &ProductFilter) -> Result<Page<Product>> {
