@@ -152,11 +152,19 @@ pub struct Query<'a> {
 }
 
 impl<'a> Query<'a> {
+    /// Starts reading `params`. A parameter whose name or value holds a control character (NUL,
+    /// line breaks, …) is refused here, whatever the endpoint reads: no store sees such text.
     pub fn new(params: &'a QueryParams) -> Self {
-        Self {
+        let mut q = Self {
             params,
             problems: Problems::default(),
+        };
+        for (k, v) in &params.0 {
+            if k.chars().chain(v.chars()).any(char::is_control) {
+                q.fail("string_pattern_mismatch", k, "Input should not contain control characters");
+            }
         }
+        q
     }
 
     pub fn fail(&mut self, kind: &str, name: &str, msg: impl Into<String>) {
@@ -171,9 +179,8 @@ impl<'a> Query<'a> {
     pub fn list<S: Copy>(&mut self, default_sort: S, parse_sort: impl Fn(&str) -> Option<S>, sort_names: &str) -> ListQuery<S> {
         let mut q = ListQuery::new(default_sort);
         if let Some(p) = self.params.get("page") {
-            match p.trim().parse::<u32>() {
-                Ok(n) if n > 0 => q.page = n,
-                _ => self.fail("greater_than", "page", "Input should be an integer greater than 0"),
+            if let Some(n) = self.positive("page", p) {
+                q.page = n;
             }
         }
         let limit = self
@@ -182,10 +189,13 @@ impl<'a> Query<'a> {
             .map(|v| ("limit", v))
             .or_else(|| self.params.get("size").map(|v| ("size", v)));
         if let Some((name, l)) = limit {
-            match l.trim().parse::<i64>() {
-                // Over the maximum is capped (and echoed capped), as the public API does.
-                Ok(n) if n > 0 => q.limit = n.min(i64::from(MAX_LIMIT)) as u32,
-                _ => self.fail("greater_than", name, "Input should be an integer greater than 0"),
+            // Over the maximum is capped (and echoed capped), as the public API does.
+            let l = l.trim();
+            let huge = !l.is_empty() && l.bytes().all(|b| b.is_ascii_digit()) && l.trim_start_matches('0').len() > 9;
+            if huge {
+                q.limit = MAX_LIMIT;
+            } else if let Some(n) = self.positive(name, l) {
+                q.limit = n.min(MAX_LIMIT);
             }
         }
         if let Some(f) = self.params.get("sort_field") {
@@ -203,6 +213,31 @@ impl<'a> Query<'a> {
         }
         q.search = self.params.get("search_term").map(str::trim).filter(|s| !s.is_empty()).map(str::to_string);
         q
+    }
+
+    /// A whole number from 1 to 4294967295, with a message that says which of those it is not.
+    pub fn positive(&mut self, name: &str, raw: &str) -> Option<u32> {
+        let raw = raw.trim();
+        let digits = raw.strip_prefix('+').unwrap_or(raw);
+        if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+            if raw.strip_prefix('-').is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit())) {
+                self.fail("greater_than", name, "Input should be greater than 0");
+            } else {
+                self.fail("int_parsing", name, "Input should be a valid integer");
+            }
+            return None;
+        }
+        match digits.parse::<u32>() {
+            Ok(0) => {
+                self.fail("greater_than", name, "Input should be greater than 0");
+                None
+            }
+            Ok(n) => Some(n),
+            Err(_) => {
+                self.fail("less_than_equal", name, format!("Input should be less than or equal to {}", u32::MAX));
+                None
+            }
+        }
     }
 
     pub fn bool(&mut self, name: &str) -> Option<bool> {
@@ -336,6 +371,39 @@ mod tests {
                 r#"["query","sort_direction"]"#
             ]
         );
+    }
+
+    #[test]
+    fn numbers_say_what_is_wrong_with_them() {
+        let msg = |query: &str| {
+            let p = QueryParams::parse(query);
+            let mut q = Query::new(&p);
+            let l = q.list(S::A, ps, "'a', 'b'");
+            match q.finish() {
+                Ok(()) => format!("ok {} {}", l.page, l.limit),
+                Err(Error::Validation(d)) => d.iter().map(|e| format!("{} {}", e.kind, e.msg)).collect::<Vec<_>>().join("; "),
+                Err(e) => panic!("{e:?}"),
+            }
+        };
+        assert_eq!(msg("page=4294967296"), "less_than_equal Input should be less than or equal to 4294967295");
+        assert_eq!(msg("page=0"), "greater_than Input should be greater than 0");
+        assert_eq!(msg("page=-3"), "greater_than Input should be greater than 0");
+        assert_eq!(msg("page=abc"), "int_parsing Input should be a valid integer");
+        assert_eq!(msg("page=4294967295&limit=99999999999999999999"), "ok 4294967295 100");
+        assert_eq!(msg("limit=0"), "greater_than Input should be greater than 0");
+    }
+
+    #[test]
+    fn control_characters_are_refused_in_any_parameter() {
+        for query in ["search_term=a%00b", "external_metadata.k%00=v", "external_metadata.k=v%0A", "anything=%7F"] {
+            let p = QueryParams::parse(query);
+            let Err(Error::Validation(d)) = Query::new(&p).finish() else {
+                panic!("{query} accepted")
+            };
+            assert_eq!(d[0].kind, "string_pattern_mismatch", "{query}");
+            assert_eq!(d[0].loc[0], crate::error::LocPart::Key("query".into()));
+        }
+        assert!(Query::new(&QueryParams::parse("search_term=caf%C3%A9%20au%20lait")).finish().is_ok());
     }
 
     #[test]

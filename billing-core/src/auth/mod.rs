@@ -167,6 +167,9 @@ impl Credential {
         if key.is_empty() || secret.is_empty() {
             return Err(Error::unauthorized("x-api-key must encode <api-key>:<api-secret>"));
         }
+        if text.chars().any(char::is_control) {
+            return Err(Error::unauthorized("x-api-key holds control characters"));
+        }
         Ok(Credential::ApiKey {
             key: key.to_string(),
             secret: secret.to_string(),
@@ -179,7 +182,7 @@ impl Credential {
             .trim()
             .split_once(' ')
             .ok_or_else(|| Error::unauthorized("Authorization must be 'Bearer <token>'"))?;
-        if !scheme.eq_ignore_ascii_case("bearer") || token.trim().is_empty() {
+        if !scheme.eq_ignore_ascii_case("bearer") || token.trim().is_empty() || token.chars().any(char::is_control) {
             return Err(Error::unauthorized("Authorization must be 'Bearer <token>'"));
         }
         Ok(Credential::Bearer(token.trim().to_string()))
@@ -241,6 +244,17 @@ pub mod jwt {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn api_key_headers_with_control_characters_are_refused() {
+        let header = |text: &str| STANDARD.encode(text);
+        assert!(Credential::from_api_key_header(&header("key:secret")).is_ok());
+        for bad in ["k\0ey:secret", "key:sec\nret", "key\u{7f}:secret"] {
+            let e = Credential::from_api_key_header(&header(bad)).unwrap_err();
+            assert_eq!(e.rule_code(), Some(crate::error::Code::UNAUTHORIZED), "{bad:?}");
+        }
+        assert!(Credential::from_authorization_header("Bearer a\u{0}b").is_err());
+    }
     use crate::clock::{Clock, SystemClock};
 
     #[test]

@@ -17,12 +17,12 @@ impl<S: Store> Billing<S> {
         let forbidden = |b: BranchId| Error::forbidden(format!("no access to branch '{b}'"));
         self.store.read(|tx| match cred {
             Credential::ApiKey { key, secret } => {
-                let (k, org, found) = tx.api_key_context(key, branch)?.ok_or_else(|| Error::unauthorized("unknown API key"))?;
-                if k.revoked_at.is_some() {
-                    return Err(Error::unauthorized("unknown API key"));
-                }
-                if !k.secret_matches(secret) {
-                    return Err(Error::unauthorized("wrong API secret"));
+                // One answer for an unknown key, a revoked one and a wrong secret: the answer must
+                // not tell a caller which keys exist.
+                let invalid = || Error::unauthorized("invalid API key or secret");
+                let (k, org, found) = tx.api_key_context(key, branch)?.ok_or_else(invalid)?;
+                if k.revoked_at.is_some() || !k.secret_matches(secret) {
+                    return Err(invalid());
                 }
                 let wanted = branch.unwrap_or(k.default_branch_id);
                 let access = k.access();
