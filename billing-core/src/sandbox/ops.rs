@@ -42,8 +42,14 @@ impl<S: Store> Billing<S> {
     /// runs as it would have in real time, and one advance of a year replays a year. Each stop
     /// and each item runs in its own transactions, with no transaction open during HTTP calls.
     /// Returns the time this advance moved the clock to.
+    ///
+    /// Only organization admins advance it: the clock is the whole organization's, and an
+    /// advance runs every branch's due work.
     pub fn advance_sandbox_clock(&self, scope: &Scope, by: Advance) -> Result<Timestamp> {
         Self::require_sandbox(scope)?;
+        if scope.actor.role != crate::org::Role::OrganizationAdmin {
+            return Err(Error::forbidden("only organization admins advance the test clock"));
+        }
         let org = scope.org_id();
         let target = self.reserve_advance(scope, by)?;
         let mut budget = MAX_WORK_PER_ADVANCE;

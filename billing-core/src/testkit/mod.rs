@@ -413,6 +413,7 @@ macro_rules! conformance_suite {
                 clock_never_goes_back,
                 live_organization_has_no_test_clock,
                 org_time_follows_the_test_clock,
+                only_organization_admins_advance_the_clock,
             ],
             invoices: [
                 coupons_count_their_redemptions,

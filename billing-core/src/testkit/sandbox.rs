@@ -140,3 +140,20 @@ pub fn org_time_follows_the_test_clock<H: Harness>() {
     assert_eq!(w.billing.now(&os), w.now());
     assert_eq!(create_consumer(&w, &os, json!({"name": "Now"})).created_at, w.now());
 }
+
+/// The clock is the whole organization's: branch admins (branch-scoped keys) and branch users may
+/// read it but not move it, and a refused advance moves nothing.
+pub fn only_organization_admins_advance_the_clock<H: Harness>() {
+    let w = World::new(H::store());
+    let before = w.billing.sandbox_clock(&w.admin).unwrap();
+    let (_, key) = w.scoped_key(&[w.boot.branch.id]);
+    let branch_admin = w.auth(&key, None);
+    let user = w.user(crate::org::Role::BranchUser, &[w.boot.branch.id]);
+    let branch_user = w.auth(&w.bearer(&user), None);
+    for scope in [&branch_admin, &branch_user] {
+        assert_eq!(w.billing.sandbox_clock(scope).unwrap(), before);
+        expect_code(w.billing.advance_sandbox_clock(scope, Advance::By(Duration::days(1))), Code::PERMISSION_FORBIDDEN);
+    }
+    assert_eq!(w.billing.sandbox_clock(&w.fresh_admin()).unwrap(), before);
+    assert_eq!(w.read(|tx| tx.org(w.boot.org.id)).unwrap().clock_advancing_to, None);
+}
