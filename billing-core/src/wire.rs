@@ -8,6 +8,13 @@ use rust_decimal::Decimal;
 use serde_json::{Map, Value};
 use std::str::FromStr;
 
+/// The longest description (of a product, an invoice, a payment link, …), in characters.
+pub const MAX_DESCRIPTION: usize = 2000;
+/// The longest note or comment (a consumer's comment, a payment's note or refund note).
+pub const MAX_NOTE: usize = 1000;
+/// The largest free-form object (`external_metadata`, `custom_metadata`), as compact JSON.
+pub const MAX_OBJECT_BYTES: usize = 16 * 1024;
+
 pub struct Body<'a> {
     obj: Option<&'a Map<String, Value>>,
     prefix: Vec<LocPart>,
@@ -112,6 +119,16 @@ impl<'a> Body<'a> {
             return None;
         }
         Some(t)
+    }
+
+    /// Free text kept as given (spaces and an empty string too), at most `max` characters.
+    pub fn opt_free_text(&mut self, field: &str, max: usize) -> Option<String> {
+        let s = self.opt_str(field)?;
+        if s.chars().count() > max {
+            self.err("string_too_long", field, format!("String should have at most {max} characters"));
+            return None;
+        }
+        Some(s)
     }
 
     /// A string turned into a typed value by `parse`; a parse failure is a `value_error`.
@@ -269,6 +286,10 @@ impl<'a> Body<'a> {
                 self.err("string_pattern_mismatch", field, "Keys and strings should not contain NUL characters");
                 None
             }
+            Value::Object(m) if Value::Object(m.clone()).to_string().len() > MAX_OBJECT_BYTES => {
+                self.err("too_long", field, format!("The object should take at most {MAX_OBJECT_BYTES} bytes as JSON"));
+                None
+            }
             Value::Object(m) => Some(m.clone()),
             _ => {
                 self.err("dict_type", field, "Input should be a valid dictionary");
@@ -338,6 +359,25 @@ pub fn uuid_item<T: FromStr>(v: &Value, loc: Vec<LocPart>, problems: &mut Proble
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn free_text_and_objects_have_limits() {
+        let long = "x".repeat(MAX_DESCRIPTION + 1);
+        let v = serde_json::json!({"d": long, "e": "", "m": {"k": "y".repeat(MAX_OBJECT_BYTES)}, "ok": {"k": "v"}});
+        let mut b = Body::new(&v);
+        assert_eq!(b.opt_free_text("d", MAX_DESCRIPTION), None);
+        assert_eq!(b.opt_free_text("e", MAX_DESCRIPTION).as_deref(), Some(""), "empty text is kept");
+        assert!(b.opt_object("m").is_none());
+        assert!(b.opt_object("ok").is_some());
+        let Err(Error::Validation(d)) = b.finish() else {
+            panic!("limits not enforced")
+        };
+        let kinds: Vec<(&str, &LocPart)> = d.iter().map(|e| (e.kind.as_str(), &e.loc[1])).collect();
+        assert_eq!(
+            kinds,
+            vec![("string_too_long", &LocPart::Key("d".into())), ("too_long", &LocPart::Key("m".into()))]
+        );
+    }
     use serde_json::json;
 
     #[test]

@@ -133,7 +133,7 @@ impl ConsumerFields {
                 }
             }),
             alias: b.opt_text("alias", MAX_TEXT),
-            comment: b.opt_str("comment"),
+            comment: b.opt_free_text("comment", crate::wire::MAX_NOTE),
             preferred_language: b.opt_parsed("preferred_language", Language::parse),
             communication_methods: b.opt_list("communication_methods", |v, loc, p| {
                 enum_item(v, loc, p, CommunicationMethod::parse, &CommunicationMethod::expected())
@@ -154,9 +154,9 @@ fn parse_address(b: &mut Body<'_>) -> Option<Address> {
     let mut a = Body::at(raw, b.loc("address"));
     let addr = Address {
         address_line_1: a.req_text("address_line_1", MAX_TEXT).unwrap_or_default(),
-        address_line_2: a.opt_str("address_line_2"),
+        address_line_2: a.opt_free_text("address_line_2", MAX_TEXT),
         city: a.req_text("city", MAX_TEXT).unwrap_or_default(),
-        postal_code: a.opt_str("postal_code"),
+        postal_code: a.opt_free_text("postal_code", MAX_TEXT),
         country: a.req_text("country", MAX_TEXT).unwrap_or_default(),
     };
     let ok = a.problems.is_empty();

@@ -62,7 +62,7 @@ impl InvoiceCreate {
     pub fn parse(v: &Value, default_currency: Currency) -> Result<Self> {
         let mut b = Body::new(v);
         let notify_consumer = b.opt_bool("notify_consumer").unwrap_or(true);
-        let description = b.opt_str("description");
+        let description = b.opt_free_text("description", crate::wire::MAX_DESCRIPTION);
         let items = b.req_list("items", parse_item);
         if let Some(items) = &items {
             if items.is_empty() {
@@ -104,7 +104,7 @@ impl InvoiceInPlaceUpdate {
         let mut b = Body::new(v);
         let u = InvoiceInPlaceUpdate {
             scheduled_on: b.opt_parsed("scheduled_on", |s| parse_datetime(s).ok_or("invalid date-time")),
-            description: b.opt_str("description"),
+            description: b.opt_free_text("description", crate::wire::MAX_DESCRIPTION),
         };
         b.finish()?;
         Ok(u)

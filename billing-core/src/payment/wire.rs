@@ -53,7 +53,7 @@ impl MarkPaid {
     pub fn parse(v: &Value) -> Result<Self> {
         let mut b = Body::new(v);
         let method = b.req_enum("payment_method", PaymentMethod::parse, &PaymentMethod::expected());
-        let note = b.opt_str("note");
+        let note = b.opt_free_text("note", crate::wire::MAX_NOTE);
         b.finish()?;
         Ok(MarkPaid {
             method: method.expect("checked"),
@@ -66,7 +66,7 @@ impl RefundRequest {
     pub fn parse(v: &Value) -> Result<Self> {
         let mut b = Body::new(v);
         let reason = b.req_enum("refund_reason", RefundReason::parse, &RefundReason::expected());
-        let note = b.opt_str("refund_note");
+        let note = b.opt_free_text("refund_note", crate::wire::MAX_NOTE);
         let allow_multiple = b.opt_bool("allow_refund_multiple_related_payments").unwrap_or(false);
         b.finish()?;
         Ok(RefundRequest {

@@ -141,7 +141,7 @@ impl ProductFields {
     pub fn parse(v: &Value, create: bool, default_currency: Currency) -> Result<Self> {
         let mut b = Body::new(v);
         let name = if create { b.req_text("name", MAX_NAME) } else { b.opt_text("name", MAX_NAME) };
-        let description = b.opt_str("description");
+        let description = b.opt_free_text("description", crate::wire::MAX_DESCRIPTION);
         let is_one_time = b.opt_bool("is_one_time");
         let mut product_type = b.opt_enum("type", ProductType::parse, &ProductType::expected());
         if product_type.is_none() && create && b.raw("type").is_none() {

@@ -152,7 +152,10 @@ pub fn only_organization_admins_advance_the_clock<H: Harness>() {
     let branch_user = w.auth(&w.bearer(&user), None);
     for scope in [&branch_admin, &branch_user] {
         assert_eq!(w.billing.sandbox_clock(scope).unwrap(), before);
-        expect_code(w.billing.advance_sandbox_clock(scope, Advance::By(Duration::days(1))), Code::PERMISSION_FORBIDDEN);
+        expect_code(
+            w.billing.advance_sandbox_clock(scope, Advance::By(Duration::days(1))),
+            Code::PERMISSION_FORBIDDEN,
+        );
     }
     assert_eq!(w.billing.sandbox_clock(&w.fresh_admin()).unwrap(), before);
     assert_eq!(w.read(|tx| tx.org(w.boot.org.id)).unwrap().clock_advancing_to, None);
