@@ -125,6 +125,7 @@ pub struct Invoice {
     pub total_vat_amount: Money,
     pub total_price_excluding_vat: Money,
     pub total_amount: Money,
+    /// What the payer has paid and kept: paid payments add to it, refunds take it back off.
     pub paid_amount: Money,
     pub coupons: Vec<CouponLine>,
     /// The number of installments chosen (none until accepted with installments).
@@ -137,9 +138,10 @@ pub struct Invoice {
 }
 
 impl Invoice {
-    pub fn remaining_amount(&self) -> Money {
-        let r = self.total_amount.amount() - self.paid_amount.amount();
-        Money::new(r.max(Decimal::ZERO), self.currency)
+    /// What is still to be paid: the sum of the payments that are unpaid (PROCESSING included);
+    /// canceled and refunded payments are not owed.
+    pub fn remaining_amount(&self, payments: &[Payment]) -> Money {
+        Money::new(payments.iter().filter(|p| p.status.is_unpaid()).map(|p| p.amount.amount()).sum(), self.currency)
     }
 
     /// The hosted page of the invoice.

@@ -169,21 +169,39 @@ impl<S: Store> Billing<S> {
             created_at: now,
             updated_at: None,
         };
-        let notify = if req.notify_consumer { channel_of(&consumer) } else { None };
+        // A fully discounted invoice has nothing to pay: it is settled at once (its single
+        // payment SUCCEEDED, the invoice COMPLETED), with no payment event since no money moves.
+        let nothing_to_pay = inv.total_amount.is_zero();
+        let notify = if req.notify_consumer && !nothing_to_pay {
+            channel_of(&consumer)
+        } else {
+            None
+        };
         if notify.is_some() {
             inv.status = InvoiceStatus::Sent;
+        }
+        let mut payment = pending_payment(&inv, 1, inv.total_amount, PaymentType::Initial, inv.scheduled_on, now);
+        if nothing_to_pay {
+            inv.status = InvoiceStatus::Completed;
+            payment.status = PaymentStatus::Succeeded;
+            payment.payed_at = Some(now);
+            payment.note = Some("Nothing to pay".into());
         }
         tx.insert_invoice(&inv)?;
         // Each coupon the invoice uses (on its items or on the whole) counts one redemption.
         for c in &priced.redeemed {
             tx.redeem_coupon(*c)?;
         }
-        tx.insert_payment(&pending_payment(&inv, 1, inv.total_amount, PaymentType::Initial, inv.scheduled_on, now))?;
+        tx.insert_payment(&payment)?;
         let created = Invoice {
             status: InvoiceStatus::Created,
             ..inv.clone()
         };
         emit_invoice(tx, self.public_url(), EventType::InvoiceCreated, &created, now)?;
+        if nothing_to_pay {
+            emit_invoice(tx, self.public_url(), EventType::InvoiceCompleted, &inv, now)?;
+            self.freeze_catalog(tx, scope, &inv)?;
+        }
         if let Some((channel, recipient)) = notify {
             self.notify_invoice(tx, scope, &inv, &consumer, channel, recipient, now)?;
             emit_invoice(tx, self.public_url(), EventType::InvoiceSent, &inv, now)?;

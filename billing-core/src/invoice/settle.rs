@@ -11,7 +11,7 @@ use crate::error::Result;
 use crate::event::EventType;
 use crate::ids::{CouponId, ProductId};
 use crate::money::Money;
-use crate::payment::Payment;
+use crate::payment::{Payment, PaymentStatus, RefundReason};
 use crate::store::{Store, Tx};
 
 impl<S: Store> Billing<S> {
@@ -73,5 +73,29 @@ impl<S: Store> Billing<S> {
             }
         }
         Ok(())
+    }
+
+    /// Records `p` refunded (REFUNDED with when and why, PAYMENT_REFUNDED) and takes its amount
+    /// off the invoice's paid amount; the invoice's status does not change.
+    pub(crate) fn record_refunded(
+        &self,
+        tx: &mut dyn Tx,
+        inv: &mut Invoice,
+        mut p: Payment,
+        reason: Option<RefundReason>,
+        note: Option<String>,
+        now: Timestamp,
+    ) -> Result<Payment> {
+        p.status = PaymentStatus::Refunded;
+        p.refunded_at = Some(now);
+        p.refund_reason = reason;
+        p.refund_note = note;
+        p.updated_at = Some(now);
+        tx.update_payment(&p)?;
+        inv.paid_amount = Money::new((inv.paid_amount.amount() - p.amount.amount()).max(rust_decimal::Decimal::ZERO), inv.currency);
+        inv.updated_at = Some(now);
+        tx.update_invoice(inv)?;
+        emit_payment(tx, self.public_url(), EventType::PaymentRefunded, inv, &p, now)?;
+        Ok(p)
     }
 }

@@ -54,7 +54,7 @@ impl InvoiceView<'_> {
             "recurring_interval_count": Value::Null,
             "type": if i.installments.is_some() { "INSTALLMENTS" } else { "ONE_OFF" },
             "scheduled_on": format_rfc3339(&i.scheduled_on),
-            "remaining_amount": i.remaining_amount(),
+            "remaining_amount": i.remaining_amount(self.payments),
             "paid_amount": i.paid_amount,
             "organization_consumer": self.consumer.map(|c| {
                 let mut v = c.summary();
@@ -108,7 +108,7 @@ impl InvoiceView<'_> {
     /// InvoiceListItem; `payments` only when asked for (`include_payments`).
     pub fn list_item(&self, include_payments: bool) -> Value {
         let mut v = self.base();
-        let remaining = self.invoice.remaining_amount();
+        let remaining = self.invoice.remaining_amount(self.payments);
         v["subscription"] = Value::Null;
         v["payments"] = if include_payments {
             Value::Array(self.payments.iter().map(Payment::to_dto).collect())

@@ -146,6 +146,9 @@ impl<S: Store> Billing<S> {
         let id = Uuid::now_v7();
         self.store.write(|tx| {
             let (invoice, chosen) = select(tx)?;
+            if chosen.iter().all(|p| p.amount.is_zero()) {
+                return Err(Error::rule(Code::INVALID_PARAMETERS, "Nothing to charge: the amount is 0"));
+            }
             let mut payments = Vec::with_capacity(chosen.len());
             for mut p in chosen {
                 if p.status == PaymentStatus::Processing {
@@ -354,7 +357,7 @@ impl<S: Store> Billing<S> {
             if !tx.complete_work(item, held)? && held.is_some() {
                 return Err(StoreError::LeaseLost(item).into());
             }
-            let inv = tx
+            let mut inv = tx
                 .invoice(rec.branch_id, rec.invoice_id)?
                 .ok_or_else(|| Error::not_found("Invoice", rec.invoice_id))?;
             let mut out = vec![];
@@ -363,20 +366,14 @@ impl<S: Store> Billing<S> {
                 if !matches!(p.status, PaymentStatus::Succeeded | PaymentStatus::Settled) {
                     continue;
                 }
-                p.updated_at = Some(now);
                 if p.method.is_some_and(PaymentMethod::is_gateway) {
                     p.latest_pgw_message = Some(format!("{} {}", outcome.code, outcome.message));
                 }
                 if outcome.approved {
-                    p.status = PaymentStatus::Refunded;
-                    p.refunded_at = Some(now);
-                    p.refund_reason = reason;
-                    p.refund_note = note.clone();
-                }
-                tx.update_payment(&p)?;
-                if outcome.approved {
-                    emit_payment(tx, self.public_url(), EventType::PaymentRefunded, &inv, &p, now)?;
-                    out.push(p);
+                    out.push(self.record_refunded(tx, &mut inv, p, reason, note.clone(), now)?);
+                } else {
+                    p.updated_at = Some(now);
+                    tx.update_payment(&p)?;
                 }
             }
             Ok(out)

@@ -7,7 +7,6 @@ use crate::billing::Billing;
 use crate::error::{Code, Error, Result};
 use crate::event::EventType;
 use crate::ids::PaymentId;
-use crate::invoice::events::emit_payment;
 use crate::invoice::InvoiceStatus;
 use crate::lane::Lane;
 use crate::list::{ListQuery, Page};
@@ -78,7 +77,8 @@ impl<S: Store> Billing<S> {
 
     /// Full refund of a paid payment (and, when allowed, of the payments paid in the same
     /// transaction). Card and wallet payments are refunded through the gateway; manual ones
-    /// are only recorded. The invoice does not change.
+    /// are only recorded. The invoice's status does not change; its paid amount goes down by
+    /// what was refunded.
     pub fn refund_payment(&self, scope: &Scope, id: PaymentId, req: RefundRequest) -> Result<Payment> {
         let now = self.now(scope);
         let check = |tx: &mut dyn Tx| -> Result<Vec<Payment>> {
@@ -87,6 +87,9 @@ impl<S: Store> Billing<S> {
                 PaymentStatus::Refunded => return Err(Error::rule(Code::PAYMENT_REFUNDED_ALREADY, format!("Payment '{id}' is already refunded"))),
                 PaymentStatus::Succeeded | PaymentStatus::Settled => {}
                 s => return Err(Error::rule(Code::INVALID_STATUS, format!("Payment '{id}' is {s}, not paid"))),
+            }
+            if p.amount.is_zero() {
+                return Err(Error::rule(Code::INVALID_PARAMETERS, format!("Payment '{id}' of 0 has nothing to refund")));
             }
             let related: Vec<Payment> = match p.transaction_id {
                 Some(t) => tx
@@ -116,18 +119,12 @@ impl<S: Store> Billing<S> {
         // Paid by hand: there is nothing to call, the refund is only recorded.
         self.store.write(|tx| {
             let related = check(tx)?;
-            let inv = tx
+            let mut inv = tx
                 .invoice(scope.branch_id(), related[0].invoice_id)?
                 .ok_or_else(|| Error::not_found("Invoice", related[0].invoice_id))?;
             let mut asked = None;
-            for mut p in related {
-                p.status = PaymentStatus::Refunded;
-                p.refunded_at = Some(now);
-                p.refund_reason = Some(req.reason);
-                p.refund_note = req.note.clone();
-                p.updated_at = Some(now);
-                tx.update_payment(&p)?;
-                emit_payment(tx, self.public_url(), EventType::PaymentRefunded, &inv, &p, now)?;
+            for p in related {
+                let p = self.record_refunded(tx, &mut inv, p, Some(req.reason), req.note.clone(), now)?;
                 if p.id == id {
                     asked = Some(p);
                 }

@@ -24,6 +24,8 @@ impl Payment {
             "current_status": self.status,
             "payed_at": self.payed_at.as_ref().map(format_rfc3339),
             "refunded_at": self.refunded_at.as_ref().map(format_rfc3339),
+            // The mark-paid note (not in the public schema; returned so that it is not lost).
+            "note": self.note,
         })
     }
 

@@ -102,10 +102,10 @@ pub fn create_computes_exact_totals<H: Harness>() {
     // The exclusive item adds VAT on top; the others are paid at their (discounted) price.
     let vat_exc = inv.items[1].vat_amount;
     assert_eq!(inv.total_amount.amount(), sar("352.00").amount() + vat_exc.amount());
-    assert_eq!(inv.remaining_amount(), inv.total_amount);
     let (got, pays) = w.billing.get_invoice(s, inv.id).unwrap();
     assert_eq!(got, inv, "read back exactly as created");
     assert_eq!(pays.len(), 1);
+    assert_eq!(inv.remaining_amount(&pays), inv.total_amount);
     assert_eq!(
         (pays[0].amount, pays[0].status, pays[0].payment_type),
         (inv.total_amount, PaymentStatus::Pending, PaymentType::Initial)
@@ -430,10 +430,10 @@ pub fn mark_paid_completes_with_events<H: Harness>() {
     assert_eq!(paid.status, PaymentStatus::Succeeded);
     assert_eq!(paid.method, Some(PaymentMethod::BankTransfer));
     assert_eq!(paid.payed_at, Some(w.now()));
-    let (inv2, _) = w.billing.get_invoice(s, inv.id).unwrap();
+    let (inv2, pays2) = w.billing.get_invoice(s, inv.id).unwrap();
     assert_eq!(inv2.status, InvoiceStatus::Completed);
     assert_eq!(inv2.paid_amount, inv2.total_amount);
-    assert!(inv2.remaining_amount().is_zero());
+    assert!(inv2.remaining_amount(&pays2).is_zero());
     assert_eq!(
         events(&w),
         vec![
@@ -844,4 +844,67 @@ pub fn coupons_count_their_redemptions<H: Harness>() {
         .unwrap();
     let counts: Vec<u64> = listed.items.iter().map(|x| x.redemptions).collect();
     assert_eq!(counts, vec![1, 2], "lists show the counts too (newest first)");
+}
+
+/// What the amounts mean: a fully discounted invoice has nothing to pay and is settled at
+/// creation (no payment event, no notification, nothing to mark, charge or refund); a refund
+/// takes its amount off `paid_amount` and leaves the status; `remaining_amount` is what the
+/// unpaid payments still owe; the mark-paid note is shown with the payment.
+pub fn amounts_after_zero_totals_and_refunds<H: Harness>() {
+    let w = World::new(H::store());
+    let s = &w.admin;
+    let c = consumer(&w, s, true);
+    let p = product(&w, s, "115.00", json!({}));
+    let free = coupon(&w, s, json!({"name": "FREE", "discount_value": 100, "is_percentage": true}));
+    let mut body = invoice_body(c.id, &[(p.id, 1)], &[free.id]);
+    body["notify_consumer"] = json!(true);
+    let n = events(&w).len();
+    let zero = create(&w, s, body);
+    assert_eq!((zero.status, zero.total_amount), (InvoiceStatus::Completed, sar("0.00")));
+    assert_eq!(
+        events(&w)[n..],
+        [(EventType::InvoiceCreated, zero.id.0), (EventType::InvoiceCompleted, zero.id.0)]
+    );
+    assert!(w.notifications().is_empty(), "nothing to pay, nothing sent");
+    let (_, pays) = w.billing.get_invoice(s, zero.id).unwrap();
+    assert_eq!((pays[0].status, pays[0].amount), (PaymentStatus::Succeeded, sar("0.00")));
+    assert!(w.billing.get_product(s, p.id).unwrap().used_in_finalized_invoice);
+    let manual = MarkPaid {
+        method: PaymentMethod::Cash,
+        note: Some("counter 3".into()),
+    };
+    expect_code(w.billing.mark_payment_paid(s, pays[0].id, manual.clone()), Code::PAYMENT_FINALIZED);
+    let refund = RefundRequest {
+        reason: RefundReason::Other,
+        note: None,
+        allow_multiple: false,
+    };
+    expect_code(w.billing.refund_payment(s, pays[0].id, refund.clone()), Code::INVALID_PARAMETERS);
+    // Three installments: one paid then refunded.
+    let p2 = product(&w, s, "100.00", json!({}));
+    let inv = create(&w, s, invoice_body(c.id, &[(p2.id, 6)], &[]));
+    let (_, parts) = w.billing.accept_invoice(s, inv.id, PaymentPlan::Installments(3)).unwrap();
+    let paid = w.billing.mark_payment_paid(s, parts[0].id, manual).unwrap();
+    assert_eq!(paid.note.as_deref(), Some("counter 3"));
+    assert_eq!(w.billing.get_payment(s, parts[0].id).unwrap().to_json()["note"], "counter 3");
+    let (after_pay, pays) = w.billing.get_invoice(s, inv.id).unwrap();
+    assert_eq!(after_pay.paid_amount, parts[0].amount);
+    assert_eq!(
+        after_pay.remaining_amount(&pays).amount(),
+        after_pay.total_amount.amount() - parts[0].amount.amount()
+    );
+    let n = events(&w).len();
+    w.billing.refund_payment(s, parts[0].id, refund).unwrap();
+    let (after_refund, pays) = w.billing.get_invoice(s, inv.id).unwrap();
+    assert_eq!(after_refund.status, InvoiceStatus::Accepted, "a refund leaves the status");
+    assert_eq!(after_refund.paid_amount, sar("0.00"));
+    assert_eq!(
+        after_refund.remaining_amount(&pays).amount(),
+        parts[1].amount.amount() + parts[2].amount.amount(),
+        "the refunded part is not owed again"
+    );
+    assert_eq!(events(&w)[n..], [(EventType::PaymentRefunded, parts[0].id.0)]);
+    let view = w.billing.invoice_detailed(s, inv.id).unwrap();
+    assert_eq!(view["paid_amount"], "0.00");
+    assert_eq!(view["remaining_amount"], json!(after_refund.remaining_amount(&pays)));
 }

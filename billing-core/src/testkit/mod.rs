@@ -417,6 +417,7 @@ macro_rules! conformance_suite {
             ],
             invoices: [
                 coupons_count_their_redemptions,
+                amounts_after_zero_totals_and_refunds,
                 create_computes_exact_totals,
                 create_refusals_write_nothing,
                 notify_sends_and_records,
