@@ -16,6 +16,7 @@
 //! the due-work handlers), [`sign`], [`store`] (the [`WebhookTx`] slice), [`wire`].
 
 mod deliver;
+pub mod destination;
 pub mod ops;
 mod sign;
 mod store;
