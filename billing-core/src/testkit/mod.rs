@@ -448,6 +448,7 @@ macro_rules! conformance_suite {
                 one_long_advance_replays_the_retry_schedule,
                 branch_users_cannot_manage_webhooks,
                 fan_out_batch_skips_lost_leases,
+                deliveries_of_one_stop_run_side_by_side,
             ],
             attempts: [
                 charge_in_flight_is_recorded_and_recovered,

@@ -608,3 +608,48 @@ pub fn fan_out_batch_skips_lost_leases<H: Harness>() {
     }
     assert_eq!(t.count(), 0, "fan-out sends nothing itself");
 }
+
+/// A receiver that answers only once `wanted` attempts are in flight together (or after a few
+/// seconds), and remembers the most it saw at once.
+struct Rendezvous {
+    wanted: usize,
+    state: Mutex<(usize, usize)>,
+    changed: std::sync::Condvar,
+}
+
+impl WebhookTransport for Rendezvous {
+    fn post(&self, _url: &str, _headers: &[(String, String)], _body: &[u8], _timeout: std::time::Duration) -> Outcome {
+        let mut st = self.state.lock().unwrap();
+        st.0 += 1;
+        st.1 = st.1.max(st.0);
+        self.changed.notify_all();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        while st.1 < self.wanted && std::time::Instant::now() < deadline {
+            st = self.changed.wait_timeout(st, std::time::Duration::from_millis(50)).unwrap().0;
+        }
+        st.0 -= 1;
+        Outcome {
+            status: Some(500),
+            body: String::new(),
+            error: None,
+            duration: std::time::Duration::from_millis(1),
+        }
+    }
+}
+
+/// The deliveries due at one stop of a clock advance are attempted side by side, so two
+/// receivers that hang cost the advance one time-out per stop, not two.
+pub fn deliveries_of_one_stop_run_side_by_side<H: Harness>() {
+    let w = World::new(H::store());
+    let t = Arc::new(Rendezvous {
+        wanted: 2,
+        state: Mutex::new((0, 0)),
+        changed: std::sync::Condvar::new(),
+    });
+    w.billing.set_webhook_transport(t.clone());
+    endpoint(&w, &w.admin, json!({"url": "https://one.example.com/h"}));
+    endpoint(&w, &w.admin, json!({"url": "https://two.example.com/h"}));
+    record(&w, &event_in(&w.admin, EventType::PaymentFailed, w.now()));
+    w.billing.advance_sandbox_clock(&w.admin, Advance::By(Duration::minutes(1))).unwrap();
+    assert_eq!(t.state.lock().unwrap().1, 2, "both receivers were called at once");
+}

@@ -104,6 +104,15 @@ impl WorkReport {
         *self.counts.entry(label).or_default() += n;
     }
 
+    /// Adds another run's counts to this one.
+    pub fn merge(&mut self, other: WorkReport) {
+        self.claimed += other.claimed;
+        self.errors += other.errors;
+        for (k, v) in other.counts {
+            self.add(k, v);
+        }
+    }
+
     /// What a handler counted under `label` (0 when nothing).
     pub fn count(&self, label: &str) -> usize {
         self.counts.get(label).copied().unwrap_or(0)

@@ -1,6 +1,9 @@
 //! Running due work: claim what is due, hand each item to its kind's [`Handler`], report.
 
 use super::{DueWork, Handler, WorkReport, DEFAULT_LEASE};
+
+/// How many items of due work one run makes side by side (webhook attempts: HTTP calls).
+pub const WORK_PARALLELISM: usize = 16;
 use crate::billing::Billing;
 use crate::error::{Error, Result, StoreError};
 use crate::ids::OrgId;
@@ -44,12 +47,47 @@ impl<S: Store> Billing<S> {
         batches.into_iter().map(|(_, b)| b).chain(alone).collect()
     }
 
-    /// Runs claimed items with their kinds' handlers, in registry order.
+    /// Runs claimed items with their kinds' handlers, in registry order. The items of a kind
+    /// that runs each item alone run side by side, at most [`WORK_PARALLELISM`] at a time: a
+    /// claim costs about its slowest item (one webhook time-out), not the sum of them.
     pub fn run_work(&self, items: &[DueWork], report: &mut WorkReport) {
         for h in self.work_handlers() {
             let mine: Vec<&DueWork> = items.iter().filter(|i| i.kind == h.kind).collect();
-            if !mine.is_empty() {
+            if mine.is_empty() {
+                continue;
+            }
+            if h.batched || mine.len() == 1 {
                 (h.run)(self, &mine, report);
+                continue;
+            }
+            let next = std::sync::atomic::AtomicUsize::new(0);
+            let threads = mine.len().min(WORK_PARALLELISM);
+            let reports: Vec<WorkReport> = std::thread::scope(|s| {
+                let runners: Vec<_> = (0..threads)
+                    .map(|_| {
+                        s.spawn(|| {
+                            let mut r = WorkReport::default();
+                            loop {
+                                let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                                let Some(item) = mine.get(k) else { return r };
+                                (h.run)(self, &[*item], &mut r);
+                            }
+                        })
+                    })
+                    .collect();
+                // A runner that panicked counts its item as failed; the others go on.
+                runners
+                    .into_iter()
+                    .map(|t| {
+                        t.join().unwrap_or_else(|_| WorkReport {
+                            errors: 1,
+                            ..Default::default()
+                        })
+                    })
+                    .collect()
+            });
+            for r in reports {
+                report.merge(r);
             }
         }
     }
