@@ -4,15 +4,18 @@ pub mod api;
 pub mod backend;
 pub mod http;
 pub mod router;
-pub mod webhooks;
+pub mod webhook_transport;
+pub mod worker;
 
-use api::Reply;
+pub use webhook_transport::HttpTransport;
+
+use api::{Reply, Request as OpRequest};
 use backend::Backend;
 use billing_core::auth::Credential;
 use billing_core::clock::{Clock, SystemClock};
 use billing_core::error::{Code, Error, FieldError};
 use billing_core::ids::BranchId;
-use billing_core::Billing;
+use billing_core::{Billing, Lane};
 use http::{envelope, error_response, json_response, read_request, HttpResponse, ReadError};
 use hyper::header::HeaderValue;
 use hyper::server::conn::http1;
@@ -72,8 +75,8 @@ impl App {
     pub fn open_with_clock(config: Config, clock: Arc<dyn Clock>) -> Result<Arc<App>, Error> {
         // Deliveries are sent by the worker, by sandbox clock advances and by manual retries.
         // Built first: a bad CA file stops the start before the database is touched.
-        let mut transport = webhooks::HttpTransport::with_ca_file(config.webhook_timeout, config.webhook_ca_file.as_deref())
-            .map_err(|e| Error::rule(Code::INVALID_PARAMETERS, e))?;
+        let mut transport =
+            HttpTransport::with_ca_file(config.webhook_timeout, config.webhook_ca_file.as_deref()).map_err(|e| Error::rule(Code::INVALID_PARAMETERS, e))?;
         transport.lease_margin = config.work_lease_margin;
         let store = Backend::open(&config.database_url, config.database_pool_size)?;
         let billing = Billing::new(store, clock)
@@ -82,11 +85,11 @@ impl App {
         let app = Arc::new(App { billing, config });
         app.billing.set_webhook_transport(Arc::new(transport));
         if app.config.worker {
-            let options = webhooks::WorkerOptions {
+            let options = worker::WorkerOptions {
                 poll_interval: app.config.worker_poll_interval,
                 concurrency: app.config.worker_concurrency,
             };
-            webhooks::start_worker(&app, options);
+            worker::start(&app, options);
         }
         Ok(app)
     }
@@ -144,8 +147,8 @@ pub async fn handle(app: Arc<App>, req: Request<hyper::body::Incoming>) -> HttpR
 }
 
 async fn respond(app: Arc<App>, req: Request<hyper::body::Incoming>) -> HttpResponse {
-    let route = match resolve(req.method(), req.uri().path()) {
-        Resolution::Found(r) => r,
+    let (route, params) = match resolve(req.method(), req.uri().path()) {
+        Resolution::Found(r, params) => (r, params),
         Resolution::MethodNotAllowed => {
             return envelope(
                 Code::METHOD_NOT_ALLOWED,
@@ -168,8 +171,8 @@ async fn respond(app: Arc<App>, req: Request<hyper::body::Incoming>) -> HttpResp
     let credential = credential(&req);
     // An empty header is the same as none.
     let branch = req.header("x-branch-id").map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
-    let sends_http = route.sends_http();
-    let op = api::build(route, api::Input::from(&req));
+    let input = OpRequest::new(&req, params);
+    let handler = route.handler;
     let run = move |app: Arc<App>| {
         let credential = credential?;
         let branch = match branch {
@@ -183,20 +186,24 @@ async fn respond(app: Arc<App>, req: Request<hyper::body::Incoming>) -> HttpResp
             None => None,
         };
         let scope = app.billing.authenticate(&credential, branch)?;
-        op(&app.billing, &scope)
+        handler(&app.billing, &scope, input)
     };
-    // Operations are synchronous (they hold a database connection). Reads that the backend
-    // serves from local memory without waiting (SQLite in WAL mode) run right here; everything
-    // else runs on a blocking thread so that waiting for a disk or a network never stalls the
-    // connections sharing this worker.
-    let result = if req.method == hyper::Method::GET && app.billing.store.reads_are_local() {
-        let session = app.clone();
-        session.billing.store.read_session(|| run(app))
-    } else if req.method == hyper::Method::GET || sends_http {
-        tokio::task::spawn_blocking(move || run(app)).await.unwrap_or_else(|e| Err(panicked(e)))
-    } else {
-        let backend = app.clone();
-        backend.billing.store.execute(move || run(app)).await
+    // Operations are synchronous (they hold a database connection); the route's lane says
+    // where one runs. Reads that the backend serves from local memory without waiting (SQLite
+    // in WAL mode) run right here; other reads on a blocking thread. Writes go to the store's
+    // write executor (SQLite: the group-commit writer, many operations per transaction). An
+    // operation that calls outside the process runs on a blocking thread of its own, never on
+    // the write executor, so a slow gateway or receiver holds up only its own request.
+    let result = match route.lane {
+        Lane::Read if app.billing.store.reads_are_local() => {
+            let session = app.clone();
+            session.billing.store.read_session(|| run(app))
+        }
+        Lane::Read | Lane::Io => tokio::task::spawn_blocking(move || run(app)).await.unwrap_or_else(|e| Err(panicked(e))),
+        Lane::Write => {
+            let backend = app.clone();
+            backend.billing.store.execute(move || run(app)).await
+        }
     };
     match result {
         Ok(Reply::Json(v)) => json_response(StatusCode::OK, &v),

@@ -1,145 +1,84 @@
-//! The route table: a path under `/api/v2` and a method resolve to a [`Route`]; a known path
-//! with another method is a 405, anything else a 404.
+//! The route table and its resolver. Every resource's file in [`crate::api`] lists its rows —
+//! method, path under `/api/v2` (`{name}` marks a path parameter), handler and the core's
+//! [`Lane`] for the operation — and [`crate::api::TABLES`] lists the resources. A request
+//! resolves to one row; a known path with another method is a 405, anything else a 404.
 
+use crate::api::{Reply, Request, TABLES};
+use crate::backend::Backend;
+use billing_core::auth::Scope;
+use billing_core::error::Result;
+use billing_core::{Billing, Lane};
 use hyper::Method;
 
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Route {
-    Me,
-    Invite,
-    ListBranches,
-    CreateBranch,
-    GetBranch(String),
-    UpdateBranch(String),
-    DeleteBranch(String),
-    ListConsumers,
-    CreateConsumer,
-    GetConsumer(String),
-    UpdateConsumer(String),
-    DeleteConsumer(String),
-    ListProducts,
-    CreateProduct,
-    GetProduct(String),
-    UpdateProduct(String),
-    DeleteProduct(String),
-    AddPrice(String),
-    UpdatePrice(String, String),
-    DeletePrice(String, String),
-    ListCoupons,
-    CreateCoupon,
-    GetCoupon(String),
-    UpdateCoupon(String),
-    DeleteCoupon(String),
-    SandboxClock,
-    AdvanceSandboxClock,
-    ListWebhooks,
-    CreateWebhook,
-    GetWebhook(String),
-    UpdateWebhook(String),
-    DeleteWebhook(String),
-    RotateWebhookSecret(String),
-    ListWebhookDeliveries(String),
-    GetWebhookDelivery(String),
-    RetryWebhookDelivery(String),
-    ListInvoices,
-    CreateInvoice,
-    GetInvoice(String),
-    UpdateInvoiceInPlace(String),
-    VoidInvoice(String),
-    SendInvoice(String),
-    ListPayments,
-    GetPayment(String),
-    MarkPaymentPaid(String),
-    RefundPayment(String),
-    AutoChargePayment(String),
+/// Runs one operation for an authenticated caller.
+pub type Handler = fn(&Billing<Backend>, &Scope, Request) -> Result<Reply>;
+
+/// One row of the route table.
+pub struct Route {
+    pub method: Method,
+    /// Under `/api/v2`, e.g. `/consumers/{consumer_id}`.
+    pub path: &'static str,
+    pub handler: Handler,
+    /// Where the operation runs (see `respond` in the crate root).
+    pub lane: Lane,
 }
 
-impl Route {
-    /// Whether the operation makes outgoing HTTP calls (webhook deliveries): it then runs on a
-    /// blocking thread, never on the SQLite write executor.
-    pub fn sends_http(&self) -> bool {
-        matches!(
-            self,
-            Route::AdvanceSandboxClock | Route::RetryWebhookDelivery(_) | Route::RefundPayment(_) | Route::AutoChargePayment(_)
-        )
-    }
+/// A row of the table: `route(Method::GET, "/consumers/{consumer_id}", get, lane::GET)`.
+pub const fn route(method: Method, path: &'static str, handler: Handler, lane: Lane) -> Route {
+    Route { method, path, handler, lane }
 }
 
-#[derive(Debug, PartialEq, Eq)]
 pub enum Resolution {
-    Found(Route),
+    /// The row and the path parameters, by name.
+    Found(&'static Route, Vec<(&'static str, String)>),
     MethodNotAllowed,
     NotFound,
 }
 
+/// How a row's path matches `segments`: the captured parameters and how many literal segments
+/// matched (a literal beats a parameter: `/payments/auto-charge-on-demand/{id}` over
+/// `/payments/{payment_id}/…`).
+fn matches(pattern: &'static str, segments: &[&str]) -> Option<(usize, Vec<(&'static str, String)>)> {
+    let parts: Vec<&'static str> = pattern.trim_start_matches('/').split('/').collect();
+    if parts.len() != segments.len() {
+        return None;
+    }
+    let mut literals = 0;
+    let mut params = Vec::new();
+    for (p, s) in parts.iter().zip(segments) {
+        match p.strip_prefix('{').and_then(|p| p.strip_suffix('}')) {
+            Some(name) => params.push((name, (*s).to_string())),
+            None if p == s => literals += 1,
+            None => return None,
+        }
+    }
+    Some((literals, params))
+}
+
 pub fn resolve(method: &Method, path: &str) -> Resolution {
-    use Resolution::*;
-    use Route::*;
     let Some(rest) = path.strip_prefix("/api/v2/") else {
-        return NotFound;
+        return Resolution::NotFound;
     };
-    let segs: Vec<&str> = rest.trim_end_matches('/').split('/').collect();
-    let m = method.clone();
-    let pick = |options: Vec<(Method, Route)>| match options.into_iter().find(|(om, _)| *om == m) {
-        Some((_, r)) => Found(r),
-        None => MethodNotAllowed,
-    };
-    let s = |x: &str| x.to_string();
-    match segs.as_slice() {
-        ["me"] => pick(vec![(Method::GET, Me)]),
-        ["organization", "invite"] => pick(vec![(Method::POST, Invite)]),
-        ["branch"] => pick(vec![(Method::GET, ListBranches), (Method::POST, CreateBranch)]),
-        ["branch", id] => pick(vec![
-            (Method::GET, GetBranch(s(id))),
-            (Method::PUT, UpdateBranch(s(id))),
-            (Method::DELETE, DeleteBranch(s(id))),
-        ]),
-        ["consumers"] => pick(vec![(Method::GET, ListConsumers), (Method::POST, CreateConsumer)]),
-        ["consumers", id] => pick(vec![
-            (Method::GET, GetConsumer(s(id))),
-            (Method::PUT, UpdateConsumer(s(id))),
-            (Method::DELETE, DeleteConsumer(s(id))),
-        ]),
-        ["products"] => pick(vec![(Method::GET, ListProducts), (Method::POST, CreateProduct)]),
-        ["products", id] => pick(vec![
-            (Method::GET, GetProduct(s(id))),
-            (Method::PUT, UpdateProduct(s(id))),
-            (Method::DELETE, DeleteProduct(s(id))),
-        ]),
-        ["products", id, "prices"] => pick(vec![(Method::POST, AddPrice(s(id)))]),
-        ["products", id, "prices", price] => pick(vec![
-            (Method::PUT, UpdatePrice(s(id), s(price))),
-            (Method::DELETE, DeletePrice(s(id), s(price))),
-        ]),
-        ["coupons"] => pick(vec![(Method::GET, ListCoupons), (Method::POST, CreateCoupon)]),
-        ["coupons", id] => pick(vec![
-            (Method::GET, GetCoupon(s(id))),
-            (Method::PUT, UpdateCoupon(s(id))),
-            (Method::DELETE, DeleteCoupon(s(id))),
-        ]),
-        ["sandbox", "clock"] => pick(vec![(Method::GET, SandboxClock)]),
-        ["sandbox", "clock", "advance"] => pick(vec![(Method::POST, AdvanceSandboxClock)]),
-        ["webhooks"] => pick(vec![(Method::GET, ListWebhooks), (Method::POST, CreateWebhook)]),
-        ["webhooks", "deliveries", id] => pick(vec![(Method::GET, GetWebhookDelivery(s(id)))]),
-        ["webhooks", "deliveries", id, "retry"] => pick(vec![(Method::POST, RetryWebhookDelivery(s(id)))]),
-        ["webhooks", id] => pick(vec![
-            (Method::GET, GetWebhook(s(id))),
-            (Method::PUT, UpdateWebhook(s(id))),
-            (Method::DELETE, DeleteWebhook(s(id))),
-        ]),
-        ["webhooks", id, "rotate-secret"] => pick(vec![(Method::POST, RotateWebhookSecret(s(id)))]),
-        ["webhooks", id, "deliveries"] => pick(vec![(Method::GET, ListWebhookDeliveries(s(id)))]),
-        ["invoices"] => pick(vec![(Method::GET, ListInvoices), (Method::POST, CreateInvoice)]),
-        ["invoices", id] => pick(vec![(Method::GET, GetInvoice(s(id)))]),
-        ["invoices", id, "inplace"] => pick(vec![(Method::PATCH, UpdateInvoiceInPlace(s(id)))]),
-        ["invoices", id, "void"] => pick(vec![(Method::POST, VoidInvoice(s(id)))]),
-        ["invoices", id, "send"] => pick(vec![(Method::POST, SendInvoice(s(id)))]),
-        ["payments"] => pick(vec![(Method::GET, ListPayments)]),
-        ["payments", "auto-charge-on-demand", id] => pick(vec![(Method::POST, AutoChargePayment(s(id)))]),
-        ["payments", id] => pick(vec![(Method::GET, GetPayment(s(id)))]),
-        ["payments", id, "mark-paid"] => pick(vec![(Method::POST, MarkPaymentPaid(s(id)))]),
-        ["payments", id, "refund"] => pick(vec![(Method::POST, RefundPayment(s(id)))]),
-        _ => NotFound,
+    let segments: Vec<&str> = rest.trim_end_matches('/').split('/').collect();
+    let mut best: Option<usize> = None;
+    let mut found = None;
+    for r in TABLES.iter().flat_map(|t| t.iter()) {
+        let Some((literals, params)) = matches(r.path, &segments) else { continue };
+        if best.is_some_and(|b| b > literals) {
+            continue;
+        }
+        if best != Some(literals) {
+            best = Some(literals);
+            found = None;
+        }
+        if r.method == *method && found.is_none() {
+            found = Some((r, params));
+        }
+    }
+    match (best, found) {
+        (_, Some((r, params))) => Resolution::Found(r, params),
+        (Some(_), None) => Resolution::MethodNotAllowed,
+        (None, _) => Resolution::NotFound,
     }
 }
 
@@ -147,19 +86,51 @@ pub fn resolve(method: &Method, path: &str) -> Resolution {
 mod tests {
     use super::*;
 
+    fn found(method: Method, path: &str) -> (&'static str, Vec<(&'static str, String)>) {
+        match resolve(&method, path) {
+            Resolution::Found(r, params) => (r.path, params),
+            Resolution::MethodNotAllowed => panic!("{method} {path}: 405"),
+            Resolution::NotFound => panic!("{method} {path}: 404"),
+        }
+    }
+
     #[test]
     fn resolves_paths_and_methods() {
-        assert_eq!(resolve(&Method::GET, "/api/v2/me"), Resolution::Found(Route::Me));
+        assert_eq!(found(Method::GET, "/api/v2/me").0, "/me");
         assert_eq!(
-            resolve(&Method::GET, "/api/v2/consumers/abc"),
-            Resolution::Found(Route::GetConsumer("abc".into()))
+            found(Method::GET, "/api/v2/consumers/abc"),
+            ("/consumers/{consumer_id}", vec![("consumer_id", "abc".to_string())])
         );
-        assert_eq!(resolve(&Method::PATCH, "/api/v2/consumers/abc"), Resolution::MethodNotAllowed);
-        assert_eq!(resolve(&Method::GET, "/api/v2/nothing"), Resolution::NotFound);
-        assert_eq!(resolve(&Method::GET, "/api/v1/me"), Resolution::NotFound);
+        assert_eq!(found(Method::GET, "/api/v2/consumers/").0, "/consumers");
+        assert!(matches!(resolve(&Method::PATCH, "/api/v2/consumers/abc"), Resolution::MethodNotAllowed));
+        assert!(matches!(resolve(&Method::GET, "/api/v2/nothing"), Resolution::NotFound));
+        assert!(matches!(resolve(&Method::GET, "/api/v1/me"), Resolution::NotFound));
         assert_eq!(
-            resolve(&Method::DELETE, "/api/v2/products/p/prices/x"),
-            Resolution::Found(Route::DeletePrice("p".into(), "x".into()))
+            found(Method::DELETE, "/api/v2/products/p/prices/x").1,
+            vec![("product_id", "p".to_string()), ("price_id", "x".to_string())]
         );
+        assert_eq!(
+            found(Method::POST, "/api/v2/payments/auto-charge-on-demand/x").0,
+            "/payments/auto-charge-on-demand/{payment_id}"
+        );
+        assert_eq!(found(Method::GET, "/api/v2/webhooks/deliveries/d").0, "/webhooks/deliveries/{delivery_id}");
+        assert_eq!(found(Method::GET, "/api/v2/webhooks/w/deliveries").0, "/webhooks/{webhook_id}/deliveries");
+    }
+
+    #[test]
+    fn every_row_is_reachable_and_unique() {
+        let rows: Vec<&Route> = TABLES.iter().flat_map(|t| t.iter()).collect();
+        for r in &rows {
+            let path = format!("/api/v2{}", r.path.replace('{', "").replace('}', ""));
+            match resolve(&r.method, &path) {
+                Resolution::Found(hit, _) => assert!(std::ptr::eq(hit, *r), "{} {} is shadowed by {}", r.method, r.path, hit.path),
+                _ => panic!("{} {} does not resolve", r.method, r.path),
+            }
+        }
+        let mut keys: Vec<(String, &str)> = rows.iter().map(|r| (r.method.to_string(), r.path)).collect();
+        keys.sort();
+        let before = keys.len();
+        keys.dedup();
+        assert_eq!(before, keys.len(), "a (method, path) pair is listed twice");
     }
 }

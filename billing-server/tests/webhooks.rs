@@ -402,7 +402,7 @@ fn a_slow_receiver_does_not_hold_up_others(srv: &TestServer) {
 }
 
 /// Sends like the server's transport, but panics for URLs containing `/boom` (a bug).
-struct PanickingTransport(billing_server::webhooks::HttpTransport);
+struct PanickingTransport(billing_server::HttpTransport);
 
 impl billing_core::webhook::WebhookTransport for PanickingTransport {
     fn post(&self, url: &str, headers: &[(String, String)], body: &[u8], timeout: std::time::Duration) -> billing_core::webhook::Outcome {
@@ -415,7 +415,7 @@ impl billing_core::webhook::WebhookTransport for PanickingTransport {
 /// worker.
 fn panics_do_not_stop_the_worker(srv: &TestServer) {
     let rx = Receiver::start();
-    let transport = billing_server::webhooks::HttpTransport::new(std::time::Duration::from_secs(5));
+    let transport = billing_server::HttpTransport::new(std::time::Duration::from_secs(5));
     srv.app.billing.set_webhook_transport(std::sync::Arc::new(PanickingTransport(transport)));
     create(srv, json!({"url": rx.url("/boom"), "event_types": ["PAYMENT_FAILED"]}));
     create(srv, json!({"url": rx.url("/ok")}));

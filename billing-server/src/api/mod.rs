@@ -1,21 +1,37 @@
-//! Route handlers. Each turns the request's raw parts into typed input (via billing-core's
-//! parsers) and calls one billing-core operation; there is no business logic here.
+//! The API's handlers, one file per resource named as in billing-core. Each file lists its
+//! route rows (`ROUTES`) and its handlers; a handler turns the request's raw parts into typed
+//! input (billing-core's parsers) and calls one billing-core operation. There is no business
+//! logic here. Adding a resource: one file here with its `ROUTES`, and a line in [`TABLES`].
 
-mod account;
-mod catalog;
-mod consumers;
-mod invoices;
-mod payments;
-mod webhooks;
+mod branch;
+mod consumer;
+mod coupon;
+mod invoice;
+mod org;
+mod payment;
+mod product;
+mod sandbox;
+mod webhook;
 
-use crate::backend::Backend;
 use crate::http::Incoming2;
 use crate::router::Route;
-use billing_core::auth::Scope;
 use billing_core::error::{Error, FieldError, Result};
-use billing_core::Billing;
+use billing_core::list::QueryParams;
 use serde_json::Value;
 use std::str::FromStr;
+
+/// Every resource's route rows.
+pub static TABLES: &[&[Route]] = &[
+    org::ROUTES,
+    branch::ROUTES,
+    sandbox::ROUTES,
+    consumer::ROUTES,
+    product::ROUTES,
+    coupon::ROUTES,
+    webhook::ROUTES,
+    invoice::ROUTES,
+    payment::ROUTES,
+];
 
 pub enum Reply {
     Json(Value),
@@ -30,6 +46,11 @@ impl Reply {
     pub fn of<T: serde::Serialize>(body: &T) -> Reply {
         Reply::Bytes(serde_json::to_vec(body).expect("response types serialize"))
     }
+
+    /// The list envelope of a page: `data` and `pagination`.
+    pub fn page<T: serde::Serialize>(data: Vec<T>, pagination: billing_core::list::Pagination) -> Reply {
+        Reply::of(&ListBody { data, pagination })
+    }
 }
 
 /// The list envelope.
@@ -39,55 +60,39 @@ pub struct ListBody<T: serde::Serialize> {
     pub pagination: billing_core::list::Pagination,
 }
 
-/// An operation ready to run once the caller is authenticated.
-pub type Op = Box<dyn FnOnce(&Billing<Backend>, &Scope) -> Result<Reply> + Send>;
-
-/// The request data a handler may read, owned so the operation can move to a blocking thread.
-pub struct Input {
+/// What a handler may read of its request, owned so that the operation can move to another
+/// thread: the path parameters (by name), the JSON body, the query and the headers it uses.
+pub struct Request {
+    pub params: Vec<(&'static str, String)>,
     pub body: Result<Value>,
-    pub query: billing_core::list::QueryParams,
+    pub query: QueryParams,
     pub language: Option<String>,
 }
 
-impl Input {
-    pub fn from(req: &Incoming2) -> Self {
-        Input {
+impl Request {
+    pub fn new(req: &Incoming2, params: Vec<(&'static str, String)>) -> Self {
+        Request {
+            params,
             body: req.json(),
             query: req.query.clone(),
             language: req.header("language").map(str::to_string),
         }
     }
-}
 
-/// A path parameter that must be a UUID; anything else is a 422 at `["path", name]`.
-pub fn path_id<T: FromStr>(name: &str, raw: &str) -> Result<T> {
-    T::from_str(raw).map_err(|_| {
-        Error::invalid(FieldError::new(
-            "uuid_parsing",
-            vec!["path".into(), name.into()],
-            "Input should be a valid UUID",
-        ))
-    })
-}
+    /// The path parameter `name` as a UUID; anything else is a 422 at `["path", name]`.
+    pub fn id<T: FromStr>(&self, name: &str) -> Result<T> {
+        let raw = self.params.iter().find(|(n, _)| *n == name).map(|(_, v)| v.as_str()).unwrap_or_default();
+        T::from_str(raw).map_err(|_| {
+            Error::invalid(FieldError::new(
+                "uuid_parsing",
+                vec!["path".into(), name.into()],
+                "Input should be a valid UUID",
+            ))
+        })
+    }
 
-pub fn build(route: Route, input: Input) -> Op {
-    use Route::*;
-    match route {
-        Me | Invite | SandboxClock | AdvanceSandboxClock | ListBranches | CreateBranch | GetBranch(_) | UpdateBranch(_) | DeleteBranch(_) => {
-            account::build(route, input)
-        }
-        ListConsumers | CreateConsumer | GetConsumer(_) | UpdateConsumer(_) | DeleteConsumer(_) => consumers::build(route, input),
-        ListInvoices | CreateInvoice | GetInvoice(_) | UpdateInvoiceInPlace(_) | VoidInvoice(_) | SendInvoice(_) => invoices::build(route, input),
-        ListPayments | GetPayment(_) | MarkPaymentPaid(_) | RefundPayment(_) | AutoChargePayment(_) => payments::build(route, input),
-        ListWebhooks
-        | CreateWebhook
-        | GetWebhook(_)
-        | UpdateWebhook(_)
-        | DeleteWebhook(_)
-        | RotateWebhookSecret(_)
-        | ListWebhookDeliveries(_)
-        | GetWebhookDelivery(_)
-        | RetryWebhookDelivery(_) => webhooks::build(route, input),
-        _ => catalog::build(route, input),
+    /// The JSON body (a malformed one is a 422 at `["body"]`).
+    pub fn body(&self) -> Result<&Value> {
+        self.body.as_ref().map_err(Clone::clone)
     }
 }

@@ -1,9 +1,5 @@
-//! Webhook I/O: the HTTP transport billing-core sends deliveries with, and the background
-//! worker that claims due work (outbox fan-out, delivery attempts) and runs it.
-
-mod transport;
-
-pub use transport::HttpTransport;
+//! The background worker: claims due work (webhook fan-out and deliveries, abandoned gateway
+//! attempts, and every kind the core's registry has) and runs it with the core's handlers.
 
 use crate::App;
 use billing_core::work::{DueWork, WorkReport};
@@ -43,7 +39,7 @@ impl Idle {
 /// starts at once (its lease is not spent waiting in a queue), and a slow receiver holds up
 /// one runner, not the others. The fan-out items of a claim go to one runner together, which
 /// runs them in one transaction.
-pub fn start_worker(app: &Arc<App>, options: WorkerOptions) {
+pub fn start(app: &Arc<App>, options: WorkerOptions) {
     let concurrency = options.concurrency.max(1);
     let idle = Arc::new(Idle {
         free: Mutex::new(concurrency),
@@ -54,13 +50,13 @@ pub fn start_worker(app: &Arc<App>, options: WorkerOptions) {
     for i in 0..concurrency {
         let (app, idle, receive) = (Arc::downgrade(app), idle.clone(), receive.clone());
         std::thread::Builder::new()
-            .name(format!("webhook-runner-{i}"))
+            .name(format!("work-runner-{i}"))
             .spawn(move || run_items(app, &idle, &receive))
-            .expect("spawn a webhook runner");
+            .expect("spawn a work runner");
     }
     let weak = Arc::downgrade(app);
     std::thread::Builder::new()
-        .name("webhook-worker".into())
+        .name("work-dispatcher".into())
         .spawn(move || {
             // A bug that panics must not stop deliveries for good: log it and go on. Items in
             // flight are claimed again when their leases run out.
@@ -69,7 +65,7 @@ pub fn start_worker(app: &Arc<App>, options: WorkerOptions) {
                 std::thread::sleep(options.poll_interval);
             }
         })
-        .expect("spawn the webhook worker");
+        .expect("spawn the work dispatcher");
 }
 
 fn dispatch(app: &Weak<App>, options: WorkerOptions, idle: &Idle, send: &mpsc::Sender<Vec<DueWork>>) {

@@ -1,0 +1,29 @@
+//! The caller and its organization: `/me`, `/organization/invite`.
+
+use super::{Reply, Request};
+use crate::backend::Backend;
+use crate::router::{route, Route};
+use billing_core::auth::Scope;
+use billing_core::error::Result;
+use billing_core::fields::Language;
+use billing_core::org::ops::lane;
+use billing_core::org::InviteRequest;
+use billing_core::Billing;
+use hyper::Method;
+
+pub static ROUTES: &[Route] = &[
+    route(Method::GET, "/me", me, lane::ME),
+    route(Method::POST, "/organization/invite", invite, lane::INVITE),
+];
+
+fn me(b: &Billing<Backend>, s: &Scope, _: Request) -> Result<Reply> {
+    b.me(s).map(Reply::Json)
+}
+
+fn invite(b: &Billing<Backend>, s: &Scope, r: Request) -> Result<Reply> {
+    let req = InviteRequest::parse(r.body()?)?;
+    // The `language` header picks the invitation e-mail's language; AR by default.
+    let language = r.language.as_deref().and_then(|l| Language::parse(l).ok()).unwrap_or_default();
+    let inv = b.invite(s, req, language)?;
+    Ok(Reply::Json(serde_json::to_value(inv).expect("serializable")))
+}

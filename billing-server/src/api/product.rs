@@ -1,0 +1,72 @@
+//! Products and their prices: `/products`, `/products/{product_id}`,
+//! `/products/{product_id}/prices[/{price_id}]`.
+
+use super::{Reply, Request};
+use crate::backend::Backend;
+use crate::router::{route, Route};
+use billing_core::auth::Scope;
+use billing_core::error::Result;
+use billing_core::product::ops::lane;
+use billing_core::product::{parse_price_body, parse_price_update, parse_product_list, ProductFields};
+use billing_core::Billing;
+use hyper::Method;
+use serde_json::Value;
+
+pub static ROUTES: &[Route] = &[
+    route(Method::GET, "/products", list, lane::LIST),
+    route(Method::POST, "/products", create, lane::CREATE),
+    route(Method::GET, "/products/{product_id}", get, lane::GET),
+    route(Method::PUT, "/products/{product_id}", update, lane::UPDATE),
+    route(Method::DELETE, "/products/{product_id}", delete, lane::DELETE),
+    route(Method::POST, "/products/{product_id}/prices", add_price, lane::ADD_PRICE),
+    route(Method::PUT, "/products/{product_id}/prices/{price_id}", update_price, lane::UPDATE_PRICE),
+    route(Method::DELETE, "/products/{product_id}/prices/{price_id}", delete_price, lane::DELETE_PRICE),
+];
+
+fn create(b: &Billing<Backend>, s: &Scope, r: Request) -> Result<Reply> {
+    let f = ProductFields::parse(r.body()?, true, s.org.settings.default_currency)?;
+    Ok(Reply::Json(b.create_product(s, f)?.to_json(&s.org.settings)))
+}
+
+fn list(b: &Billing<Backend>, s: &Scope, r: Request) -> Result<Reply> {
+    let (q, f) = parse_product_list(&r.query)?;
+    let page = b.list_products(s, &q, &f)?;
+    let data: Vec<Value> = page.items.iter().map(|p| p.to_json(&s.org.settings)).collect();
+    Ok(Reply::page(data, page.pagination()))
+}
+
+fn get(b: &Billing<Backend>, s: &Scope, r: Request) -> Result<Reply> {
+    Ok(Reply::Json(b.get_product(s, r.id("product_id")?)?.to_json(&s.org.settings)))
+}
+
+fn update(b: &Billing<Backend>, s: &Scope, r: Request) -> Result<Reply> {
+    let id = r.id("product_id")?;
+    let f = ProductFields::parse(r.body()?, false, s.org.settings.default_currency)?;
+    Ok(Reply::Json(b.update_product(s, id, f)?.to_json(&s.org.settings)))
+}
+
+fn delete(b: &Billing<Backend>, s: &Scope, r: Request) -> Result<Reply> {
+    b.delete_product(s, r.id("product_id")?)?;
+    Ok(Reply::Empty)
+}
+
+fn add_price(b: &Billing<Backend>, s: &Scope, r: Request) -> Result<Reply> {
+    let id = r.id("product_id")?;
+    let price = parse_price_body(r.body()?)?;
+    let (p, price_id) = b.add_product_price(s, id, price)?;
+    let price = p.prices.iter().find(|x| x.id == price_id).expect("just added");
+    Ok(Reply::Json(price.to_json(s.org.settings.vat_rate)))
+}
+
+fn update_price(b: &Billing<Backend>, s: &Scope, r: Request) -> Result<Reply> {
+    let (id, price_id) = (r.id("product_id")?, r.id("price_id")?);
+    let u = parse_price_update(r.body()?)?;
+    let p = b.update_product_price(s, id, price_id, u)?;
+    let price = p.prices.iter().find(|x| x.id == price_id).expect("updated");
+    Ok(Reply::Json(price.to_json(s.org.settings.vat_rate)))
+}
+
+fn delete_price(b: &Billing<Backend>, s: &Scope, r: Request) -> Result<Reply> {
+    b.delete_product_price(s, r.id("product_id")?, r.id("price_id")?)?;
+    Ok(Reply::Empty)
+}
