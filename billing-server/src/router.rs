@@ -121,7 +121,7 @@ mod tests {
     fn every_row_is_reachable_and_unique() {
         let rows: Vec<&Route> = TABLES.iter().flat_map(|t| t.iter()).collect();
         for r in &rows {
-            let path = format!("/api/v2{}", r.path.replace('{', "").replace('}', ""));
+            let path = format!("/api/v2{}", r.path.replace(['{', '}'], ""));
             match resolve(&r.method, &path) {
                 Resolution::Found(hit, _) => assert!(std::ptr::eq(hit, *r), "{} {} is shadowed by {}", r.method, r.path, hit.path),
                 _ => panic!("{} {} does not resolve", r.method, r.path),
