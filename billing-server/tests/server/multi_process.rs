@@ -6,8 +6,7 @@
 //! Needs `BILLING_TEST_DATABASE_URL` (a server the tests may create databases on); without it
 //! each test prints a SKIPPED line.
 
-#[path = "common/process.rs"]
-mod process;
+use crate::common::process;
 
 use billing_core::consumer::ConsumerSort;
 use billing_core::ids::BranchId;

@@ -2,10 +2,8 @@
 //! per currency with VAT, list filters and sorts, updates, deletes, and the freeze once a
 //! finalised invoice uses a product.
 
-mod common;
-
-use common::fixtures::*;
-use common::TestServer;
+use crate::common::fixtures::*;
+use crate::common::TestServer;
 use serde_json::{json, Value};
 
 const PRODUCT_FIELDS: [&str; 20] = [
@@ -760,3 +758,6 @@ http_tests!(
     search_is_case_insensitive_beyond_ascii,
     metadata_filter_on_non_string_values,
 );
+
+// Paths that reach the store differently on PostgreSQL (see `postgres_smoke!`).
+postgres_smoke!(prices_per_currency, update_product, price_endpoints, list_filters, list_sorts,);

@@ -1,11 +1,9 @@
 //! The outbox events of invoices and payments: the spec's "Which operation emits what" rows and
 //! the lifecycle events, each with the spec's payload, written with the change they report.
 
-mod common;
-
-use common::fixtures::*;
-use common::invoice_fixtures::*;
-use common::TestServer;
+use crate::common::fixtures::*;
+use crate::common::invoice_fixtures::*;
+use crate::common::TestServer;
 use hyper::Method;
 use serde_json::{json, Value};
 
@@ -200,3 +198,6 @@ http_tests!(
     refunded_without_invoice_change,
     lifecycle_events,
 );
+
+// Paths that reach the store differently on PostgreSQL (see `postgres_smoke!`).
+postgres_smoke!(payload_shape, payment_succeeds_and_fails, several_payments_succeed_together,);

@@ -1,14 +1,12 @@
 //! GET /api/v2/me and POST /api/v2/organization/invite: who may invite whom to which branch,
 //! the invitation's shape and expiry, and the e-mail notification it records.
 
-mod common;
-
+use crate::common::fixtures::*;
+use crate::common::TestServer;
 use billing_core::fields::Language;
 use billing_core::notification::Channel;
 use billing_core::org::Role;
 use billing_core::store::Store;
-use common::fixtures::*;
-use common::TestServer;
 use hyper::Method;
 use serde_json::{json, Value};
 
@@ -16,7 +14,7 @@ fn notifications(srv: &TestServer) -> Vec<billing_core::notification::Notificati
     srv.app.billing.store.read(|tx| Ok(tx.list_notifications(srv.boot.org.id)?)).unwrap()
 }
 
-fn invite_as(srv: &TestServer, key: &str, language: Option<&str>, body: Value) -> common::Resp {
+fn invite_as(srv: &TestServer, key: &str, language: Option<&str>, body: Value) -> crate::common::Resp {
     let mut headers = vec![("x-api-key", key), ("content-type", "application/json")];
     if let Some(l) = language {
         headers.push(("language", l));
@@ -309,3 +307,6 @@ http_tests!(
     branch_user_cannot_invite,
     invite_refuses_bad_input,
 );
+
+// Paths that reach the store differently on PostgreSQL (see `postgres_smoke!`).
+postgres_smoke!(me_as_admin_key, org_admin_invites_to_any_branch,);

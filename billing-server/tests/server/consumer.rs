@@ -1,10 +1,8 @@
 //! /api/v2/consumers: create, read, update, soft delete, list (pagination, sorting, search,
 //! filters) and every refusal, each proven to write nothing.
 
-mod common;
-
-use common::fixtures::*;
-use common::TestServer;
+use crate::common::fixtures::*;
+use crate::common::TestServer;
 use hyper::Method;
 use serde_json::{json, Value};
 
@@ -738,4 +736,15 @@ http_tests!(
     text_length_limits,
     concurrent_duplicates_are_refused_cleanly,
     pagination_is_stable_when_sort_keys_tie,
+);
+
+// Paths that reach the store differently on PostgreSQL (see `postgres_smoke!`).
+postgres_smoke!(
+    create_returns_every_field,
+    update_is_partial_and_null_means_not_given,
+    delete_is_soft,
+    list_search_term,
+    list_filters_by_external_id_and_metadata,
+    search_is_case_insensitive_beyond_ascii,
+    concurrent_duplicates_are_refused_cleanly,
 );

@@ -2,10 +2,8 @@
 //! webhook deliveries are in flight and started again on the same database; every event
 //! committed (before, during and after the crash) reaches the receiver at least once.
 
-#[path = "common/process.rs"]
-mod process;
-#[path = "common/raw_http.rs"]
-mod raw_http;
+use crate::common::process;
+use crate::common::raw_http;
 
 use billing_core::event::{EntityType, Event, EventType};
 use billing_core::ids::{BranchId, EventId, OrgId};

@@ -2,11 +2,9 @@
 //! sees or changes branch B's consumers, products or coupons. Asking for B is a 403; acting in A
 //! on B's ids is a 404; B's data is unchanged either way.
 
-mod common;
-
+use crate::common::fixtures::*;
+use crate::common::{Resp, TestServer};
 use billing_core::org::Role;
-use common::fixtures::*;
-use common::{Resp, TestServer};
 use hyper::Method;
 use serde_json::{json, Value};
 
@@ -241,3 +239,6 @@ http_tests!(
     unknown_or_malformed_branch_header,
     uniqueness_is_per_branch,
 );
+
+// Paths that reach the store differently on PostgreSQL (see `postgres_smoke!`).
+postgres_smoke!(admin_acting_in_a_does_not_reach_b, uniqueness_is_per_branch,);

@@ -4,15 +4,13 @@
 //! host, fails the handshake before any request is sent, and the attempt is logged as an error
 //! without a response status. A CA file that is not PEM stops the server from starting.
 
-mod common;
-
+use crate::common::fixtures::*;
+use crate::common::invoice_fixtures::simple_invoice;
+use crate::common::raw_http::{read_request, Received};
+use crate::common::TestServer;
 use billing_core::store::Store;
 use billing_core::webhook::verify;
 use billing_server::{App, Config};
-use common::fixtures::*;
-use common::invoice_fixtures::simple_invoice;
-use common::raw_http::{read_request, Received};
-use common::TestServer;
 use openssl::asn1::Asn1Time;
 use openssl::bn::{BigNum, MsbOption};
 use openssl::ec::{EcGroup, EcKey};
@@ -372,12 +370,15 @@ http_tests!(
     certificate_for_another_host_is_refused,
 );
 
+// Paths that reach the store differently on PostgreSQL (see `postgres_smoke!`).
+postgres_smoke!(trusted_certificate_receives_signed_delivery,);
+
 // --- configuration -------------------------------------------------------------------------------
 
 fn config(database_url: String, ca_file: Option<PathBuf>) -> Config {
     Config {
         database_url,
-        jwt_secret: common::JWT_SECRET.into(),
+        jwt_secret: crate::common::JWT_SECRET.into(),
         body_limit: 1024 * 1024,
         public_url: "http://127.0.0.1".into(),
         webhook_timeout: billing_server::DEFAULT_WEBHOOK_TIMEOUT,

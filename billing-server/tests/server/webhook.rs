@@ -3,18 +3,16 @@
 //! by the sandbox clock, manual retries, disabled and deleted endpoints, per-type subscriptions,
 //! branch isolation, the delivery log).
 
-mod common;
-
+use crate::common::fixtures::*;
+use crate::common::invoice_fixtures::{first_payment, mark_paid, simple_invoice};
+use crate::common::raw_http::{read_request, Received};
+use crate::common::TestServer;
 use billing_core::event::{EntityType, Event, EventType};
 use billing_core::ids::EventId;
 use billing_core::org::Role;
 use billing_core::store::Store;
 use billing_core::webhook::verify;
 use chrono::{DateTime, Duration, Utc};
-use common::fixtures::*;
-use common::invoice_fixtures::{first_payment, mark_paid, simple_invoice};
-use common::raw_http::{read_request, Received};
-use common::TestServer;
 use hmac::{Hmac, Mac};
 use hyper::Method;
 use serde_json::{json, Value};
@@ -595,4 +593,11 @@ http_tests!(
     refused_connection_is_retried,
     subscriptions_disabled_deleted_and_branches,
     delivery_log_filters_and_paging,
+);
+
+// Paths that reach the store differently on PostgreSQL (see `postgres_smoke!`).
+postgres_smoke!(
+    events_of_real_operations,
+    delivery_headers_body_and_signature,
+    retry_schedule_on_the_sandbox_clock,
 );

@@ -1,11 +1,9 @@
 //! /api/v2/branch: visibility by role, create (same name returns the existing branch), rename,
 //! get, delete, and what each role may not do.
 
-mod common;
-
+use crate::common::fixtures::*;
+use crate::common::TestServer;
 use billing_core::org::Role;
-use common::fixtures::*;
-use common::TestServer;
 use hyper::Method;
 use serde_json::json;
 
@@ -13,7 +11,7 @@ fn branch_path(id: &str) -> String {
     format!("/api/v2/branch/{id}")
 }
 
-fn names(r: &common::Resp) -> Vec<String> {
+fn names(r: &crate::common::Resp) -> Vec<String> {
     assert_eq!(r.status, 200, "{}", r.text);
     r.body["data"]
         .as_array()
@@ -234,3 +232,6 @@ http_tests!(
     delete_rules,
     concurrent_creates_of_one_name_make_one_branch,
 );
+
+// Paths that reach the store differently on PostgreSQL (see `postgres_smoke!`).
+postgres_smoke!(create_and_get, delete_rules, concurrent_creates_of_one_name_make_one_branch,);

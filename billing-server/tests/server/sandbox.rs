@@ -2,13 +2,11 @@
 //! It only moves forward, exists only for sandbox organizations, is per organization, and is
 //! the time every operation of the organization records.
 
-mod common;
-
+use crate::common::fixtures::*;
+use crate::common::TestServer;
 use billing_core::fields::Email;
 use billing_core::org::BootstrapRequest;
 use chrono::{DateTime, Duration, Utc};
-use common::fixtures::*;
-use common::TestServer;
 use hyper::Method;
 use serde_json::{json, Value};
 
@@ -193,3 +191,6 @@ http_tests!(
     each_organization_has_its_own_clock,
     operations_use_the_test_clock,
 );
+
+// Paths that reach the store differently on PostgreSQL (see `postgres_smoke!`).
+postgres_smoke!(advance_by_seconds, operations_use_the_test_clock,);

@@ -1,11 +1,9 @@
 //! /api/v2/payments: get, list with filters, mark-paid, refund (single and related payments),
 //! auto-charge on demand, and every refusal (status, code, nothing changed).
 
-mod common;
-
-use common::fixtures::*;
-use common::invoice_fixtures::*;
-use common::TestServer;
+use crate::common::fixtures::*;
+use crate::common::invoice_fixtures::*;
+use crate::common::TestServer;
 use serde_json::{json, Value};
 
 const PAYMENT_FIELDS: [&str; 13] = [
@@ -257,6 +255,14 @@ http_tests!(
     mark_paid_refusals_change_nothing,
     installments_are_paid_one_by_one,
     refund_full,
+    refund_related_payments,
+    auto_charge_on_demand,
+);
+
+// Paths that reach the store differently on PostgreSQL (see `postgres_smoke!`).
+postgres_smoke!(
+    get_and_list_payments,
+    mark_paid_completes_the_invoice,
     refund_related_payments,
     auto_charge_on_demand,
 );

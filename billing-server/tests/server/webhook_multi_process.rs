@@ -5,10 +5,8 @@
 //!
 //! Needs `BILLING_TEST_DATABASE_URL`; without it the test prints a SKIPPED line.
 
-#[path = "common/process.rs"]
-mod process;
-#[path = "common/raw_http.rs"]
-mod raw_http;
+use crate::common::process;
+use crate::common::raw_http;
 
 use billing_core::event::{EntityType, Event, EventType};
 use billing_core::ids::{BranchId, EventId, OrgId};

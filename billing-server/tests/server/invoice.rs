@@ -2,11 +2,9 @@
 //! update, void, send, the freeze of products and coupons, and every refusal (status, code,
 //! nothing changed).
 
-mod common;
-
-use common::fixtures::*;
-use common::invoice_fixtures::*;
-use common::TestServer;
+use crate::common::fixtures::*;
+use crate::common::invoice_fixtures::*;
+use crate::common::TestServer;
 use hyper::Method;
 use serde_json::{json, Value};
 
@@ -415,4 +413,12 @@ http_tests!(
     finalised_invoice_freezes_products_and_coupons,
     consumer_with_open_invoice_cannot_be_deleted,
     other_branch_does_not_see_invoices,
+);
+
+// Paths that reach the store differently on PostgreSQL (see `postgres_smoke!`).
+postgres_smoke!(
+    create_returns_invoice_detailed,
+    create_refusals_change_nothing,
+    list_filters,
+    void_cancels_unpaid_payments,
 );

@@ -1,10 +1,8 @@
 //! /api/v2/coupons: percentage and fixed-amount coupons, list filters, search and sorts,
 //! updates, deletes, and the freeze once a finalised invoice uses a coupon.
 
-mod common;
-
-use common::fixtures::*;
-use common::TestServer;
+use crate::common::fixtures::*;
+use crate::common::TestServer;
 use serde_json::{json, Value};
 
 const COUPON_FIELDS: [&str; 8] = [
@@ -338,3 +336,6 @@ http_tests!(
     discount_out_of_range_is_422,
     search_is_case_insensitive_beyond_ascii,
 );
+
+// Paths that reach the store differently on PostgreSQL (see `postgres_smoke!`).
+postgres_smoke!(percentage_coupon, fixed_amount_coupon, list_filters_search_and_sorts,);

@@ -1,0 +1,26 @@
+//! The server's tests, in one binary (each test binary links the whole workspace): a module per
+//! resource for the HTTP mapping, run on SQLite with a PostgreSQL smoke pass, and the
+//! process-level tests (the real binary: command line, several processes, crashes, TLS).
+//! Store behaviour is owned by billing-core's conformance suite, which both stores run.
+
+#[macro_use]
+mod common;
+
+mod branch;
+mod cli;
+mod consumer;
+mod coupon;
+mod cross_branch;
+mod http_basics;
+mod invoice;
+mod invoice_events;
+mod lanes;
+mod multi_process;
+mod org;
+mod payment;
+mod product;
+mod sandbox;
+mod webhook;
+mod webhook_crash;
+mod webhook_multi_process;
+mod webhook_tls;
