@@ -7,14 +7,33 @@
 //!   answered only after the commit that made its work durable.
 //! - Reads use a pool of separate connections; in WAL mode they read the last committed state
 //!   and never wait for the writer.
+//!
+//! Layout: `writer.rs`, `executor.rs` and `migrate.rs` are the plumbing; `sql.rs` is what the
+//! table files share (the `table!` macro declares each table's columns once); each resource has
+//! one file implementing its slice of `billing_core::store::Tx`. Adding a resource: one file
+//! here and one migration in `migrations/`.
 
+// The plumbing: the writer (group commit), the executor that feeds it, migrations, and what
+// every table file shares.
 mod executor;
 mod migrate;
-mod rows;
-mod tx;
-mod tx_invoice;
-mod tx_webhook;
+#[macro_use]
+mod sql;
 mod writer;
+
+// One file per resource, each implementing its slice of `billing_core::store::Tx`.
+mod api_key;
+mod branch;
+mod consumer;
+mod coupon;
+mod event;
+mod invoice;
+mod notification;
+mod org;
+mod payment;
+mod product;
+mod webhook;
+mod work;
 
 use billing_core::error::{Result, StoreError};
 use billing_core::store::{Store, Tx};
@@ -290,20 +309,20 @@ impl Store for SqliteStore {
         if let Some(conn) = self.inner.writer.batch_connection() {
             // SAFETY: a batch keeps its connection until the job that is calling returns.
             let conn = unsafe { &*conn };
-            return f(&mut tx::SqliteTx::new(conn, &self.inner.constraints));
+            return f(&mut sql::SqliteTx::new(conn, &self.inner.constraints));
         }
         if let Some(conn) = session::current(self.id()) {
             // SAFETY: the session's connection lives until `read_session` returns, which is
             // after this call, on this same thread.
             let conn = unsafe { &*conn };
-            return f(&mut tx::SqliteTx::new(conn, &self.inner.constraints));
+            return f(&mut sql::SqliteTx::new(conn, &self.inner.constraints));
         }
         let conn = self.reader()?;
         // An explicit transaction gives every statement of `f` the same snapshot.
         exec_cached(&conn, "BEGIN")?;
         let result = {
             let _open = billing_core::store::OpenTransaction::new();
-            let mut tx = tx::SqliteTx::new(&conn, &self.inner.constraints);
+            let mut tx = sql::SqliteTx::new(&conn, &self.inner.constraints);
             f(&mut tx)
         };
         if exec_cached(&conn, "COMMIT").is_ok() {

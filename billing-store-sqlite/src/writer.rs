@@ -6,7 +6,7 @@
 //! it. So under load many transactions share an fsync, and alone a transaction commits at once.
 //! A transaction that fails rolls back to its savepoint and leaves the batch unharmed.
 
-use crate::tx::SqliteTx;
+use crate::sql::SqliteTx;
 use crate::ConstraintNames;
 use billing_core::error::{Result, StoreError};
 use billing_core::store::Tx;

@@ -494,7 +494,7 @@ pub fn metadata_filter_keys_are_literal<H: Harness>() {
     let dotted = create(
         &w,
         &w.admin,
-        json!({"name": "dotted", "external_metadata": {"a.b": "x", "it's": "ok", "say \"hi\"": "q", "[0]": "i", "$": "d", "ключ": "значение"}}),
+        json!({"name": "dotted", "external_metadata": {"a.b": "x", "it's": "ok", "say \"hi\"": "q", "[0]": "i", "$": "d", "ключ": "значение", "back\\slash": "b", "end\\": "e"}}),
     )
     .id;
     w.tick(1);
@@ -511,6 +511,8 @@ pub fn metadata_filter_keys_are_literal<H: Harness>() {
         "external_metadata.%5B0%5D=i",
         "external_metadata.$=d",
         "external_metadata.%D0%BA%D0%BB%D1%8E%D1%87=%D0%B7%D0%BD%D0%B0%D1%87%D0%B5%D0%BD%D0%B8%D0%B5",
+        "external_metadata.back%5Cslash=b",
+        "external_metadata.end%5C=e",
     ] {
         assert_eq!(ids(&list(&w, &w.admin, query)), vec![dotted], "{query}");
     }

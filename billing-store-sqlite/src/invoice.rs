@@ -1,0 +1,223 @@
+//! Invoices with their items, and the per-organization invoice counter:
+//! `billing_core::invoice::InvoiceTx`. Money is kept in thousandths beside the invoice's
+//! currency; an item's amounts are in its invoice's currency.
+
+use crate::sql::*;
+use billing_core::ids::{BranchId, ConsumerId, InvoiceId, OrgId};
+use billing_core::invoice::{Invoice, InvoiceFilter, InvoiceItem, InvoiceSort, InvoiceStatus, InvoiceTx};
+use billing_core::list::{ListQuery, Page};
+use billing_core::money::Money;
+use billing_core::pricing::totals::{lines_from_stored, lines_to_stored};
+use billing_core::product::VatMode;
+use billing_core::store::StoreResult;
+use serde_json::Value;
+
+table! {
+    pub Invoices in "invoices" for Invoice |v, r, at| {
+        id: u(v.id) => get_id(r, at)?,
+        org_id: u(v.org_id) => get_id(r, at)?,
+        branch_id: u(v.branch_id) => get_id(r, at)?,
+        user_id: u(v.user_id) => get_id(r, at)?,
+        consumer_id: u(v.consumer_id) => get_id(r, at)?,
+        org_invoice_number: i(v.org_invoice_number) => r.get(at)?,
+        description: s_opt(v.description.as_deref()) => r.get(at)?,
+        currency: s(v.currency.code()) => get_currency(r, at)?,
+        status: s(v.status.as_str()) => get_parsed(r, at, InvoiceStatus::parse)?,
+        payment_methods: j(&v.payment_methods) => get_json(r, at)?,
+        coupon_ids: j(&v.coupon_ids) => get_json(r, at)?,
+        exclude_coupons_if_installments: b(v.exclude_coupons_if_installments) => r.get(at)?,
+        notify_consumer: b(v.notify_consumer) => r.get(at)?,
+        scheduled_on: t(&v.scheduled_on) => get_ts(r, at)?,
+        original_amount: m(&v.original_amount)? => r.get::<_, i64>(at)?,
+        item_level_discounted_amount: m(&v.item_level_discounted_amount)? => r.get::<_, i64>(at)?,
+        total_vat_amount: m(&v.total_vat_amount)? => r.get::<_, i64>(at)?,
+        total_price_excluding_vat: m(&v.total_price_excluding_vat)? => r.get::<_, i64>(at)?,
+        total_amount: m(&v.total_amount)? => r.get::<_, i64>(at)?,
+        paid_amount: m(&v.paid_amount)? => r.get::<_, i64>(at)?,
+        coupons: j(&lines_to_stored(&v.coupons)?) => get_json::<Value>(r, at)?,
+        installments: v.installments.map(|n| i(i64::from(n))).unwrap_or(rusqlite::types::Value::Null) => r.get::<_, Option<i64>>(at)?.map(|n| n as u8),
+        payment_link_id: u_opt(v.payment_link_id) => r.get(at)?,
+        subscription_id: u_opt(v.subscription_id) => r.get(at)?,
+        created_at: t(&v.created_at) => get_ts(r, at)?,
+        updated_at: t_opt(&v.updated_at) => get_ts_opt(r, at)?,
+    } => Invoice {
+        id, org_id, branch_id, user_id, consumer_id, org_invoice_number, description, currency, status, payment_methods,
+        coupon_ids, exclude_coupons_if_installments, notify_consumer, scheduled_on,
+        original_amount: Money::from_stored(original_amount, currency),
+        item_level_discounted_amount: Money::from_stored(item_level_discounted_amount, currency),
+        total_vat_amount: Money::from_stored(total_vat_amount, currency),
+        total_price_excluding_vat: Money::from_stored(total_price_excluding_vat, currency),
+        total_amount: Money::from_stored(total_amount, currency),
+        paid_amount: Money::from_stored(paid_amount, currency),
+        coupons: lines_from_stored(&coupons, currency),
+        installments, payment_link_id, subscription_id, items: vec![], created_at, updated_at,
+    }
+}
+
+table! {
+    /// An invoice's items, in their order (`position`).
+    pub Items in "invoice_items" |item: (InvoiceId, usize, &InvoiceItem), r, at| -> InvoiceItem {
+        id: u(item.2.id) => get_id(r, at)?,
+        invoice_id: u(item.0) => (),
+        position: i(item.1 as i64) => (),
+        product_id: u(item.2.product_id) => get_id(r, at)?,
+        price_id: u_opt(item.2.price_id) => get_id_opt(r, at)?,
+        quantity: i(i64::from(item.2.quantity)) => get_count(r, at)?,
+        unit_price: m(&item.2.unit_price)? => r.get::<_, i64>(at)?,
+        vat_mode: s(item.2.vat_mode.as_str()) => get_parsed(r, at, VatMode::parse)?,
+        one_time: b(item.2.one_time) => r.get(at)?,
+        coupon_ids: j(&item.2.coupon_ids) => get_json(r, at)?,
+        original_amount: m(&item.2.original_amount)? => r.get::<_, i64>(at)?,
+        discounted_amount: m(&item.2.discounted_amount)? => r.get::<_, i64>(at)?,
+        coupons: j(&lines_to_stored(&item.2.coupons)?) => get_json::<Value>(r, at)?,
+        vat_amount: m(&item.2.vat_amount)? => r.get::<_, i64>(at)?,
+        excluding_vat: m(&item.2.excluding_vat)? => r.get::<_, i64>(at)?,
+        created_at: t(&item.2.created_at) => get_ts(r, at)?,
+    }
+    selects { "(SELECT currency FROM invoices v WHERE v.id = {t}.invoice_id)" as currency => get_currency(r, at)? }
+    => InvoiceItem {
+        id, product_id, price_id, quantity,
+        unit_price: Money::from_stored(unit_price, currency),
+        vat_mode, one_time, coupon_ids,
+        original_amount: Money::from_stored(original_amount, currency),
+        discounted_amount: Money::from_stored(discounted_amount, currency),
+        coupons: lines_from_stored(&coupons, currency),
+        vat_amount: Money::from_stored(vat_amount, currency),
+        excluding_vat: Money::from_stored(excluding_vat, currency),
+        created_at,
+    }
+}
+
+impl SqliteTx<'_> {
+    fn with_items(&self, mut inv: Invoice) -> StoreResult<Invoice> {
+        inv.items = self.all(
+            sql!("SELECT {} FROM invoice_items WHERE invoice_id = ?1 ORDER BY position", Items::sql().select),
+            vec![u(inv.id)],
+            Items::row,
+        )?;
+        Ok(inv)
+    }
+
+    fn write_items(&self, inv: &Invoice) -> StoreResult<()> {
+        self.exec("DELETE FROM invoice_items WHERE invoice_id = ?1", vec![u(inv.id)])?;
+        for (k, it) in inv.items.iter().enumerate() {
+            self.exec(&Items::sql().insert, Items::params((inv.id, k, it))?)?;
+        }
+        Ok(())
+    }
+}
+
+impl InvoiceTx for SqliteTx<'_> {
+    fn next_invoice_number(&mut self, org: OrgId) -> StoreResult<i64> {
+        let n = self.one(
+            "INSERT INTO invoice_counters (org_id, last_number) VALUES (?1, 1)
+             ON CONFLICT(org_id) DO UPDATE SET last_number = last_number + 1 RETURNING last_number",
+            vec![u(org)],
+            |r| r.get::<_, i64>(0),
+        )?;
+        n.ok_or_else(|| billing_core::error::StoreError::backend("invoice counter returned no row"))
+    }
+
+    fn insert_invoice(&mut self, inv: &Invoice) -> StoreResult<()> {
+        self.exec(&Invoices::sql().insert, Invoices::params(inv)?)?;
+        self.write_items(inv)
+    }
+
+    fn invoice(&mut self, branch: BranchId, id: InvoiceId) -> StoreResult<Option<Invoice>> {
+        let found = self.one(
+            sql!("SELECT {} FROM invoices WHERE id = ?1 AND branch_id = ?2", Invoices::sql().select),
+            vec![u(id), u(branch)],
+            Invoices::row,
+        )?;
+        found.map(|inv| self.with_items(inv)).transpose()
+    }
+
+    fn update_invoice(&mut self, inv: &Invoice) -> StoreResult<()> {
+        self.update_one(&Invoices::sql().update, Invoices::params(inv)?, "invoice")?;
+        self.write_items(inv)
+    }
+
+    fn list_invoices(&mut self, branch: BranchId, q: &ListQuery<InvoiceSort>, f: &InvoiceFilter) -> StoreResult<Page<Invoice>> {
+        let mut w = Filter::new("FROM invoices WHERE branch_id = ?1", vec![u(branch)]);
+        if let Some(term) = &q.search {
+            let n = w.next();
+            let number = term.trim().parse::<i64>().ok();
+            w.sql.push_str(&format!(
+                " AND (contains_folded(description, ?{n}) OR EXISTS (SELECT 1 FROM consumers c WHERE c.id = invoices.consumer_id AND contains_folded(c.name, ?{n})){})",
+                if number.is_some() { format!(" OR org_invoice_number = ?{}", n + 1) } else { String::new() }
+            ));
+            w.params.push(s(term.to_lowercase()));
+            if let Some(num) = number {
+                w.params.push(i(num));
+            }
+        }
+        if !f.statuses.is_empty() {
+            w.any("status", f.statuses.iter().map(|x| s(x.as_str())).collect());
+        }
+        for pm in &f.has_payments {
+            let mut inner = Filter::new("", std::mem::take(&mut w.params));
+            if !pm.statuses.is_empty() {
+                inner.any("p.status", pm.statuses.iter().map(|x| s(x.as_str())).collect());
+            }
+            if !pm.methods.is_empty() {
+                inner.any("p.method", pm.methods.iter().map(|x| s(x.as_str())).collect());
+            }
+            w.sql
+                .push_str(&format!(" AND EXISTS (SELECT 1 FROM payments p WHERE p.invoice_id = invoices.id{})", inner.sql));
+            w.params = inner.params;
+        }
+        if let Some(x) = f.payment_link_id {
+            w.cmp("payment_link_id =", u(x));
+        }
+        if let Some(x) = f.subscription_id {
+            w.cmp("subscription_id =", u(x));
+        }
+        if let Some(x) = f.consumer_id {
+            w.cmp("consumer_id =", u(x));
+        }
+        if let Some(x) = &f.from_date {
+            w.cmp("created_at >=", t(x));
+        }
+        if let Some(x) = &f.to_date {
+            w.cmp("created_at <=", t(x));
+        }
+        if let Some(x) = &f.due_date_from {
+            w.cmp("scheduled_on >=", t(x));
+        }
+        if let Some(x) = &f.due_date_to {
+            w.cmp("scheduled_on <=", t(x));
+        }
+        if let Some(x) = f.from_price {
+            w.cmp("total_amount >=", i(billing_core::money::stored_bound(x, true)));
+        }
+        if let Some(x) = f.to_price {
+            w.cmp("total_amount <=", i(billing_core::money::stored_bound(x, false)));
+        }
+        if !f.currencies.is_empty() {
+            w.any("currency", f.currencies.iter().map(|c| s(c.code())).collect());
+        }
+        let order = match q.sort {
+            InvoiceSort::CreatedAt => "created_at",
+            InvoiceSort::UpdatedAt => "updated_at",
+            InvoiceSort::TotalAmount => "total_amount",
+            InvoiceSort::OrgInvoiceNumber => "org_invoice_number",
+            InvoiceSort::ScheduledOn => "scheduled_on",
+            InvoiceSort::Status => "status",
+        };
+        let paging = Paging {
+            order,
+            dir: q.direction,
+            page: q.page,
+            limit: q.limit,
+        };
+        let Page { items, total, page, limit } = self.page(sql!("SELECT {}", Invoices::sql().select), &w, paging, Invoices::row)?;
+        let items = items.into_iter().map(|inv| self.with_items(inv)).collect::<StoreResult<_>>()?;
+        Ok(Page { items, total, page, limit })
+    }
+
+    fn consumer_has_invoices_in(&mut self, branch: BranchId, consumer: ConsumerId, statuses: &[InvoiceStatus]) -> StoreResult<bool> {
+        let mut w = Filter::new("FROM invoices WHERE branch_id = ?1 AND consumer_id = ?2", vec![u(branch), u(consumer)]);
+        w.any("status", statuses.iter().map(|x| s(x.as_str())).collect());
+        Ok(self.count(&format!("SELECT COUNT(*) {}", w.sql), w.params)? > 0)
+    }
+}

@@ -1,0 +1,121 @@
+//! The due-work queue: `billing_core::work::WorkTx`. Claiming needs no row locks here: every
+//! write transaction runs under the single writer (`BEGIN IMMEDIATE`), so a claim's read and
+//! update are never interleaved with another's. An item is due when its `due_at` (organization
+//! time) has passed on the organization's clock: the server time plus its test-clock offset.
+
+use crate::sql::*;
+use billing_core::clock::{from_micros, to_micros, Timestamp};
+use billing_core::ids::{OrgId, WorkId};
+use billing_core::store::StoreResult;
+use billing_core::work::{DueTimes, DueWork, WorkTx};
+use serde_json::Value;
+
+table! {
+    pub Work in "due_work" for DueWork |w, r, at| {
+        id: u(w.id) => get_id(r, at)?,
+        org_id: u(w.org_id) => get_id(r, at)?,
+        kind: s(&w.kind) => r.get(at)?,
+        due_at: t(&w.due_at) => get_ts(r, at)?,
+        payload: j(&w.payload) => get_json(r, at)?,
+        attempts: i(i64::from(w.attempts)) => get_count(r, at)?,
+        leased_until: t_opt(&w.leased_until) => get_ts_opt(r, at)?,
+    } => DueWork { id, org_id, kind, due_at, payload, attempts, leased_until }
+}
+
+/// `FROM due_work w JOIN organizations o … WHERE` due and free at `server_now`, of `org` (or
+/// all) and of `kinds`.
+fn due(org: Option<OrgId>, kinds: &[&str], server_now: Timestamp) -> Filter {
+    let mut w = Filter::new(
+        "FROM due_work w JOIN organizations o ON o.id = w.org_id \
+         WHERE w.due_at <= ?1 + o.clock_offset_us AND (w.leased_until IS NULL OR w.leased_until <= ?1)",
+        vec![i(to_micros(server_now))],
+    );
+    if let Some(o) = org {
+        w.cmp("w.org_id =", u(o));
+    }
+    w.any("w.kind", kinds.iter().map(|k| s(*k)).collect());
+    w
+}
+
+impl WorkTx for SqliteTx<'_> {
+    fn insert_work(&mut self, w: &DueWork) -> StoreResult<()> {
+        self.exec(&Work::sql().insert, Work::params(w)?).map(drop)
+    }
+
+    fn work(&mut self, id: WorkId) -> StoreResult<Option<DueWork>> {
+        self.one(sql!("SELECT {} FROM due_work WHERE id = ?1", Work::sql().select), vec![u(id)], Work::row)
+    }
+
+    fn claim_due_work(&mut self, org: Option<OrgId>, kinds: &[&str], server_now: Timestamp, lease_until: Timestamp, limit: u32) -> StoreResult<Vec<DueWork>> {
+        if kinds.is_empty() || limit == 0 {
+            return Ok(vec![]);
+        }
+        let w = due(org, kinds, server_now);
+        let ids: Vec<WorkId> = self.all(&format!("SELECT w.id {} ORDER BY w.due_at, w.id LIMIT {limit}", w.sql), w.params, |r| {
+            get_id(r, 0)
+        })?;
+        let mut out = Vec::with_capacity(ids.len());
+        for wid in ids {
+            self.exec(
+                "UPDATE due_work SET leased_until = ?2, attempts = attempts + 1 WHERE id = ?1",
+                vec![u(wid), t(&lease_until)],
+            )?;
+            out.extend(self.work(wid)?);
+        }
+        Ok(out)
+    }
+
+    fn due_work_exists(&mut self, org: Option<OrgId>, kinds: &[&str], server_now: Timestamp) -> StoreResult<bool> {
+        if kinds.is_empty() {
+            return Ok(false);
+        }
+        let w = due(org, kinds, server_now);
+        Ok(self
+            .one(&format!("SELECT EXISTS (SELECT 1 {})", w.sql), w.params, |r| r.get::<_, bool>(0))?
+            .unwrap_or(false))
+    }
+
+    fn work_due_times(&mut self, org: OrgId, kinds: &[&str], server_now: Timestamp) -> StoreResult<DueTimes> {
+        if kinds.is_empty() {
+            return Ok(DueTimes::default());
+        }
+        let mut w = Filter::new("FROM due_work WHERE org_id = ?1", vec![u(org), i(to_micros(server_now))]);
+        w.any("kind", kinds.iter().map(|k| s(*k)).collect());
+        let sql = format!(
+            "SELECT MIN(CASE WHEN leased_until IS NULL OR leased_until <= ?2 THEN due_at END), \
+                    MIN(CASE WHEN leased_until > ?2 THEN due_at END) {}",
+            w.sql
+        );
+        let (free, held) = self
+            .one(&sql, w.params, |r| Ok((r.get::<_, Option<i64>>(0)?, r.get::<_, Option<i64>>(1)?)))?
+            .unwrap_or_default();
+        Ok(DueTimes {
+            next_free: free.map(from_micros),
+            first_held: held.map(from_micros),
+        })
+    }
+
+    fn claim_work(&mut self, id: WorkId, server_now: Timestamp, lease_until: Timestamp) -> StoreResult<Option<DueWork>> {
+        let n = self.exec(
+            "UPDATE due_work SET leased_until = ?2, attempts = attempts + 1 WHERE id = ?1 AND (leased_until IS NULL OR leased_until <= ?3)",
+            vec![u(id), t(&lease_until), t(&server_now)],
+        )?;
+        if n == 0 {
+            return Ok(None);
+        }
+        self.work(id)
+    }
+
+    fn complete_work(&mut self, id: WorkId, lease: Option<Timestamp>) -> StoreResult<bool> {
+        let n = self.exec("DELETE FROM due_work WHERE id = ?1 AND leased_until IS ?2", vec![u(id), t_opt(&lease)])?;
+        Ok(n > 0)
+    }
+
+    fn reschedule_work(&mut self, id: WorkId, lease: Option<Timestamp>, due_at: Timestamp, payload: &Value) -> StoreResult<bool> {
+        let n = self.exec(
+            "UPDATE due_work SET due_at = ?3, payload = ?4, leased_until = NULL WHERE id = ?1 AND leased_until IS ?2",
+            vec![u(id), t_opt(&lease), t(&due_at), j(payload)],
+        )?;
+        Ok(n > 0)
+    }
+}
