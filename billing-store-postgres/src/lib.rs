@@ -13,20 +13,29 @@
 //!
 //! libpq is built from source (pq-sys's `bundled` feature), so no system libpq is needed.
 
+// The plumbing: errors, what every resource file shares, the cross-table schema, test databases.
 mod error;
-mod lists;
-mod rows;
-mod rows_invoice;
-mod rows_webhook;
+#[macro_use]
+mod support;
 mod schema;
-mod schema_invoice;
-mod schema_webhook;
 pub mod testing;
-mod tx;
-mod tx_invoice;
-mod tx_webhook;
 
-pub use tx::PgTx;
+// One file per resource: its tables (`diesel::table!`), rows and queries, and its slice of
+// `billing_core::store::Tx`.
+mod api_key;
+mod branch;
+mod consumer;
+mod coupon;
+mod event;
+mod invoice;
+mod notification;
+mod org;
+mod payment;
+mod product;
+mod webhook;
+mod work;
+
+pub use support::PgTx;
 
 use billing_core::error::{Error, Result, StoreError};
 use billing_core::store::{Store, Tx};
@@ -39,7 +48,7 @@ use diesel_migrations::{embed_migrations, EmbeddedMigrations, MigrationHarness};
 use error::{is_retryable, store_error};
 use std::hash::BuildHasher;
 use std::time::Duration;
-use tx::TxState;
+use support::TxState;
 
 /// The schema, compiled into the binary and applied by [`PgStore::connect`].
 pub const MIGRATIONS: EmbeddedMigrations = embed_migrations!("migrations");
@@ -58,6 +67,10 @@ pub struct PgStoreOptions {
     /// How many times `write` runs its closure when every attempt meets a serialization
     /// failure or deadlock, before reporting `StoreError::Conflict`.
     pub max_write_attempts: u32,
+    /// The collation case-insensitive search folds case with. `None` (the default) picks ICU's
+    /// root collation when the server has it, else the database's default; set it only to pin
+    /// the choice (a test, or a server whose ICU differs between replicas).
+    pub search_collation: Option<&'static str>,
 }
 
 impl Default for PgStoreOptions {
@@ -67,6 +80,7 @@ impl Default for PgStoreOptions {
             min_idle: 1,
             connection_timeout: Duration::from_secs(30),
             max_write_attempts: 20,
+            search_collation: None,
         }
     }
 }
@@ -77,7 +91,7 @@ pub struct PgStore {
     // database it may point into, so that dropping the database finds no session in it.
     pool: PgPool,
     max_write_attempts: u32,
-    /// See [`lists::ICU_COLLATION`].
+    /// See [`support::ICU_COLLATION`].
     search_collation: &'static str,
     _temp: Option<testing::TempDatabase>,
 }
@@ -128,16 +142,30 @@ pub(crate) fn run_migrations(conn: &mut PgConnection) -> std::result::Result<(),
     applied.and(unlocked)
 }
 
-/// ICU's root collation if the server has it, else the database's default. Migration
-/// `0002_search_trigram` makes the same choice for its trigram indexes: keep them in step.
-fn search_collation(conn: &mut PgConnection) -> std::result::Result<&'static str, StoreError> {
+fn collation_exists(conn: &mut PgConnection, name: &str) -> std::result::Result<bool, StoreError> {
     use diesel::dsl::sql;
     use diesel::sql_types::{Bool, Text};
     let query = sql::<Bool>("EXISTS (SELECT 1 FROM pg_collation WHERE collname = ")
-        .bind::<Text, _>(lists::ICU_COLLATION)
+        .bind::<Text, _>(name.to_string())
         .sql(")");
-    let icu = diesel::select(query).get_result::<bool>(conn).map_err(backend)?;
-    Ok(if icu { lists::ICU_COLLATION } else { lists::DEFAULT_COLLATION })
+    diesel::select(query).get_result::<bool>(conn).map_err(backend)
+}
+
+/// The collation search folds case with: the one `options` names (which must exist), else
+/// ICU's root collation if the server has it, else the database's default. Migration
+/// `0002_search_trigram` makes the same automatic choice for its trigram indexes: keep them in
+/// step.
+fn search_collation(conn: &mut PgConnection, named: Option<&'static str>) -> std::result::Result<&'static str, StoreError> {
+    if let Some(name) = named {
+        return match collation_exists(conn, name)? {
+            true => Ok(name),
+            false => Err(StoreError::backend(format!("the server has no collation named {name:?}"))),
+        };
+    }
+    Ok(match collation_exists(conn, support::ICU_COLLATION)? {
+        true => support::ICU_COLLATION,
+        false => support::DEFAULT_COLLATION,
+    })
 }
 
 /// A pause before retrying a conflicted write: exponential from about 1 ms, capped near 64 ms,
@@ -181,7 +209,7 @@ impl PgStore {
     pub fn connect_with(url: &str, options: PgStoreOptions) -> std::result::Result<PgStore, StoreError> {
         let mut conn = PgConnection::establish(url).map_err(backend)?;
         run_migrations(&mut conn)?;
-        let search_collation = search_collation(&mut conn)?;
+        let search_collation = search_collation(&mut conn, options.search_collation)?;
         drop(conn);
         let pool = Pool::builder()
             .max_size(options.max_connections.max(1))

@@ -660,3 +660,52 @@ fn connections_broken_while_idle_are_replaced() {
         Some("After the restart".to_string())
     );
 }
+
+/// Each store folds case under its own collation: a second store on the same server that is
+/// pinned to "C" (which folds no accents) must not change what the first one finds, nor take
+/// the first one's choice. The collation was once a process-wide value set by the first store.
+#[test]
+fn each_store_searches_under_its_own_collation() {
+    use billing_core::invoice::{InvoiceFilter, InvoiceSort};
+    use billing_core::list::ListQuery;
+    use billing_core::testkit::{invoices as fixtures, World};
+    let Some(server) = testing::server_url() else {
+        eprintln!("SKIPPED: {} is not set", testing::DATABASE_URL_ENV);
+        return;
+    };
+    let db = testing::TempDatabase::create(&server).unwrap();
+    let url = db.url().to_string();
+    let pinned = |name| billing_store_postgres::PgStoreOptions {
+        max_connections: 2,
+        min_idle: 0,
+        search_collation: Some(name),
+        ..Default::default()
+    };
+    // The pinned store opens first, so a process-wide choice would be "C" for both.
+    let c_store = PgStore::connect_with(&url, pinned("C")).unwrap();
+    let w = World::new(PgStore::open_temp(db).unwrap());
+    let s = &w.admin;
+    let c = fixtures::consumer(&w, s, false);
+    let p = fixtures::product(&w, s, "10.00", json!({}));
+    let mut body = fixtures::invoice_body(c.id, &[(p.id, 1)], &[]);
+    body["description"] = json!("Élan vital");
+    let inv = fixtures::create(&w, s, body);
+
+    let mut q = ListQuery::new(InvoiceSort::CreatedAt);
+    q.search = Some("élan".into());
+    let found = |store: &PgStore| -> Vec<_> {
+        store
+            .read(|tx| Ok(tx.list_invoices(inv.branch_id, &q, &InvoiceFilter::default())?))
+            .unwrap()
+            .items
+            .into_iter()
+            .map(|i| i.id)
+            .collect()
+    };
+    assert_eq!(found(&w.billing.store), vec![inv.id], "the automatic collation folds É to é");
+    assert_eq!(found(&c_store), vec![], "\"C\" folds ASCII only");
+
+    let unknown = PgStore::connect_with(&url, pinned("no-such-collation")).unwrap_err();
+    assert!(unknown.to_string().contains("no-such-collation"), "{unknown}");
+    drop(c_store);
+}

@@ -1,113 +1,63 @@
-//! `billing_core::webhook::WebhookTx` and `billing_core::work::WorkTx` for this store.
-//!
-//! Claims lock the rows they take with `FOR UPDATE SKIP LOCKED`, so processes claiming at the
-//! same time take different items and never wait on each other.
+//! The due-work queue: `billing_core::work::WorkTx`. Claims lock the rows they take with
+//! `FOR UPDATE SKIP LOCKED`, so processes claiming at the same time take different items and
+//! never wait on each other.
 
-use crate::rows_webhook::{DeliveryRow, EndpointRow, WorkRow};
-use crate::schema_webhook::*;
-use crate::tx::PgTx;
+use crate::support::*;
 use billing_core::clock::Timestamp;
-use billing_core::ids::{BranchId, OrgId, WorkId};
-use billing_core::list::Page;
+use billing_core::ids::{OrgId, WorkId};
 use billing_core::store::StoreResult;
-use billing_core::webhook::{Delivery, DeliveryFilter, Endpoint};
 use billing_core::work::{DueTimes, DueWork};
 use diesel::prelude::*;
 use diesel::sql_types::{Array, BigInt, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid};
 use serde_json::Value;
 use uuid::Uuid;
 
-impl billing_core::webhook::WebhookTx for PgTx<'_> {
-    fn insert_webhook_endpoint(&mut self, e: &Endpoint) -> StoreResult<()> {
-        let row = EndpointRow::new(e);
-        self.write(|c| diesel::insert_into(webhook_endpoints::table).values(&row).execute(c)).map(drop)
+diesel::table! {
+    due_work (id) {
+        id -> Uuid,
+        org_id -> Uuid,
+        kind -> Text,
+        due_at -> Timestamptz,
+        payload -> Jsonb,
+        attempts -> Int4,
+        leased_until -> Nullable<Timestamptz>,
     }
+}
 
-    fn webhook_endpoint(&mut self, id: Uuid) -> StoreResult<Option<Endpoint>> {
-        let row = self.read(|c| webhook_endpoints::table.find(id).select(EndpointRow::as_select()).first(c).optional())?;
-        row.map(EndpointRow::into_domain).transpose()
+#[derive(Queryable, Selectable, QueryableByName, Insertable, AsChangeset)]
+#[diesel(table_name = due_work, check_for_backend(diesel::pg::Pg), treat_none_as_null = true)]
+pub struct WorkRow {
+    pub id: Uuid,
+    pub org_id: Uuid,
+    pub kind: String,
+    pub due_at: Ts,
+    pub payload: Value,
+    pub attempts: i32,
+    pub leased_until: Option<Ts>,
+}
+
+impl WorkRow {
+    pub fn new(w: &DueWork) -> Self {
+        WorkRow {
+            id: w.id.0,
+            org_id: w.org_id.0,
+            kind: w.kind.clone(),
+            due_at: w.due_at,
+            payload: w.payload.clone(),
+            attempts: w.attempts as i32,
+            leased_until: w.leased_until,
+        }
     }
-
-    fn update_webhook_endpoint(&mut self, e: &Endpoint) -> StoreResult<()> {
-        let row = EndpointRow::new(e);
-        self.write(|c| diesel::update(webhook_endpoints::table.find(e.id)).set(&row).execute(c))
-            .map(drop)
-    }
-
-    fn list_webhook_endpoints(&mut self, branch: BranchId) -> StoreResult<Vec<Endpoint>> {
-        use webhook_endpoints::dsl as we;
-        let rows = self.read(|c| {
-            we::webhook_endpoints
-                .filter(we::branch_id.eq(branch.0))
-                .filter(we::deleted_at.is_null())
-                .order_by((we::created_at, we::id))
-                .select(EndpointRow::as_select())
-                .load(c)
-        })?;
-        rows.into_iter().map(EndpointRow::into_domain).collect()
-    }
-
-    fn insert_webhook_delivery(&mut self, d: &Delivery) -> StoreResult<()> {
-        let row = DeliveryRow::new(d);
-        self.write(|c| diesel::insert_into(webhook_deliveries::table).values(&row).execute(c)).map(drop)
-    }
-
-    fn webhook_delivery(&mut self, id: Uuid) -> StoreResult<Option<Delivery>> {
-        let row = self.read(|c| webhook_deliveries::table.find(id).select(DeliveryRow::as_select()).first(c).optional())?;
-        row.map(DeliveryRow::into_domain).transpose()
-    }
-
-    fn update_webhook_delivery(&mut self, d: &Delivery) -> StoreResult<()> {
-        use webhook_deliveries::dsl as wd;
-        let row = DeliveryRow::new(d);
-        self.change(|c| {
-            diesel::update(wd::webhook_deliveries.find(d.id))
-                .set((
-                    wd::status.eq(&row.status),
-                    wd::next_attempt_at.eq(row.next_attempt_at),
-                    wd::attempts.eq(&row.attempts),
-                    wd::updated_at.eq(row.updated_at),
-                ))
-                .execute(c)
-        })
-        .map(drop)
-    }
-
-    fn list_webhook_deliveries(&mut self, endpoint: Uuid, f: &DeliveryFilter, page: u32, limit: u32) -> StoreResult<Page<Delivery>> {
-        use webhook_deliveries::dsl as wd;
-        let (page, limit) = (page.max(1), limit.max(1));
-        let filtered = || {
-            let mut q = wd::webhook_deliveries.filter(wd::endpoint_id.eq(endpoint)).into_boxed();
-            if let Some(s) = f.status {
-                q = q.filter(wd::status.eq(s.as_str()));
-            }
-            if let Some(t) = f.event_type {
-                q = q.filter(wd::event_type.eq(t.as_str()));
-            }
-            if let Some(from) = f.from {
-                q = q.filter(wd::created_at.ge(from));
-            }
-            if let Some(to) = f.to {
-                q = q.filter(wd::created_at.lt(to));
-            }
-            q
-        };
-        let total: i64 = self.read(|c| filtered().count().get_result(c))?;
-        let rows = self.read(|c| {
-            filtered()
-                .order_by((wd::created_at.desc(), wd::id.desc()))
-                .limit(i64::from(limit))
-                .offset(i64::from(page - 1) * i64::from(limit))
-                .select(DeliveryRow::as_select())
-                .load(c)
-        })?;
-        let items = rows.into_iter().map(DeliveryRow::into_domain).collect::<StoreResult<Vec<_>>>()?;
-        Ok(Page {
-            items,
-            total: total as u64,
-            page,
-            limit,
-        })
+    pub fn into_domain(self) -> DueWork {
+        DueWork {
+            id: self.id.into(),
+            org_id: self.org_id.into(),
+            kind: self.kind,
+            due_at: self.due_at,
+            payload: self.payload,
+            attempts: self.attempts.max(0) as u32,
+            leased_until: self.leased_until,
+        }
     }
 }
 

@@ -1,20 +1,166 @@
-//! The three paged lists: filters as boxed queries (built once for the count and once for the
-//! page), sorting by the requested field then by id in the same direction, `NULL` first when
-//! ascending and last when descending (as SQLite orders it).
+//! What every resource file shares: [`PgTx`] (a transaction's statements, with the failure
+//! bookkeeping that decides retries), conversions of stored values, paging, and the
+//! case-insensitive search that folds case under the store's collation.
 
-use crate::rows::{i64_of, ConsumerRow, CouponRow, PriceRow, ProductRow};
-use crate::schema::{consumers, coupons, product_prices, products};
-use billing_core::consumer::{ConsumerFilter, ConsumerSort};
-use billing_core::coupon::{CouponFilter, CouponSort};
-use billing_core::list::{Direction, ListQuery};
-use billing_core::product::{ProductFilter, ProductSort};
-use diesel::dsl::{exists, not};
+use crate::error::{is_retryable, is_statement_level, store_error};
+use billing_core::fields::Language;
+use billing_core::list::{ListQuery, Page};
+use billing_core::money::Currency;
+use chrono::{DateTime, Utc};
 use diesel::expression::{AppearsOnTable, Expression, ValidGrouping};
 use diesel::pg::Pg;
 use diesel::prelude::*;
 use diesel::query_builder::{AstPass, QueryFragment, QueryId};
+use diesel::result::Error as DieselError;
 use diesel::sql_types::{Bool, Nullable, Text};
-use uuid::Uuid;
+use serde_json::Map;
+
+// What the resource files use everywhere.
+pub use billing_core::error::StoreError;
+pub use billing_core::store::StoreResult;
+pub use diesel::dsl::{exists, not};
+pub use serde_json::Value;
+pub use uuid::Uuid;
+
+pub type Ts = DateTime<Utc>;
+
+/// What the statements of one transaction attempt ran into, read by the store after the
+/// closure returns.
+#[derive(Debug, Default)]
+pub(crate) struct TxState {
+    /// A statement hit a serialization failure or deadlock: the attempt must be retried,
+    /// whatever the closure made of the error.
+    pub conflict: bool,
+    /// A statement failed outside a savepoint, so PostgreSQL has aborted the transaction:
+    /// committing it would silently roll back, so the store reports this instead.
+    pub aborted: Option<String>,
+}
+
+pub struct PgTx<'c> {
+    pub(crate) conn: &'c mut PgConnection,
+    /// The collation case-insensitive search folds case with.
+    pub(crate) search_collation: &'static str,
+    pub(crate) state: TxState,
+}
+
+impl<'c> PgTx<'c> {
+    pub(crate) fn new(conn: &'c mut PgConnection, search_collation: &'static str) -> Self {
+        PgTx {
+            conn,
+            search_collation,
+            state: TxState::default(),
+        }
+    }
+
+    /// Runs reading statements. A failure aborts the transaction (see [`TxState::aborted`]).
+    pub(crate) fn read<T>(&mut self, f: impl FnOnce(&mut PgConnection) -> QueryResult<T>) -> StoreResult<T> {
+        f(self.conn).map_err(|e| self.failed(e, false))
+    }
+
+    /// Runs the statements of one write in a savepoint, so that a constraint violation undoes
+    /// the whole write and leaves the transaction usable (as a failed statement does in SQLite):
+    /// the caller gets `UniqueViolation` and may carry on.
+    pub(crate) fn write<T>(&mut self, f: impl FnOnce(&mut PgConnection) -> QueryResult<T>) -> StoreResult<T> {
+        self.conn.transaction(f).map_err(|e| {
+            let recovered = is_statement_level(&e);
+            self.failed(e, recovered)
+        })
+    }
+
+    /// Runs a write that cannot fail on a constraint (the due-work queue's claims, lease checks
+    /// and updates of rows by id with no unique column changed): no savepoint, so two round
+    /// trips fewer than [`Self::write`]; a failure aborts the transaction, like a read's.
+    pub(crate) fn change<T>(&mut self, f: impl FnOnce(&mut PgConnection) -> QueryResult<T>) -> StoreResult<T> {
+        f(self.conn).map_err(|e| self.failed(e, false))
+    }
+
+    fn failed(&mut self, e: DieselError, recovered: bool) -> StoreError {
+        if is_retryable(&e) {
+            self.state.conflict = true;
+        }
+        if !recovered && self.state.aborted.is_none() {
+            self.state.aborted = Some(e.to_string());
+        }
+        store_error(e)
+    }
+}
+
+/// A stored value this version cannot read back (a hand-edited row, a newer schema).
+pub fn unreadable(what: &str, value: impl std::fmt::Display) -> StoreError {
+    StoreError::backend(format!("unreadable stored {what}: {value}"))
+}
+
+pub fn to_json<T: serde::Serialize>(what: &str, v: &T) -> Value {
+    // Serializing plain data structs to a `Value` cannot fail (no maps with non-string keys).
+    serde_json::to_value(v).unwrap_or_else(|e| panic!("{what} serializes to JSON: {e}"))
+}
+
+pub fn from_json<T: serde::de::DeserializeOwned>(what: &str, v: Value) -> StoreResult<T> {
+    serde_json::from_value(v).map_err(|e| unreadable(what, e))
+}
+
+pub fn json_object(what: &str, v: Value) -> StoreResult<Map<String, Value>> {
+    match v {
+        Value::Object(m) => Ok(m),
+        other => Err(unreadable(what, other)),
+    }
+}
+
+pub fn language(s: &str) -> StoreResult<Language> {
+    Language::parse(s).map_err(|_| unreadable("language", s))
+}
+
+pub fn currency(s: &str) -> StoreResult<Currency> {
+    s.parse().map_err(|_| unreadable("currency", s))
+}
+
+pub fn u64_of(what: &str, v: i64) -> StoreResult<u64> {
+    u64::try_from(v).map_err(|_| unreadable(what, v))
+}
+
+/// Every stored count is far below `i64::MAX`; saturate rather than wrap if one ever is not.
+pub fn i64_of(v: u64) -> i64 {
+    i64::try_from(v).unwrap_or(i64::MAX)
+}
+
+/// Parses a closed set of names (a `wire_enum!`), or reports the stored text.
+macro_rules! parse_enum {
+    ($ty:ty, $s:expr) => {
+        <$ty>::parse($s).ok_or_else(|| unreadable(stringify!($ty), $s))
+    };
+}
+
+/// Parses a stored name with the domain's parser, or reports the stored text.
+pub fn parsed<T>(what: &str, s: &str, parse: impl Fn(&str) -> Option<T>) -> StoreResult<T> {
+    parse(s).ok_or_else(|| unreadable(what, s))
+}
+
+/// An amount in stored thousandths ([`billing_core::money::stored`]): refused, not truncated,
+/// when it cannot be kept exactly.
+pub fn m(v: billing_core::money::Money) -> StoreResult<i64> {
+    billing_core::money::stored(v.amount())
+}
+
+/// One page of items and the total across pages.
+pub fn page_of<T>(q_page: u32, limit: u32, items: Vec<T>, total: i64) -> Page<T> {
+    Page {
+        items,
+        total: u64::try_from(total).unwrap_or(0),
+        page: q_page,
+        limit,
+    }
+}
+
+/// One page of a list: its rows, converted, and the total across pages.
+pub fn page<R, T>(q_page: u32, limit: u32, rows: Vec<R>, total: i64, f: impl FnMut(R) -> StoreResult<T>) -> StoreResult<Page<T>> {
+    let items = rows.into_iter().map(f).collect::<StoreResult<Vec<T>>>()?;
+    Ok(Page {
+        items,
+        total: u64::try_from(total).unwrap_or(0),
+        page: q_page,
+        limit,
+    })
+}
 
 /// The collation case-insensitive search folds case with: ICU's root locale when the server
 /// has it (Unicode case folding whatever the database's locale), else the database's default.
@@ -110,158 +256,31 @@ macro_rules! order {
     };
 }
 
-fn page_bounds<S>(q: &ListQuery<S>) -> (i64, i64) {
+pub fn page_bounds<S>(q: &ListQuery<S>) -> (i64, i64) {
     (i64::from(q.limit), i64_of(q.offset()))
 }
 
-// --- consumers -------------------------------------------------------------------------------
-
-fn consumers_matching<'a>(branch: Uuid, q: &'a ListQuery<ConsumerSort>, f: &'a ConsumerFilter, coll: &'static str) -> consumers::BoxedQuery<'a, Pg> {
-    use consumers::dsl as c;
-    let mut query = c::consumers.filter(c::branch_id.eq(branch)).filter(not(c::is_deleted)).into_boxed();
-    if let Some(term) = &q.search {
-        let pat = contains_pattern(term);
-        query = query.filter(
-            folded_like(c::name, pat.clone(), coll)
-                .or(folded_like(c::email, pat.clone(), coll))
-                .or(folded_like(c::phone_number, pat.clone(), coll))
-                .or(folded_like(c::alias, pat.clone(), coll))
-                .or(folded_like(c::external_id, pat, coll))
-                .or(c::iban.eq(term.as_str())),
-        );
-    }
-    if let Some(x) = &f.external_id {
-        query = query.filter(c::external_id.eq(x.as_str()));
-    }
-    for (key, value) in &f.metadata {
-        query = query.filter(c::external_metadata.retrieve_as_text(key.as_str()).eq(value.as_str()));
-    }
-    query
+/// `lower((col COLLATE "c")) LIKE lower((` … the pattern bind … then [`close`]: the SQL-text
+/// form of [`folded_like`], for queries written with `sql`. The collation name comes from a
+/// fixed set, never from a request.
+pub fn folded(col: &str, coll: &'static str) -> String {
+    format!("lower(({col} COLLATE \"{coll}\")) LIKE lower((")
 }
 
-pub fn consumers_page(
-    conn: &mut PgConnection,
-    branch: Uuid,
-    q: &ListQuery<ConsumerSort>,
-    f: &ConsumerFilter,
-    coll: &'static str,
-) -> QueryResult<(Vec<ConsumerRow>, i64)> {
-    use consumers::dsl as c;
-    let total = consumers_matching(branch, q, f, coll).count().get_result::<i64>(conn)?;
-    let query = consumers_matching(branch, q, f, coll).select(ConsumerRow::as_select());
-    let query = match q.sort {
-        ConsumerSort::Name => order!(query, q.direction, c::name, c::id),
-        ConsumerSort::CreatedAt => order!(query, q.direction, c::created_at, c::id),
-        ConsumerSort::Email => order!(query, q.direction, nulls c::email, c::id),
-        ConsumerSort::PhoneNumber => order!(query, q.direction, nulls c::phone_number, c::id),
-        ConsumerSort::ExternalId => order!(query, q.direction, nulls c::external_id, c::id),
-    };
-    let (limit, offset) = page_bounds(q);
-    let rows = query.limit(limit).offset(offset).load(conn)?;
-    Ok((rows, total))
-}
-
-// --- products --------------------------------------------------------------------------------
-
-fn products_matching<'a>(branch: Uuid, q: &'a ListQuery<ProductSort>, f: &'a ProductFilter, coll: &'static str) -> products::BoxedQuery<'a, Pg> {
-    use products::dsl as p;
-    let mut query = p::products.filter(p::branch_id.eq(branch)).filter(not(p::is_deleted)).into_boxed();
-    if let Some(term) = &q.search {
-        let pat = contains_pattern(term);
-        query = query.filter(folded_like(p::name, pat.clone(), coll).or(folded_like(p::description, pat, coll)));
-    }
-    if let Some(active) = f.active {
-        query = query.filter(p::is_active.eq(active));
-    }
-    if let Some(t) = f.product_type {
-        query = query.filter(p::product_type.eq(t.as_str()));
-    }
-    if let Some(cur) = &f.currency {
-        query = query.filter(exists(
-            product_prices::table
-                .filter(product_prices::product_id.eq(p::id))
-                .filter(product_prices::currency.eq(cur.as_str()))
-                .filter(product_prices::is_active),
-        ));
-    }
-    for (key, value) in &f.metadata {
-        query = query.filter(p::external_metadata.retrieve_as_text(key.as_str()).eq(value.as_str()));
-    }
-    query
-}
-
-pub fn products_page(
-    conn: &mut PgConnection,
-    branch: Uuid,
-    q: &ListQuery<ProductSort>,
-    f: &ProductFilter,
-    coll: &'static str,
-) -> QueryResult<(Vec<ProductRow>, i64)> {
-    use products::dsl as p;
-    let total = products_matching(branch, q, f, coll).count().get_result::<i64>(conn)?;
-    let query = products_matching(branch, q, f, coll).select(ProductRow::as_select());
-    let query = match q.sort {
-        ProductSort::Price => order!(query, q.direction, nulls p::sort_price, p::id),
-        ProductSort::Name => order!(query, q.direction, p::name, p::id),
-        ProductSort::CreatedAt => order!(query, q.direction, p::created_at, p::id),
-    };
-    let (limit, offset) = page_bounds(q);
-    let rows = query.limit(limit).offset(offset).load(conn)?;
-    Ok((rows, total))
-}
-
-/// The prices of `products`, each product's in the order they were set.
-pub fn prices_of(conn: &mut PgConnection, product_ids: &[Uuid]) -> QueryResult<Vec<PriceRow>> {
-    use product_prices::dsl as pp;
-    pp::product_prices
-        .filter(pp::product_id.eq_any(product_ids))
-        .order_by((pp::product_id, pp::created_at, pp::id))
-        .select(PriceRow::as_select())
-        .load(conn)
-}
-
-// --- coupons ---------------------------------------------------------------------------------
-
-fn coupons_matching<'a>(branch: Uuid, q: &'a ListQuery<CouponSort>, f: &'a CouponFilter, coll: &'static str) -> coupons::BoxedQuery<'a, Pg> {
-    use coupons::dsl as c;
-    let mut query = c::coupons.filter(c::branch_id.eq(branch)).filter(not(c::is_deleted)).into_boxed();
-    if let Some(term) = &q.search {
-        query = query.filter(folded_like(c::name, contains_pattern(term), coll));
-    }
-    if let Some(active) = f.active {
-        query = query.filter(c::is_active.eq(active));
-    }
-    if let Some(pct) = f.is_percentage {
-        query = query.filter(c::is_percentage.eq(pct));
-    }
-    query
-}
-
-pub fn coupons_page(
-    conn: &mut PgConnection,
-    branch: Uuid,
-    q: &ListQuery<CouponSort>,
-    f: &CouponFilter,
-    coll: &'static str,
-) -> QueryResult<(Vec<CouponRow>, i64)> {
-    use coupons::dsl as c;
-    let total = coupons_matching(branch, q, f, coll).count().get_result::<i64>(conn)?;
-    let query = coupons_matching(branch, q, f, coll).select(CouponRow::as_select());
-    let query = match q.sort {
-        CouponSort::CreatedAt => order!(query, q.direction, c::created_at, c::id),
-        CouponSort::UpdatedAt => order!(query, q.direction, nulls c::updated_at, c::id),
-        CouponSort::Name => order!(query, q.direction, c::name, c::id),
-        CouponSort::DiscountValue => order!(query, q.direction, c::discount_value, c::id),
-    };
-    let (limit, offset) = page_bounds(q);
-    let rows = query.limit(limit).offset(offset).load(conn)?;
-    Ok((rows, total))
+pub fn close(coll: &'static str) -> String {
+    format!(" COLLATE \"{coll}\"))")
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::consumer::{consumers_matching, consumers_page};
+    use crate::coupon::coupons_matching;
+    use crate::product::products_matching;
+    use billing_core::consumer::{ConsumerFilter, ConsumerSort};
+    use billing_core::coupon::{CouponFilter, CouponSort};
     use billing_core::list::ListQuery;
+    use billing_core::product::{ProductFilter, ProductSort};
     use diesel::connection::SimpleConnection;
 
     /// `EXPLAIN (COSTS OFF) <query>`, one plan line per row.
@@ -319,7 +338,7 @@ mod tests {
         conn.batch_execute(SEED).expect("seed");
         // What autovacuum does after inserts: statistics, and GIN's pending lists merged.
         conn.batch_execute("VACUUM ANALYZE").expect("vacuum");
-        let coll = crate::search_collation(&mut conn).expect("collation");
+        let coll = crate::search_collation(&mut conn, None).expect("collation");
         let branch: Uuid = "00000000-0000-7000-8000-0000000000b1".parse().unwrap();
         let plan = |conn: &mut PgConnection, q: &dyn Fn(&mut PgConnection) -> QueryResult<Vec<String>>| q(conn).expect("explain").join("\n");
 

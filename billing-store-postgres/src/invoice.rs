@@ -1,0 +1,444 @@
+//! Invoices with their items, and the per-organization invoice counter:
+//! `billing_core::invoice::InvoiceTx`.
+
+use crate::support::*;
+use billing_core::error::StoreError;
+use billing_core::ids::*;
+use billing_core::invoice::*;
+use billing_core::list::{Direction, ListQuery, Page};
+use billing_core::money::{Currency, Money};
+use billing_core::pricing::totals::{lines_from_stored, lines_to_stored};
+use billing_core::product::VatMode;
+use billing_core::store::StoreResult;
+use diesel::dsl::sql;
+use diesel::pg::Pg;
+use diesel::prelude::*;
+use diesel::sql_types::{Array, Bool, Text};
+use serde_json::Value;
+
+diesel::table! {
+    invoice_counters (org_id) {
+        org_id -> Uuid,
+        last_number -> Int8,
+    }
+}
+
+diesel::table! {
+    invoices (id) {
+        id -> Uuid,
+        org_id -> Uuid,
+        branch_id -> Uuid,
+        user_id -> Uuid,
+        consumer_id -> Uuid,
+        org_invoice_number -> Int8,
+        description -> Nullable<Text>,
+        currency -> Text,
+        status -> Text,
+        payment_methods -> Jsonb,
+        coupon_ids -> Jsonb,
+        exclude_coupons_if_installments -> Bool,
+        notify_consumer -> Bool,
+        scheduled_on -> Timestamptz,
+        original_amount -> Int8,
+        item_level_discounted_amount -> Int8,
+        total_vat_amount -> Int8,
+        total_price_excluding_vat -> Int8,
+        total_amount -> Int8,
+        paid_amount -> Int8,
+        coupons -> Jsonb,
+        installments -> Nullable<Int4>,
+        payment_link_id -> Nullable<Uuid>,
+        subscription_id -> Nullable<Uuid>,
+        created_at -> Timestamptz,
+        updated_at -> Nullable<Timestamptz>,
+    }
+}
+
+diesel::table! {
+    invoice_items (id) {
+        id -> Uuid,
+        invoice_id -> Uuid,
+        position -> Int4,
+        product_id -> Uuid,
+        price_id -> Nullable<Uuid>,
+        quantity -> Int8,
+        unit_price -> Int8,
+        vat_mode -> Text,
+        one_time -> Bool,
+        coupon_ids -> Jsonb,
+        original_amount -> Int8,
+        discounted_amount -> Int8,
+        coupons -> Jsonb,
+        vat_amount -> Int8,
+        excluding_vat -> Int8,
+        created_at -> Timestamptz,
+    }
+}
+
+#[derive(Queryable, Selectable, Insertable, AsChangeset, Debug)]
+#[diesel(table_name = invoices, treat_none_as_null = true, treat_none_as_default_value = false)]
+pub struct InvoiceRow {
+    pub id: Uuid,
+    pub org_id: Uuid,
+    pub branch_id: Uuid,
+    pub user_id: Uuid,
+    pub consumer_id: Uuid,
+    pub org_invoice_number: i64,
+    pub description: Option<String>,
+    pub currency: String,
+    pub status: String,
+    pub payment_methods: Value,
+    pub coupon_ids: Value,
+    pub exclude_coupons_if_installments: bool,
+    pub notify_consumer: bool,
+    pub scheduled_on: Ts,
+    pub original_amount: i64,
+    pub item_level_discounted_amount: i64,
+    pub total_vat_amount: i64,
+    pub total_price_excluding_vat: i64,
+    pub total_amount: i64,
+    pub paid_amount: i64,
+    pub coupons: Value,
+    pub installments: Option<i32>,
+    pub payment_link_id: Option<Uuid>,
+    pub subscription_id: Option<Uuid>,
+    pub created_at: Ts,
+    pub updated_at: Option<Ts>,
+}
+
+impl InvoiceRow {
+    pub fn new(v: &Invoice) -> StoreResult<Self> {
+        Ok(InvoiceRow {
+            id: v.id.0,
+            org_id: v.org_id.0,
+            branch_id: v.branch_id.0,
+            user_id: v.user_id.0,
+            consumer_id: v.consumer_id.0,
+            org_invoice_number: v.org_invoice_number,
+            description: v.description.clone(),
+            currency: v.currency.code().into(),
+            status: v.status.as_str().into(),
+            payment_methods: to_json("payment_methods", &v.payment_methods),
+            coupon_ids: to_json("coupon_ids", &v.coupon_ids),
+            exclude_coupons_if_installments: v.exclude_coupons_if_installments,
+            notify_consumer: v.notify_consumer,
+            scheduled_on: v.scheduled_on,
+            original_amount: m(v.original_amount)?,
+            item_level_discounted_amount: m(v.item_level_discounted_amount)?,
+            total_vat_amount: m(v.total_vat_amount)?,
+            total_price_excluding_vat: m(v.total_price_excluding_vat)?,
+            total_amount: m(v.total_amount)?,
+            paid_amount: m(v.paid_amount)?,
+            coupons: lines_to_stored(&v.coupons)?,
+            installments: v.installments.map(i32::from),
+            payment_link_id: v.payment_link_id,
+            subscription_id: v.subscription_id,
+            created_at: v.created_at,
+            updated_at: v.updated_at,
+        })
+    }
+
+    pub fn into_domain(self, items: Vec<InvoiceItem>) -> StoreResult<Invoice> {
+        let c = currency(&self.currency)?;
+        let mo = |x: i64| Money::from_stored(x, c);
+        Ok(Invoice {
+            id: self.id.into(),
+            org_id: self.org_id.into(),
+            branch_id: self.branch_id.into(),
+            user_id: self.user_id.into(),
+            consumer_id: self.consumer_id.into(),
+            org_invoice_number: self.org_invoice_number,
+            description: self.description,
+            currency: c,
+            status: parsed("invoice status", &self.status, InvoiceStatus::parse)?,
+            payment_methods: from_json("payment methods", self.payment_methods)?,
+            coupon_ids: from_json("coupon ids", self.coupon_ids)?,
+            exclude_coupons_if_installments: self.exclude_coupons_if_installments,
+            notify_consumer: self.notify_consumer,
+            scheduled_on: self.scheduled_on,
+            original_amount: mo(self.original_amount),
+            item_level_discounted_amount: mo(self.item_level_discounted_amount),
+            total_vat_amount: mo(self.total_vat_amount),
+            total_price_excluding_vat: mo(self.total_price_excluding_vat),
+            total_amount: mo(self.total_amount),
+            paid_amount: mo(self.paid_amount),
+            coupons: lines_from_stored(&self.coupons, c),
+            installments: self.installments.map(|n| n as u8),
+            payment_link_id: self.payment_link_id,
+            subscription_id: self.subscription_id,
+            items,
+            created_at: self.created_at,
+            updated_at: self.updated_at,
+        })
+    }
+}
+
+#[derive(Queryable, Selectable, Insertable, Debug)]
+#[diesel(table_name = invoice_items, treat_none_as_default_value = false)]
+pub struct ItemRow {
+    pub id: Uuid,
+    pub invoice_id: Uuid,
+    pub position: i32,
+    pub product_id: Uuid,
+    pub price_id: Option<Uuid>,
+    pub quantity: i64,
+    pub unit_price: i64,
+    pub vat_mode: String,
+    pub one_time: bool,
+    pub coupon_ids: Value,
+    pub original_amount: i64,
+    pub discounted_amount: i64,
+    pub coupons: Value,
+    pub vat_amount: i64,
+    pub excluding_vat: i64,
+    pub created_at: Ts,
+}
+
+impl ItemRow {
+    pub fn new(inv: &Invoice, k: usize, it: &InvoiceItem) -> StoreResult<Self> {
+        Ok(ItemRow {
+            id: it.id.0,
+            invoice_id: inv.id.0,
+            position: k as i32,
+            product_id: it.product_id.0,
+            price_id: it.price_id.map(|p| p.0),
+            quantity: i64::from(it.quantity),
+            unit_price: m(it.unit_price)?,
+            vat_mode: it.vat_mode.as_str().into(),
+            one_time: it.one_time,
+            coupon_ids: to_json("coupon_ids", &it.coupon_ids),
+            original_amount: m(it.original_amount)?,
+            discounted_amount: m(it.discounted_amount)?,
+            coupons: lines_to_stored(&it.coupons)?,
+            vat_amount: m(it.vat_amount)?,
+            excluding_vat: m(it.excluding_vat)?,
+            created_at: it.created_at,
+        })
+    }
+
+    pub fn into_domain(self, c: Currency) -> StoreResult<InvoiceItem> {
+        let mo = |x: i64| Money::from_stored(x, c);
+        Ok(InvoiceItem {
+            id: self.id.into(),
+            product_id: self.product_id.into(),
+            price_id: self.price_id.map(Into::into),
+            quantity: u32::try_from(self.quantity).map_err(|_| unreadable("quantity", self.quantity))?,
+            unit_price: mo(self.unit_price),
+            vat_mode: parsed("VAT mode", &self.vat_mode, VatMode::parse)?,
+            one_time: self.one_time,
+            coupon_ids: from_json("coupon ids", self.coupon_ids)?,
+            original_amount: mo(self.original_amount),
+            discounted_amount: mo(self.discounted_amount),
+            coupons: lines_from_stored(&self.coupons, c),
+            vat_amount: mo(self.vat_amount),
+            excluding_vat: mo(self.excluding_vat),
+            created_at: self.created_at,
+        })
+    }
+}
+
+fn invoices_matching<'a>(branch: uuid::Uuid, q: &'a ListQuery<InvoiceSort>, f: &'a InvoiceFilter, coll: &'static str) -> invoices::BoxedQuery<'a, Pg> {
+    use invoices::dsl as i;
+    let mut query = i::invoices.filter(i::branch_id.eq(branch)).into_boxed();
+    if let Some(term) = &q.search {
+        let pattern = contains_pattern(term);
+        let number = term.trim().parse::<i64>().unwrap_or(-1);
+        let like = |col: &str| folded(col, coll);
+        let end = close(coll);
+        query = query.filter(
+            sql::<Bool>(&format!("({}", like("invoices.description")))
+                .bind::<Text, _>(pattern.clone())
+                .sql(&format!(
+                    "{} OR EXISTS (SELECT 1 FROM consumers c WHERE c.id = invoices.consumer_id AND {}",
+                    end,
+                    like("c.name")
+                ))
+                .bind::<Text, _>(pattern)
+                .sql(&format!("{}) OR invoices.org_invoice_number = ", end))
+                .bind::<diesel::sql_types::Int8, _>(number)
+                .sql(")"),
+        );
+    }
+    if !f.statuses.is_empty() {
+        query = query.filter(i::status.eq_any(f.statuses.iter().map(|s| s.as_str().to_string()).collect::<Vec<_>>()));
+    }
+    for m in &f.has_payments {
+        // An empty list matches every value (`cardinality(...) = 0`).
+        let statuses: Vec<String> = m.statuses.iter().map(|s| s.as_str().to_string()).collect();
+        let methods: Vec<String> = m.methods.iter().map(|s| s.as_str().to_string()).collect();
+        query = query.filter(
+            sql::<Bool>("EXISTS (SELECT 1 FROM payments p WHERE p.invoice_id = invoices.id AND (cardinality(")
+                .bind::<Array<Text>, _>(statuses.clone())
+                .sql(") = 0 OR p.status = ANY(")
+                .bind::<Array<Text>, _>(statuses)
+                .sql(")) AND (cardinality(")
+                .bind::<Array<Text>, _>(methods.clone())
+                .sql(") = 0 OR p.method = ANY(")
+                .bind::<Array<Text>, _>(methods)
+                .sql(")))"),
+        );
+    }
+    if let Some(x) = f.payment_link_id {
+        query = query.filter(i::payment_link_id.eq(x));
+    }
+    if let Some(x) = f.subscription_id {
+        query = query.filter(i::subscription_id.eq(x));
+    }
+    if let Some(x) = f.consumer_id {
+        query = query.filter(i::consumer_id.eq(x.0));
+    }
+    if let Some(x) = f.from_date {
+        query = query.filter(i::created_at.ge(x));
+    }
+    if let Some(x) = f.to_date {
+        query = query.filter(i::created_at.le(x));
+    }
+    if let Some(x) = f.due_date_from {
+        query = query.filter(i::scheduled_on.ge(x));
+    }
+    if let Some(x) = f.due_date_to {
+        query = query.filter(i::scheduled_on.le(x));
+    }
+    if let Some(x) = f.from_price {
+        query = query.filter(i::total_amount.ge(billing_core::money::stored_bound(x, true)));
+    }
+    if let Some(x) = f.to_price {
+        query = query.filter(i::total_amount.le(billing_core::money::stored_bound(x, false)));
+    }
+    if !f.currencies.is_empty() {
+        query = query.filter(i::currency.eq_any(f.currencies.iter().map(|c| c.code().to_string()).collect::<Vec<_>>()));
+    }
+    query
+}
+
+impl PgTx<'_> {
+    fn items_of(&mut self, rows: Vec<InvoiceRow>) -> StoreResult<Vec<Invoice>> {
+        use invoice_items::dsl as it;
+        let ids: Vec<uuid::Uuid> = rows.iter().map(|r| r.id).collect();
+        let items: Vec<ItemRow> = self.read(|c| {
+            it::invoice_items
+                .filter(it::invoice_id.eq_any(&ids))
+                .order_by((it::invoice_id, it::position))
+                .select(ItemRow::as_select())
+                .load(c)
+        })?;
+        let mut out = Vec::with_capacity(rows.len());
+        for r in rows {
+            let c = r
+                .currency
+                .parse()
+                .map_err(|_| StoreError::backend(format!("unreadable stored currency: {}", r.currency)))?;
+            let mine = items.iter().filter(|x| x.invoice_id == r.id);
+            let mut list = vec![];
+            for x in mine {
+                let row = ItemRow {
+                    coupon_ids: x.coupon_ids.clone(),
+                    coupons: x.coupons.clone(),
+                    vat_mode: x.vat_mode.clone(),
+                    ..*x
+                };
+                list.push(row.into_domain(c)?);
+            }
+            out.push(r.into_domain(list)?);
+        }
+        Ok(out)
+    }
+
+    fn write_items(&mut self, inv: &Invoice) -> StoreResult<()> {
+        use invoice_items::dsl as it;
+        let rows = inv
+            .items
+            .iter()
+            .enumerate()
+            .map(|(k, x)| ItemRow::new(inv, k, x))
+            .collect::<StoreResult<Vec<_>>>()?;
+        let id = inv.id.0;
+        self.write(|c| {
+            diesel::delete(it::invoice_items.filter(it::invoice_id.eq(id))).execute(c)?;
+            diesel::insert_into(it::invoice_items).values(&rows).execute(c)
+        })
+        .map(drop)
+    }
+}
+
+impl billing_core::invoice::InvoiceTx for PgTx<'_> {
+    fn next_invoice_number(&mut self, org: OrgId) -> StoreResult<i64> {
+        use invoice_counters::dsl as ic;
+        self.write(|c| {
+            diesel::insert_into(ic::invoice_counters)
+                .values((ic::org_id.eq(org.0), ic::last_number.eq(1i64)))
+                .on_conflict(ic::org_id)
+                .do_update()
+                .set(ic::last_number.eq(ic::last_number + 1i64))
+                .returning(ic::last_number)
+                .get_result::<i64>(c)
+        })
+    }
+
+    fn insert_invoice(&mut self, inv: &Invoice) -> StoreResult<()> {
+        let row = InvoiceRow::new(inv)?;
+        self.write(|c| diesel::insert_into(invoices::table).values(&row).execute(c))?;
+        self.write_items(inv)
+    }
+
+    fn invoice(&mut self, branch: BranchId, id: InvoiceId) -> StoreResult<Option<Invoice>> {
+        use invoices::dsl as i;
+        let row = self.read(|c| {
+            i::invoices
+                .filter(i::id.eq(id.0))
+                .filter(i::branch_id.eq(branch.0))
+                .select(InvoiceRow::as_select())
+                .first(c)
+                .optional()
+        })?;
+        match row {
+            Some(r) => Ok(self.items_of(vec![r])?.pop()),
+            None => Ok(None),
+        }
+    }
+
+    fn update_invoice(&mut self, inv: &Invoice) -> StoreResult<()> {
+        use invoices::dsl as i;
+        let row = InvoiceRow::new(inv)?;
+        let n = self.write(|c| diesel::update(i::invoices.filter(i::id.eq(row.id))).set(&row).execute(c))?;
+        if n == 0 {
+            return Err(StoreError::NotFound("invoice".into()));
+        }
+        self.write_items(inv)
+    }
+
+    fn list_invoices(&mut self, branch: BranchId, q: &ListQuery<InvoiceSort>, f: &InvoiceFilter) -> StoreResult<Page<Invoice>> {
+        use invoices::dsl as i;
+        let coll = self.search_collation;
+        let (rows, total) = self.read(|c| {
+            let total = invoices_matching(branch.0, q, f, coll).count().get_result::<i64>(c)?;
+            let query = invoices_matching(branch.0, q, f, coll).select(InvoiceRow::as_select());
+            let query = match q.sort {
+                InvoiceSort::CreatedAt => order!(query, q.direction, i::created_at, i::id),
+                InvoiceSort::UpdatedAt => order!(query, q.direction, nulls i::updated_at, i::id),
+                InvoiceSort::TotalAmount => order!(query, q.direction, i::total_amount, i::id),
+                InvoiceSort::OrgInvoiceNumber => order!(query, q.direction, i::org_invoice_number, i::id),
+                InvoiceSort::ScheduledOn => order!(query, q.direction, i::scheduled_on, i::id),
+                InvoiceSort::Status => order!(query, q.direction, i::status, i::id),
+            };
+            let rows = query.limit(i64::from(q.limit)).offset(i64::try_from(q.offset()).unwrap_or(i64::MAX)).load(c)?;
+            Ok((rows, total))
+        })?;
+        let items = self.items_of(rows)?;
+        Ok(page_of(q.page, q.limit, items, total))
+    }
+
+    fn consumer_has_invoices_in(&mut self, branch: BranchId, consumer: ConsumerId, statuses: &[InvoiceStatus]) -> StoreResult<bool> {
+        use invoices::dsl as i;
+        let names: Vec<String> = statuses.iter().map(|s| s.as_str().to_string()).collect();
+        let n: i64 = self.read(|c| {
+            i::invoices
+                .filter(i::branch_id.eq(branch.0))
+                .filter(i::consumer_id.eq(consumer.0))
+                .filter(i::status.eq_any(&names))
+                .count()
+                .get_result(c)
+        })?;
+        Ok(n > 0)
+    }
+}

@@ -1,0 +1,304 @@
+//! Payments and saved cards: `billing_core::payment::PaymentTx`.
+
+use crate::support::*;
+use billing_core::ids::*;
+use billing_core::list::{Direction, ListQuery, Page};
+use billing_core::money::Money;
+use billing_core::payment::*;
+use billing_core::store::StoreResult;
+use diesel::dsl::sql;
+use diesel::pg::Pg;
+use diesel::prelude::*;
+use diesel::sql_types::{Bool, Text};
+
+diesel::table! {
+    payments (id) {
+        id -> Uuid,
+        org_id -> Uuid,
+        branch_id -> Uuid,
+        invoice_id -> Uuid,
+        number -> Int4,
+        amount -> Int8,
+        currency -> Text,
+        payment_type -> Text,
+        method -> Nullable<Text>,
+        status -> Text,
+        scheduled_on -> Timestamptz,
+        payed_at -> Nullable<Timestamptz>,
+        refunded_at -> Nullable<Timestamptz>,
+        refund_reason -> Nullable<Text>,
+        refund_note -> Nullable<Text>,
+        note -> Nullable<Text>,
+        transaction_id -> Nullable<Uuid>,
+        latest_pgw_message -> Nullable<Text>,
+        created_at -> Timestamptz,
+        updated_at -> Nullable<Timestamptz>,
+    }
+}
+
+diesel::table! {
+    tokenized_cards (id) {
+        id -> Uuid,
+        org_id -> Uuid,
+        consumer_id -> Uuid,
+        network -> Text,
+        last_four -> Text,
+        expiry_month -> Int4,
+        expiry_year -> Int4,
+        gateway_token -> Text,
+        is_active -> Bool,
+        consent -> Bool,
+        created_at -> Timestamptz,
+    }
+}
+
+#[derive(Queryable, Selectable, Insertable, AsChangeset, Debug)]
+#[diesel(table_name = payments, treat_none_as_null = true, treat_none_as_default_value = false)]
+pub struct PaymentRow {
+    pub id: Uuid,
+    pub org_id: Uuid,
+    pub branch_id: Uuid,
+    pub invoice_id: Uuid,
+    pub number: i32,
+    pub amount: i64,
+    pub currency: String,
+    pub payment_type: String,
+    pub method: Option<String>,
+    pub status: String,
+    pub scheduled_on: Ts,
+    pub payed_at: Option<Ts>,
+    pub refunded_at: Option<Ts>,
+    pub refund_reason: Option<String>,
+    pub refund_note: Option<String>,
+    pub note: Option<String>,
+    pub transaction_id: Option<Uuid>,
+    pub latest_pgw_message: Option<String>,
+    pub created_at: Ts,
+    pub updated_at: Option<Ts>,
+}
+
+impl PaymentRow {
+    pub fn new(p: &Payment) -> StoreResult<Self> {
+        Ok(PaymentRow {
+            id: p.id.0,
+            org_id: p.org_id.0,
+            branch_id: p.branch_id.0,
+            invoice_id: p.invoice_id.0,
+            number: p.number as i32,
+            amount: m(p.amount)?,
+            currency: p.amount.currency().code().into(),
+            payment_type: p.payment_type.as_str().into(),
+            method: p.method.map(|x| x.as_str().into()),
+            status: p.status.as_str().into(),
+            scheduled_on: p.scheduled_on,
+            payed_at: p.payed_at,
+            refunded_at: p.refunded_at,
+            refund_reason: p.refund_reason.map(|x| x.as_str().into()),
+            refund_note: p.refund_note.clone(),
+            note: p.note.clone(),
+            transaction_id: p.transaction_id,
+            latest_pgw_message: p.latest_pgw_message.clone(),
+            created_at: p.created_at,
+            updated_at: p.updated_at,
+        })
+    }
+
+    pub fn into_domain(self) -> StoreResult<Payment> {
+        let c = currency(&self.currency)?;
+        Ok(Payment {
+            id: self.id.into(),
+            org_id: self.org_id.into(),
+            branch_id: self.branch_id.into(),
+            invoice_id: self.invoice_id.into(),
+            number: u32::try_from(self.number).map_err(|_| unreadable("payment number", self.number))?,
+            amount: Money::from_stored(self.amount, c),
+            payment_type: parsed("payment type", &self.payment_type, PaymentType::parse)?,
+            method: self.method.as_deref().map(|x| parsed("payment method", x, PaymentMethod::parse)).transpose()?,
+            status: parsed("payment status", &self.status, PaymentStatus::parse)?,
+            scheduled_on: self.scheduled_on,
+            payed_at: self.payed_at,
+            refunded_at: self.refunded_at,
+            refund_reason: self
+                .refund_reason
+                .as_deref()
+                .map(|x| parsed("refund reason", x, RefundReason::parse))
+                .transpose()?,
+            refund_note: self.refund_note,
+            note: self.note,
+            transaction_id: self.transaction_id,
+            latest_pgw_message: self.latest_pgw_message,
+            created_at: self.created_at,
+            updated_at: self.updated_at,
+        })
+    }
+}
+
+#[derive(Queryable, Selectable, Insertable, Debug)]
+#[diesel(table_name = tokenized_cards)]
+pub struct CardRow {
+    pub id: Uuid,
+    pub org_id: Uuid,
+    pub consumer_id: Uuid,
+    pub network: String,
+    pub last_four: String,
+    pub expiry_month: i32,
+    pub expiry_year: i32,
+    pub gateway_token: String,
+    pub is_active: bool,
+    pub consent: bool,
+    pub created_at: Ts,
+}
+
+impl CardRow {
+    pub fn new(c: &TokenizedCard) -> Self {
+        CardRow {
+            id: c.id,
+            org_id: c.org_id.0,
+            consumer_id: c.consumer_id.0,
+            network: c.network.clone(),
+            last_four: c.last_four.clone(),
+            expiry_month: c.expiry_month as i32,
+            expiry_year: c.expiry_year as i32,
+            gateway_token: c.gateway_token.clone(),
+            is_active: c.is_active,
+            consent: c.consent,
+            created_at: c.created_at,
+        }
+    }
+
+    pub fn into_domain(self) -> TokenizedCard {
+        TokenizedCard {
+            id: self.id,
+            org_id: self.org_id.into(),
+            consumer_id: self.consumer_id.into(),
+            network: self.network,
+            last_four: self.last_four,
+            expiry_month: self.expiry_month as u32,
+            expiry_year: self.expiry_year as u32,
+            gateway_token: self.gateway_token,
+            is_active: self.is_active,
+            consent: self.consent,
+            created_at: self.created_at,
+        }
+    }
+}
+fn payments_matching<'a>(branch: uuid::Uuid, q: &'a ListQuery<PaymentSort>, f: &'a PaymentFilter, coll: &'static str) -> payments::BoxedQuery<'a, Pg> {
+    use payments::dsl as p;
+    let mut query = p::payments.filter(p::branch_id.eq(branch)).into_boxed();
+    if let Some(term) = &q.search {
+        let pattern = contains_pattern(term);
+        let like = |col: &str| folded(col, coll);
+        let end = close(coll);
+        query = query.filter(
+            sql::<Bool>(&format!("({}", like("payments.note")))
+                .bind::<Text, _>(pattern.clone())
+                .sql(&format!("{} OR {}", end, like("payments.refund_note")))
+                .bind::<Text, _>(pattern.clone())
+                .sql(&format!(
+                    "{} OR EXISTS (SELECT 1 FROM invoices v WHERE v.id = payments.invoice_id AND {}",
+                    end,
+                    like("v.description")
+                ))
+                .bind::<Text, _>(pattern)
+                .sql(&format!("{}))", end)),
+        );
+    }
+    if !f.invoice_ids.is_empty() {
+        query = query.filter(p::invoice_id.eq_any(f.invoice_ids.iter().map(|x| x.0).collect::<Vec<_>>()));
+    }
+    if !f.statuses.is_empty() {
+        query = query.filter(p::status.eq_any(f.statuses.iter().map(|s| s.as_str().to_string()).collect::<Vec<_>>()));
+    }
+    if let Some(x) = f.from_date {
+        query = query.filter(p::created_at.ge(x));
+    }
+    if let Some(x) = f.to_date {
+        query = query.filter(p::created_at.le(x));
+    }
+    query
+}
+
+impl billing_core::payment::PaymentTx for PgTx<'_> {
+    fn insert_payment(&mut self, p: &Payment) -> StoreResult<()> {
+        let row = PaymentRow::new(p)?;
+        self.write(|c| diesel::insert_into(payments::table).values(&row).execute(c)).map(drop)
+    }
+
+    fn payment(&mut self, branch: BranchId, id: PaymentId) -> StoreResult<Option<Payment>> {
+        use payments::dsl as p;
+        let row = self.read(|c| {
+            p::payments
+                .filter(p::id.eq(id.0))
+                .filter(p::branch_id.eq(branch.0))
+                .select(PaymentRow::as_select())
+                .first(c)
+                .optional()
+        })?;
+        row.map(PaymentRow::into_domain).transpose()
+    }
+
+    fn update_payment(&mut self, pay: &Payment) -> StoreResult<()> {
+        use payments::dsl as p;
+        let row = PaymentRow::new(pay)?;
+        let n = self.write(|c| diesel::update(p::payments.filter(p::id.eq(row.id))).set(&row).execute(c))?;
+        if n == 0 {
+            return Err(StoreError::NotFound("payment".into()));
+        }
+        Ok(())
+    }
+
+    fn delete_payment(&mut self, id: PaymentId) -> StoreResult<()> {
+        use payments::dsl as p;
+        self.write(|c| diesel::delete(p::payments.filter(p::id.eq(id.0))).execute(c)).map(drop)
+    }
+
+    fn invoice_payments(&mut self, invoice: InvoiceId) -> StoreResult<Vec<Payment>> {
+        use payments::dsl as p;
+        let rows = self.read(|c| {
+            p::payments
+                .filter(p::invoice_id.eq(invoice.0))
+                .order_by((p::number, p::id))
+                .select(PaymentRow::as_select())
+                .load(c)
+        })?;
+        rows.into_iter().map(PaymentRow::into_domain).collect()
+    }
+
+    fn list_payments(&mut self, branch: BranchId, q: &ListQuery<PaymentSort>, f: &PaymentFilter) -> StoreResult<Page<Payment>> {
+        use payments::dsl as p;
+        let coll = self.search_collation;
+        let (rows, total) = self.read(|c| {
+            let total = payments_matching(branch.0, q, f, coll).count().get_result::<i64>(c)?;
+            let query = payments_matching(branch.0, q, f, coll).select(PaymentRow::as_select());
+            let query = match q.sort {
+                PaymentSort::CreatedAt => order!(query, q.direction, p::created_at, p::id),
+                PaymentSort::Amount => order!(query, q.direction, p::amount, p::id),
+                PaymentSort::ScheduledOn => order!(query, q.direction, p::scheduled_on, p::id),
+                PaymentSort::PayedAt => order!(query, q.direction, nulls p::payed_at, p::id),
+            };
+            let rows: Vec<PaymentRow> = query.limit(i64::from(q.limit)).offset(i64::try_from(q.offset()).unwrap_or(i64::MAX)).load(c)?;
+            Ok((rows, total))
+        })?;
+        let items = rows.into_iter().map(PaymentRow::into_domain).collect::<StoreResult<Vec<_>>>()?;
+        Ok(page_of(q.page, q.limit, items, total))
+    }
+
+    fn insert_card(&mut self, card: &TokenizedCard) -> StoreResult<()> {
+        let row = CardRow::new(card);
+        self.write(|c| diesel::insert_into(tokenized_cards::table).values(&row).execute(c)).map(drop)
+    }
+
+    fn latest_active_card(&mut self, consumer: ConsumerId) -> StoreResult<Option<TokenizedCard>> {
+        use tokenized_cards::dsl as t;
+        let row = self.read(|c| {
+            t::tokenized_cards
+                .filter(t::consumer_id.eq(consumer.0))
+                .filter(t::is_active.eq(true))
+                .order_by((t::created_at.desc(), t::id.desc()))
+                .select(CardRow::as_select())
+                .first(c)
+                .optional()
+        })?;
+        Ok(row.map(CardRow::into_domain))
+    }
+}
