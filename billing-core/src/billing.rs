@@ -27,6 +27,9 @@ pub struct Billing<S> {
     webhook_transport: RwLock<Option<Arc<dyn WebhookTransport>>>,
     /// The handlers of every kind of due work ([`crate::work::registry`]).
     pub(crate) work: Vec<crate::work::Handler<S>>,
+    /// Whether webhook endpoints may point to loopback, private and other non-public addresses
+    /// ([`crate::webhook::destination`]); off unless a host turns it on for development.
+    allow_private_webhooks: std::sync::atomic::AtomicBool,
 }
 
 impl<S: Store> Billing<S> {
@@ -40,6 +43,7 @@ impl<S: Store> Billing<S> {
             live_gateway: RwLock::new(Arc::new(UnconfiguredGateway)),
             webhook_transport: Default::default(),
             work: crate::work::registry(),
+            allow_private_webhooks: Default::default(),
         }
     }
 
@@ -67,6 +71,17 @@ impl<S: Store> Billing<S> {
 
     pub fn webhook_transport(&self) -> Option<Arc<dyn WebhookTransport>> {
         self.webhook_transport.read().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Lets webhook endpoints point to loopback, private and other non-public addresses (for
+    /// development and tests with local receivers; never in production: an endpoint could then
+    /// probe the service's own network).
+    pub fn set_allow_private_webhooks(&self, allow: bool) {
+        self.allow_private_webhooks.store(allow, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    pub fn allows_private_webhooks(&self) -> bool {
+        self.allow_private_webhooks.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Sets the gateway of sandbox organizations (default: [`SandboxGateway`]).

@@ -18,8 +18,10 @@ pub enum ErrorClass {
     DuplicateValue,
     MethodNotAllowed,
     PayloadTooLarge,
+    RequestTimeout,
     TooManyRequests,
     Internal,
+    Unavailable,
 }
 
 impl ErrorClass {
@@ -31,10 +33,12 @@ impl ErrorClass {
             ErrorClass::NotFound => 404,
             ErrorClass::MethodNotAllowed => 405,
             ErrorClass::Gone => 410,
+            ErrorClass::RequestTimeout => 408,
             ErrorClass::PayloadTooLarge => 413,
             ErrorClass::UnprocessableEntity | ErrorClass::DuplicateValue => 422,
             ErrorClass::TooManyRequests => 429,
             ErrorClass::Internal => 500,
+            ErrorClass::Unavailable => 503,
         }
     }
 }
@@ -70,6 +74,8 @@ codes! {
     METHOD_NOT_ALLOWED => MethodNotAllowed, "Method not allowed";
     PAYLOAD_TOO_LARGE => PayloadTooLarge, "Request body too large";
     RATE_LIMITED => TooManyRequests, "Too many requests";
+    REQUEST_TIMEOUT => RequestTimeout, "The request was not received in time";
+    SERVICE_UNAVAILABLE => Unavailable, "The service is busy, try again shortly";
     INVALID_PARAMETERS => BadRequest, "Request input not valid";
     PHONE_ALREADY_REGISTERED => DuplicateValue, "Phone already registered";
     DUPLICATE_CONSUMER => DuplicateValue, "Consumer with same phone number or e-mail exists";

@@ -6,7 +6,7 @@ use bytes::Bytes;
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::Incoming;
 use hyper::header::{HeaderValue, CONTENT_TYPE};
-use hyper::{Request, Response, StatusCode};
+use hyper::{Response, StatusCode};
 use serde_json::{json, Value};
 
 pub type HttpResponse = Response<Full<Bytes>>;
@@ -70,12 +70,13 @@ pub struct Incoming2 {
 
 pub enum ReadError {
     TooLarge,
+    /// The body did not arrive within the time allowed.
+    TimedOut,
     Broken,
 }
 
-/// Reads the whole body, refusing more than `limit` bytes.
-pub async fn read_request(req: Request<Incoming>, limit: usize) -> Result<Incoming2, ReadError> {
-    let (parts, body) = req.into_parts();
+/// Reads the whole body, refusing more than `limit` bytes or taking longer than `timeout`.
+pub async fn read_request(parts: hyper::http::request::Parts, body: Incoming, limit: usize, timeout: std::time::Duration) -> Result<Incoming2, ReadError> {
     if let Some(len) = parts
         .headers
         .get(hyper::header::CONTENT_LENGTH)
@@ -86,10 +87,11 @@ pub async fn read_request(req: Request<Incoming>, limit: usize) -> Result<Incomi
             return Err(ReadError::TooLarge);
         }
     }
-    let body = match Limited::new(body, limit).collect().await {
-        Ok(c) => c.to_bytes(),
-        Err(e) if e.downcast_ref::<http_body_util::LengthLimitError>().is_some() => return Err(ReadError::TooLarge),
-        Err(_) => return Err(ReadError::Broken),
+    let body = match tokio::time::timeout(timeout, Limited::new(body, limit).collect()).await {
+        Err(_) => return Err(ReadError::TimedOut),
+        Ok(Ok(c)) => c.to_bytes(),
+        Ok(Err(e)) if e.downcast_ref::<http_body_util::LengthLimitError>().is_some() => return Err(ReadError::TooLarge),
+        Ok(Err(_)) => return Err(ReadError::Broken),
     };
     Ok(Incoming2 {
         method: parts.method,

@@ -2,6 +2,7 @@
 
 pub mod api;
 pub mod backend;
+pub mod connections;
 pub mod http;
 pub mod router;
 pub mod webhook_transport;
@@ -18,10 +19,7 @@ use billing_core::ids::BranchId;
 use billing_core::{Billing, Lane};
 use http::{envelope, error_response, json_response, read_request, HttpResponse, ReadError};
 use hyper::header::HeaderValue;
-use hyper::server::conn::http1;
-use hyper::service::service_fn;
 use hyper::{Request, StatusCode};
-use hyper_util::rt::TokioIo;
 use router::{resolve, Resolution};
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -53,7 +51,48 @@ pub struct Config {
     /// Extra CA certificates (PEM) trusted for `https://` webhook endpoints, besides the
     /// system's. An unreadable file, or one without a valid certificate, fails [`App::open`].
     pub webhook_ca_file: Option<std::path::PathBuf>,
+    /// Lets webhook endpoints point to loopback and private addresses (development and tests).
+    pub webhook_allow_private: bool,
+    /// Most connections open at once (default [`connections::default_max_connections`]).
+    pub max_connections: usize,
+    /// How long a client may take to send a request's headers, counted from when its
+    /// connection opens or from the previous response (so also the keep-alive idle time-out).
+    pub header_timeout: std::time::Duration,
+    /// How long a client may take to send a request's body once its headers are in.
+    pub body_timeout: std::time::Duration,
 }
+
+impl Config {
+    /// The defaults, on `database_url`.
+    pub fn new(database_url: impl Into<String>) -> Config {
+        Config {
+            database_url: database_url.into(),
+            jwt_secret: String::new(),
+            body_limit: DEFAULT_BODY_LIMIT,
+            public_url: "http://127.0.0.1:8080".into(),
+            webhook_timeout: DEFAULT_WEBHOOK_TIMEOUT,
+            worker: true,
+            worker_poll_interval: DEFAULT_WORKER_POLL_INTERVAL,
+            worker_concurrency: DEFAULT_WORKER_CONCURRENCY,
+            work_lease_margin: DEFAULT_WORK_LEASE_MARGIN,
+            database_pool_size: DEFAULT_DATABASE_POOL_SIZE,
+            webhook_ca_file: None,
+            webhook_allow_private: false,
+            max_connections: connections::default_max_connections(),
+            header_timeout: connections::DEFAULT_HEADER_TIMEOUT,
+            body_timeout: DEFAULT_BODY_TIMEOUT,
+        }
+    }
+
+    pub fn limits(&self) -> connections::Limits {
+        connections::Limits {
+            max_connections: self.max_connections,
+            header_timeout: self.header_timeout,
+        }
+    }
+}
+
+pub const DEFAULT_BODY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// Default PostgreSQL pool size per process.
 pub const DEFAULT_DATABASE_POOL_SIZE: u32 = 10;
@@ -78,10 +117,12 @@ impl App {
         let mut transport =
             HttpTransport::with_ca_file(config.webhook_timeout, config.webhook_ca_file.as_deref()).map_err(|e| Error::rule(Code::INVALID_PARAMETERS, e))?;
         transport.lease_margin = config.work_lease_margin;
+        transport.allow_private = config.webhook_allow_private;
         let store = Backend::open(&config.database_url, config.database_pool_size)?;
         let billing = Billing::new(store, clock)
             .with_jwt_secret(config.jwt_secret.as_bytes().to_vec())
             .with_public_url(config.public_url.clone());
+        billing.set_allow_private_webhooks(config.webhook_allow_private);
         let app = Arc::new(App { billing, config });
         app.billing.set_webhook_transport(Arc::new(transport));
         if app.config.worker {
@@ -95,28 +136,9 @@ impl App {
     }
 }
 
-/// Serves HTTP/1.1 on `listener` until the process ends.
+/// Serves HTTP/1.1 on `listener` until the process ends (see [`connections`]).
 pub async fn serve(app: Arc<App>, listener: TcpListener) {
-    loop {
-        let (stream, _) = match listener.accept().await {
-            Ok(s) => s,
-            Err(e) => {
-                tracing::warn!(error = %e, "accept failed");
-                continue;
-            }
-        };
-        let _ = stream.set_nodelay(true);
-        let app = app.clone();
-        tokio::spawn(async move {
-            let svc = service_fn(move |req| {
-                let app = app.clone();
-                async move { Ok::<_, std::convert::Infallible>(handle(app, req).await) }
-            });
-            if let Err(e) = http1::Builder::new().keep_alive(true).serve_connection(TokioIo::new(stream), svc).await {
-                tracing::debug!(error = %e, "connection ended with an error");
-            }
-        });
-    }
+    connections::serve(app, listener).await
 }
 
 /// Binds `addr` (port 0 picks a free one) and serves in the background; returns the address.
@@ -157,24 +179,11 @@ async fn respond(app: Arc<App>, req: Request<hyper::body::Incoming>) -> HttpResp
         }
         Resolution::NotFound => return envelope(Code::NOT_FOUND, Some(format!("no route for {}", req.uri().path()))),
     };
-    let req = match read_request(req, app.config.body_limit).await {
-        Ok(r) => r,
-        Err(ReadError::TooLarge) => return envelope(Code::PAYLOAD_TOO_LARGE, Some(format!("the limit is {} bytes", app.config.body_limit))),
-        Err(ReadError::Broken) => {
-            return error_response(&Error::invalid(FieldError::new(
-                "json_invalid",
-                vec!["body".into()],
-                "the request body could not be read",
-            )))
-        }
-    };
-    let credential = credential(&req);
+    let (parts, body) = req.into_parts();
+    let credential = credential(&parts.headers);
     // An empty header is the same as none.
-    let branch = req.header("x-branch-id").map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
-    let input = OpRequest::new(&req, params);
-    let handler = route.handler;
-    let run = move |app: Arc<App>| {
-        let credential = credential?;
+    let branch = header(&parts.headers, "x-branch-id").map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
+    let authenticate = move |app: &App| {
         let branch = match branch {
             Some(b) => Some(b.parse::<BranchId>().map_err(|_| {
                 Error::invalid(FieldError::new(
@@ -185,7 +194,43 @@ async fn respond(app: Arc<App>, req: Request<hyper::body::Incoming>) -> HttpResp
             })?),
             None => None,
         };
-        let scope = app.billing.authenticate(&credential, branch)?;
+        app.billing.authenticate(&credential?, branch)
+    };
+    // A request with a body is authenticated before its body is read: a client without valid
+    // credentials never gets to hold a body buffer (or a slow body's connection) open. One
+    // without a body is authenticated with the operation, in its snapshot.
+    let scope = if hyper::body::Body::is_end_stream(&body) {
+        Err(authenticate)
+    } else {
+        match on_read_lane(&app, move |app| authenticate(&app)).await {
+            Ok(scope) => Ok(scope),
+            Err(e) => return error_response(&e),
+        }
+    };
+    let req = match read_request(parts, body, app.config.body_limit, app.config.body_timeout).await {
+        Ok(r) => r,
+        Err(ReadError::TooLarge) => return envelope(Code::PAYLOAD_TOO_LARGE, Some(format!("the limit is {} bytes", app.config.body_limit))),
+        Err(ReadError::TimedOut) => {
+            return envelope(
+                Code::REQUEST_TIMEOUT,
+                Some(format!("the body did not arrive within {} ms", app.config.body_timeout.as_millis())),
+            )
+        }
+        Err(ReadError::Broken) => {
+            return error_response(&Error::invalid(FieldError::new(
+                "json_invalid",
+                vec!["body".into()],
+                "the request body could not be read",
+            )))
+        }
+    };
+    let input = OpRequest::new(&req, params);
+    let handler = route.handler;
+    let run = move |app: Arc<App>| {
+        let scope = match scope {
+            Ok(scope) => scope,
+            Err(authenticate) => authenticate(&app)?,
+        };
         handler(&app.billing, &scope, input)
     };
     // Operations are synchronous (they hold a database connection); the route's lane says
@@ -195,11 +240,8 @@ async fn respond(app: Arc<App>, req: Request<hyper::body::Incoming>) -> HttpResp
     // operation that calls outside the process runs on a blocking thread of its own, never on
     // the write executor, so a slow gateway or receiver holds up only its own request.
     let result = match route.lane {
-        Lane::Read if app.billing.store.reads_are_local() => {
-            let session = app.clone();
-            session.billing.store.read_session(|| run(app))
-        }
-        Lane::Read | Lane::Io => tokio::task::spawn_blocking(move || run(app)).await.unwrap_or_else(|e| Err(panicked(e))),
+        Lane::Read => on_read_lane(&app, run).await,
+        Lane::Io => tokio::task::spawn_blocking(move || run(app)).await.unwrap_or_else(|e| Err(panicked(e))),
         Lane::Write => {
             let backend = app.clone();
             backend.billing.store.execute(move || run(app)).await
@@ -213,17 +255,32 @@ async fn respond(app: Arc<App>, req: Request<hyper::body::Incoming>) -> HttpResp
     }
 }
 
+/// Runs a read: right here when the backend reads from local memory without waiting (SQLite in
+/// WAL mode, in one snapshot), else on a blocking thread.
+async fn on_read_lane<R: Send + 'static>(app: &Arc<App>, f: impl FnOnce(Arc<App>) -> Result<R, Error> + Send + 'static) -> Result<R, Error> {
+    if app.billing.store.reads_are_local() {
+        let session = app.clone();
+        return session.billing.store.read_session(|| f(app.clone()));
+    }
+    let app = app.clone();
+    tokio::task::spawn_blocking(move || f(app)).await.unwrap_or_else(|e| Err(panicked(e)))
+}
+
+fn header<'a>(headers: &'a hyper::HeaderMap, name: &str) -> Option<&'a str> {
+    headers.get(name).and_then(|v| v.to_str().ok())
+}
+
 fn panicked(e: tokio::task::JoinError) -> Error {
     tracing::error!(error = %e, "operation panicked");
     Error::Store(billing_core::error::StoreError::backend("the operation panicked"))
 }
 
 /// `x-api-key` or `Authorization: Bearer`; neither is a 401.
-fn credential(req: &http::Incoming2) -> Result<Credential, Error> {
-    if let Some(k) = req.header("x-api-key") {
+fn credential(headers: &hyper::HeaderMap) -> Result<Credential, Error> {
+    if let Some(k) = header(headers, "x-api-key") {
         return Credential::from_api_key_header(k);
     }
-    if let Some(a) = req.header("authorization") {
+    if let Some(a) = header(headers, "authorization") {
         return Credential::from_authorization_header(a);
     }
     Err(Error::unauthorized("send an x-api-key header or an Authorization: Bearer token"))

@@ -66,6 +66,24 @@ struct ServeArgs {
     /// milliseconds; also how soon the work of a crashed process is taken over.
     #[arg(long, env = "BILLING_WORK_LEASE_MARGIN_MS", default_value_t = 30_000)]
     work_lease_margin_ms: u64,
+    /// Let webhook endpoints point to loopback, private and link-local addresses. For
+    /// development and tests with local receivers only: it lets anyone who may manage webhooks
+    /// make this server send requests into its own network.
+    #[arg(long, env = "BILLING_WEBHOOK_ALLOW_PRIVATE")]
+    webhook_allow_private: bool,
+    /// Most connections open at once; past it a new connection replaces the oldest idle one,
+    /// or gets a 503 when every connection is busy. Default: 4096, lowered to fit the
+    /// process's open-file limit.
+    #[arg(long, env = "BILLING_MAX_CONNECTIONS")]
+    max_connections: Option<usize>,
+    /// Time a client may take to send a request's headers, in milliseconds, counted from when
+    /// its connection opens or from the previous response (so also the keep-alive idle time).
+    #[arg(long, env = "BILLING_HEADER_TIMEOUT_MS", default_value_t = 10_000)]
+    header_timeout_ms: u64,
+    /// Time a client may take to send a request's body once its headers are in, in
+    /// milliseconds (a 408 past it).
+    #[arg(long, env = "BILLING_BODY_TIMEOUT_MS", default_value_t = 30_000)]
+    body_timeout_ms: u64,
     #[command(flatten)]
     db: DbArgs,
 }
@@ -141,7 +159,6 @@ fn serve_config(args: &ServeArgs, serving: bool) -> Config {
     let jwt_secret = args.jwt_secret.clone().unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
     let public_url = args.public_url.clone().unwrap_or_else(|| format!("http://{}", args.listen));
     Config {
-        database_url: args.db.database_url.clone(),
         jwt_secret,
         body_limit: args.body_limit,
         public_url,
@@ -152,6 +169,11 @@ fn serve_config(args: &ServeArgs, serving: bool) -> Config {
         work_lease_margin: std::time::Duration::from_millis(args.work_lease_margin_ms),
         database_pool_size: args.db.database_pool_size,
         webhook_ca_file: args.webhook_ca_file.clone(),
+        webhook_allow_private: args.webhook_allow_private,
+        max_connections: args.max_connections.unwrap_or_else(billing_server::connections::default_max_connections).max(1),
+        header_timeout: std::time::Duration::from_millis(args.header_timeout_ms.max(1)),
+        body_timeout: std::time::Duration::from_millis(args.body_timeout_ms.max(1)),
+        ..Config::new(args.db.database_url.clone())
     }
 }
 

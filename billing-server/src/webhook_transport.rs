@@ -4,6 +4,7 @@
 //! reached over TLS (OpenSSL): the server's certificate must chain to the system's trusted CAs
 //! or to the extra CAs the transport was given, and must name the URL's host.
 
+use billing_core::webhook::destination::is_public_ip;
 use billing_core::webhook::{Outcome, WebhookTransport};
 use openssl::ssl::{HandshakeError, SslConnector, SslMethod};
 use openssl::x509::{X509VerifyResult, X509};
@@ -20,6 +21,9 @@ pub struct HttpTransport {
     pub timeout: Duration,
     /// See [`WebhookTransport::lease_margin`].
     pub lease_margin: Duration,
+    /// Whether loopback, private and other non-public addresses may be connected to
+    /// (development and tests); off by default.
+    pub allow_private: bool,
     /// Built once; a clone shares the same OpenSSL context (reference counted).
     tls: SslConnector,
 }
@@ -29,6 +33,7 @@ impl std::fmt::Debug for HttpTransport {
         f.debug_struct("HttpTransport")
             .field("timeout", &self.timeout)
             .field("lease_margin", &self.lease_margin)
+            .field("allow_private", &self.allow_private)
             .finish_non_exhaustive()
     }
 }
@@ -65,6 +70,7 @@ impl HttpTransport {
         Ok(HttpTransport {
             timeout,
             lease_margin: Duration::from_secs(30),
+            allow_private: false,
             tls: builder.build(),
         })
     }
@@ -166,7 +172,7 @@ fn is_timeout(e: &io::Error) -> bool {
     matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut)
 }
 
-fn send(tls: &SslConnector, url: &str, headers: &[(String, String)], body: &[u8], timeout: Duration) -> Result<(u16, String), String> {
+fn send(tls: &SslConnector, allow_private: bool, url: &str, headers: &[(String, String)], body: &[u8], timeout: Duration) -> Result<(u16, String), String> {
     let deadline = Instant::now() + timeout;
     let timed_out = || format!("timed out after {} ms", timeout.as_millis());
     let t = parse(url)?;
@@ -174,6 +180,12 @@ fn send(tls: &SslConnector, url: &str, headers: &[(String, String)], body: &[u8]
         .to_socket_addrs()
         .map_err(|e| format!("cannot resolve {}: {e}", t.host))?
         .collect();
+    // The resolved addresses are checked, not the name: a name that resolves (or is rebound)
+    // to an internal address is not connected to.
+    let (addrs, internal): (Vec<_>, Vec<_>) = addrs.into_iter().partition(|a| allow_private || is_public_ip(a.ip()));
+    if addrs.is_empty() && !internal.is_empty() {
+        return Err(format!("not sent: {} resolves to a non-public address ({})", t.host, internal[0].ip()));
+    }
     let mut last = String::from("no address");
     let mut tcp = None;
     for a in addrs {
@@ -271,7 +283,7 @@ fn exchange(mut stream: impl Read + Write, request: &[u8], timed_out: impl Fn() 
 impl WebhookTransport for HttpTransport {
     fn post(&self, url: &str, headers: &[(String, String)], body: &[u8], timeout: Duration) -> Outcome {
         let started = Instant::now();
-        let r = send(&self.tls, url, headers, body, timeout);
+        let r = send(&self.tls, self.allow_private, url, headers, body, timeout);
         let duration = started.elapsed();
         match r {
             Ok((status, body)) => Outcome {
@@ -301,6 +313,33 @@ impl WebhookTransport for HttpTransport {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A transport that may reach the tests' receivers on 127.0.0.1.
+    fn local(timeout: Duration) -> HttpTransport {
+        HttpTransport {
+            allow_private: true,
+            ..HttpTransport::new(timeout)
+        }
+    }
+
+    /// Without `allow_private`, a loopback address is not connected to, however the URL
+    /// spells it: the check is on the resolved address.
+    #[test]
+    fn internal_addresses_are_not_connected_to() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let port = listener.local_addr().unwrap().port();
+        for url in [
+            format!("http://127.0.0.1:{port}/h"),
+            format!("http://localhost:{port}/h"),
+            format!("http://2130706433:{port}/h"),
+        ] {
+            let o = HttpTransport::new(Duration::from_secs(2)).post(&url, &[], b"{}", Duration::from_secs(2));
+            assert_eq!(o.status, None, "{url}");
+            assert!(o.error.as_deref().is_some_and(|e| e.contains("non-public address")), "{url}: {o:?}");
+        }
+        assert!(listener.accept().is_err(), "no connection was made");
+    }
 
     #[test]
     fn parses_urls() {
@@ -354,7 +393,7 @@ mod tests {
             let _ = s.read(&mut buf);
             let _ = s.write_all(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
         });
-        let o = HttpTransport::new(Duration::from_secs(5)).post(&url, &[], b"{}", Duration::from_secs(5));
+        let o = local(Duration::from_secs(5)).post(&url, &[], b"{}", Duration::from_secs(5));
         assert_eq!(o.status, None);
         assert!(
             o.error.as_deref().is_some_and(|e| e.starts_with("TLS handshake with 127.0.0.1 failed")),
@@ -372,7 +411,7 @@ mod tests {
             std::thread::sleep(Duration::from_millis(800));
             drop(s);
         });
-        let o = HttpTransport::new(Duration::from_millis(200)).post(&url, &[], b"{}", Duration::from_millis(200));
+        let o = local(Duration::from_millis(200)).post(&url, &[], b"{}", Duration::from_millis(200));
         assert_eq!(o.status, None);
         assert!(
             o.error.as_deref().is_some_and(|e| e.contains("TLS handshake") && e.contains("timed out")),
@@ -391,7 +430,7 @@ mod tests {
             std::thread::sleep(Duration::from_millis(800));
             drop(s);
         });
-        let o = HttpTransport::new(Duration::from_millis(200)).post(&url, &[], b"{}", Duration::from_millis(200));
+        let o = local(Duration::from_millis(200)).post(&url, &[], b"{}", Duration::from_millis(200));
         assert_eq!(o.status, None);
         assert!(o.error.as_deref().is_some_and(|e| e.contains("timed out")), "{o:?}");
         assert!(o.duration < Duration::from_millis(700), "{o:?}");
@@ -409,7 +448,7 @@ mod tests {
             s.write_all(b"HTTP/1.1 201 Created\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n")
                 .unwrap();
         });
-        let o = HttpTransport::new(Duration::from_secs(5)).post(&url, &[("X-A".into(), "1".into())], b"{}", Duration::from_secs(5));
+        let o = local(Duration::from_secs(5)).post(&url, &[("X-A".into(), "1".into())], b"{}", Duration::from_secs(5));
         assert_eq!((o.status, o.body.as_str(), o.error.clone()), (Some(201), "abcde", None));
         assert!(o.succeeded());
         server.join().unwrap();
@@ -418,7 +457,7 @@ mod tests {
     #[test]
     fn refused_connection_is_an_error() {
         let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        let o = HttpTransport::new(Duration::from_secs(2)).post(&format!("http://127.0.0.1:{port}/"), &[], b"{}", Duration::from_secs(2));
+        let o = local(Duration::from_secs(2)).post(&format!("http://127.0.0.1:{port}/"), &[], b"{}", Duration::from_secs(2));
         assert_eq!(o.status, None);
         assert!(o.error.is_some());
     }

@@ -41,17 +41,10 @@ fn main() {
     let dir = tempfile::tempdir().unwrap();
     let url = format!("sqlite://{}", dir.path().join("bench.db").display());
     let app = App::open(Config {
-        database_url: url.clone(),
         jwt_secret: "bench".into(),
-        body_limit: 1 << 20,
         public_url: "http://127.0.0.1".into(),
-        webhook_timeout: billing_server::DEFAULT_WEBHOOK_TIMEOUT,
         worker: false,
-        worker_poll_interval: billing_server::DEFAULT_WORKER_POLL_INTERVAL,
-        worker_concurrency: billing_server::DEFAULT_WORKER_CONCURRENCY,
-        work_lease_margin: billing_server::DEFAULT_WORK_LEASE_MARGIN,
-        database_pool_size: billing_server::DEFAULT_DATABASE_POOL_SIZE,
-        webhook_ca_file: None,
+        ..Config::new(url.clone())
     })
     .unwrap();
     let boot = app

@@ -91,17 +91,14 @@ fn main() {
         .clone()
         .unwrap_or_else(|| format!("sqlite://{}", dir.path().join("bench.db").display()));
     let app = App::open(Config {
-        database_url: url.clone(),
         jwt_secret: "bench".into(),
-        body_limit: 1 << 20,
         public_url: "http://127.0.0.1".into(),
-        webhook_timeout: billing_server::DEFAULT_WEBHOOK_TIMEOUT,
         worker: true,
         worker_poll_interval: Duration::from_millis(5),
         worker_concurrency: args.concurrency,
-        work_lease_margin: billing_server::DEFAULT_WORK_LEASE_MARGIN,
         database_pool_size: args.pool_size,
-        webhook_ca_file: None,
+        webhook_allow_private: true,
+        ..Config::new(url.clone())
     })
     .unwrap();
     let boot = app

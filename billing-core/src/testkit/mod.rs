@@ -449,6 +449,7 @@ macro_rules! conformance_suite {
                 branch_users_cannot_manage_webhooks,
                 fan_out_batch_skips_lost_leases,
                 deliveries_of_one_stop_run_side_by_side,
+                webhook_destinations_must_be_public,
             ],
             attempts: [
                 charge_in_flight_is_recorded_and_recovered,

@@ -203,7 +203,11 @@ pub fn endpoints_round_trip_and_validation<H: Harness>() {
     );
     assert!(e.secret_key.starts_with("whsec_") && e.enabled);
     assert_eq!(w.billing.get_webhook_endpoint(&w.admin, e.id).unwrap(), e);
-    let all = endpoint(&w, &w.admin, json!({"url": "http://127.0.0.1:9/x", "event_types": "all", "enabled": false}));
+    let all = endpoint(
+        &w,
+        &w.admin,
+        json!({"url": "http://hooks.example.net:9/x", "event_types": "all", "enabled": false}),
+    );
     assert_eq!(all.event_types, None);
     assert!(!all.enabled);
     let listed = w.billing.list_webhook_endpoints(&w.admin, 1, 10).unwrap();
@@ -652,4 +656,53 @@ pub fn deliveries_of_one_stop_run_side_by_side<H: Harness>() {
     record(&w, &event_in(&w.admin, EventType::PaymentFailed, w.now()));
     w.billing.advance_sandbox_clock(&w.admin, Advance::By(Duration::minutes(1))).unwrap();
     assert_eq!(t.state.lock().unwrap().1, 2, "both receivers were called at once");
+}
+
+/// Endpoints may point only to public addresses, in any spelling, at creation and on change;
+/// an endpoint stored while private addresses were allowed is not sent to once they are not.
+/// A refused request writes nothing.
+pub fn webhook_destinations_must_be_public<H: Harness>() {
+    let w = World::new(H::store());
+    let t = FakeTransport::new(200);
+    w.billing.set_webhook_transport(t.clone());
+    let ok = endpoint(&w, &w.admin, json!({"url": "https://example.com/h"}));
+    for url in [
+        "http://127.0.0.1:8080/h",
+        "http://localhost/h",
+        "http://2130706433/h",
+        "http://0x7f.1/h",
+        "http://[::ffff:10.0.0.1]/h",
+        "http://169.254.169.254/latest",
+    ] {
+        let fields = EndpointFields::parse(&json!({ "url": url }), true).unwrap();
+        let err = w.billing.create_webhook_endpoint(&w.admin, fields.clone());
+        match err {
+            Err(crate::error::Error::Validation(d)) => {
+                assert_eq!(serde_json::to_value(&d[0].loc).unwrap(), json!(["body", "url"]), "{url}");
+                assert!(d[0].msg.contains("public addresses"), "{url}: {}", d[0].msg);
+            }
+            other => panic!("{url}: expected a 422, got {other:?}"),
+        }
+        let change = EndpointFields::parse(&json!({ "url": url }), false).unwrap();
+        expect_invalid(w.billing.update_webhook_endpoint(&w.admin, ok.id, change), "url");
+    }
+    let listed = w.billing.list_webhook_endpoints(&w.admin, 1, 10).unwrap().items;
+    assert_eq!(listed, vec![ok.clone()], "nothing was created or changed");
+
+    // Allowed (development): a local endpoint is accepted ...
+    w.billing.set_allow_private_webhooks(true);
+    let local = endpoint(&w, &w.admin, json!({"url": "http://127.0.0.1:9/h"}));
+    // ... and once disallowed again, its deliveries are not sent but logged as refused.
+    w.billing.set_allow_private_webhooks(false);
+    w.billing
+        .update_webhook_endpoint(&w.admin, ok.id, EndpointFields::parse(&json!({"enabled": false}), false).unwrap())
+        .unwrap();
+    record(&w, &event_in(&w.admin, EventType::PaymentSucceeded, w.now()));
+    let r = w.billing.run_due_work(None, 100).unwrap();
+    assert_eq!((r.count(DELIVERED), t.count()), (0, 0), "nothing sent");
+    let d = deliveries(&w, local.id);
+    assert_eq!(d.len(), 1);
+    let a = &d[0].attempts[0];
+    assert_eq!(a.response_status, None);
+    assert!(a.error.as_deref().is_some_and(|e| e.contains("public addresses")), "{a:?}");
 }

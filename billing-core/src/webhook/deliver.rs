@@ -99,8 +99,12 @@ pub fn request(event: &Event, delivery_id: Uuid, secret: &str, unix: i64) -> (Ve
     (body, headers)
 }
 
-fn excerpt(s: &str) -> Option<String> {
-    if s.is_empty() {
+/// What the log keeps of a response body: the first characters of a 2xx, 4xx or 5xx answer.
+/// A 1xx or 3xx answer's body is not kept (a redirect's body can carry what an internal
+/// service at its target said).
+fn excerpt(status: Option<u16>, s: &str) -> Option<String> {
+    let kept = status.is_some_and(|c| (200..300).contains(&c) || (400..600).contains(&c));
+    if s.is_empty() || !kept {
         return None;
     }
     Some(s.chars().take(RESPONSE_EXCERPT_CHARS).collect())
@@ -268,7 +272,18 @@ impl<S: Store> Billing<S> {
         }
         let unix = server_now.timestamp();
         let (body, headers) = request(&event, d.id, &endpoint.secret_key, unix);
-        let outcome = transport.post(&endpoint.url, &headers, &body, transport.timeout());
+        // An endpoint stored before the destination rule (or while private addresses were
+        // allowed) is refused here by its URL; the transport checks the resolved address.
+        let refused = (!self.allows_private_webhooks())
+            .then(|| super::destination::refuse_url(&endpoint.url))
+            .flatten();
+        let outcome = match refused {
+            Some(why) => Outcome {
+                error: Some(format!("not sent: webhooks are sent only to public addresses ({why})")),
+                ..Outcome::default()
+            },
+            None => transport.post(&endpoint.url, &headers, &body, transport.timeout()),
+        };
         let ok = outcome.succeeded();
         let done_at = self.clock().now();
         // Only the holder of the item's lease writes its delivery (scheduled attempts and manual
@@ -284,7 +299,7 @@ impl<S: Store> Billing<S> {
                 number: d.attempts.len() as u32 + 1,
                 at: format_rfc3339(&at),
                 response_status: outcome.status,
-                response_body: excerpt(&outcome.body),
+                response_body: excerpt(outcome.status, &outcome.body),
                 error: outcome
                     .error
                     .clone()

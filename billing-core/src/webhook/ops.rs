@@ -36,6 +36,21 @@ fn missing_url() -> Error {
     Error::invalid(FieldError::body("missing", "url", "Field required"))
 }
 
+/// A 422 at `url` when webhooks may not go to its host (see [`super::destination`]).
+fn check_destination<S: Store>(billing: &Billing<S>, url: &str) -> Result<()> {
+    if billing.allows_private_webhooks() {
+        return Ok(());
+    }
+    match super::destination::refuse_url(url) {
+        Some(why) => Err(Error::invalid(FieldError::body(
+            "value_error",
+            "url",
+            format!("Value error, webhooks are sent only to public addresses: {why}"),
+        ))),
+        None => Ok(()),
+    }
+}
+
 /// Webhook endpoints decide where an organization's payment data is sent, so only admins
 /// (organization or branch) change them or send deliveries again; branch users may read
 /// endpoints (never their secrets) and the delivery log.
@@ -50,11 +65,13 @@ impl<S: Store> Billing<S> {
     pub fn create_webhook_endpoint(&self, scope: &Scope, f: EndpointFields) -> Result<Endpoint> {
         require_webhook_admin(scope)?;
         let now = self.now(scope);
+        let url = f.url.ok_or_else(missing_url)?;
+        check_destination(self, &url)?;
         let e = Endpoint {
             id: Uuid::now_v7(),
             org_id: scope.org_id(),
             branch_id: scope.branch_id(),
-            url: f.url.ok_or_else(missing_url)?,
+            url,
             event_types: f.event_types.unwrap_or(None),
             description: f.description.filter(|d| !d.is_empty()),
             enabled: f.enabled.unwrap_or(true),
@@ -89,6 +106,9 @@ impl<S: Store> Billing<S> {
 
     pub fn update_webhook_endpoint(&self, scope: &Scope, id: Uuid, f: EndpointFields) -> Result<Endpoint> {
         require_webhook_admin(scope)?;
+        if let Some(u) = &f.url {
+            check_destination(self, u)?;
+        }
         let now = self.now(scope);
         self.store.write(|tx| {
             let mut e = Self::endpoint_in(tx, scope, id)?;

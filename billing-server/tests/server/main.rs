@@ -8,6 +8,7 @@ mod common;
 
 mod branch;
 mod cli;
+mod connections;
 mod consumer;
 mod coupon;
 mod cross_branch;
@@ -19,6 +20,7 @@ mod multi_process;
 mod org;
 mod payment;
 mod product;
+mod resilience;
 mod sandbox;
 mod webhook;
 mod webhook_crash;

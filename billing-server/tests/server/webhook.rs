@@ -413,7 +413,8 @@ impl billing_core::webhook::WebhookTransport for PanickingTransport {
 /// worker.
 fn panics_do_not_stop_the_worker(srv: &TestServer) {
     let rx = Receiver::start();
-    let transport = billing_server::HttpTransport::new(std::time::Duration::from_secs(5));
+    let mut transport = billing_server::HttpTransport::new(std::time::Duration::from_secs(5));
+    transport.allow_private = true;
     srv.app.billing.set_webhook_transport(std::sync::Arc::new(PanickingTransport(transport)));
     create(srv, json!({"url": rx.url("/boom"), "event_types": ["PAYMENT_FAILED"]}));
     create(srv, json!({"url": rx.url("/ok")}));

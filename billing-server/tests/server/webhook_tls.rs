@@ -214,10 +214,10 @@ const HOOKS: &str = "/api/v2/webhooks";
 /// with `webhook_ca_file: ca_file` (the test server itself starts without one).
 fn use_ca_file(srv: &TestServer, ca_file: Option<&Path>) {
     let config = Config {
-        database_url: "sqlite::memory:".into(),
         worker: false,
         webhook_ca_file: ca_file.map(Path::to_path_buf),
-        ..srv.app.config.clone()
+        webhook_allow_private: true,
+        ..Config::new("sqlite::memory:")
     };
     let app = App::open(config).expect("open with the CA file");
     srv.app.billing.set_webhook_transport(app.billing.webhook_transport().expect("a transport"));
@@ -377,17 +377,12 @@ postgres_smoke!(trusted_certificate_receives_signed_delivery,);
 
 fn config(database_url: String, ca_file: Option<PathBuf>) -> Config {
     Config {
-        database_url,
         jwt_secret: crate::common::JWT_SECRET.into(),
-        body_limit: 1024 * 1024,
         public_url: "http://127.0.0.1".into(),
-        webhook_timeout: billing_server::DEFAULT_WEBHOOK_TIMEOUT,
         worker: false,
-        worker_poll_interval: billing_server::DEFAULT_WORKER_POLL_INTERVAL,
-        worker_concurrency: billing_server::DEFAULT_WORKER_CONCURRENCY,
-        work_lease_margin: billing_server::DEFAULT_WORK_LEASE_MARGIN,
-        database_pool_size: billing_server::DEFAULT_DATABASE_POOL_SIZE,
         webhook_ca_file: ca_file,
+        webhook_allow_private: true,
+        ..Config::new(database_url)
     }
 }
 

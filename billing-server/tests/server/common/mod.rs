@@ -61,9 +61,14 @@ pub const JWT_SECRET: &str = "integration-test-secret";
 impl TestServer {
     /// A server on a new SQLite file.
     pub fn sqlite() -> Self {
+        Self::sqlite_with(|_| {})
+    }
+
+    /// A server on a new SQLite file, its configuration changed by `tweak` first.
+    pub fn sqlite_with(tweak: impl FnOnce(&mut Config)) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let url = format!("sqlite://{}", dir.path().join("billing.db").display());
-        Self::start(url, Box::new(dir))
+        Self::start_with(url, Box::new(dir), tweak)
     }
 
     /// A server on a new PostgreSQL database of the server named by `BILLING_TEST_DATABASE_URL`,
@@ -76,20 +81,21 @@ impl TestServer {
     }
 
     pub fn start(database_url: String, db: Box<dyn std::any::Any + Send + Sync>) -> Self {
+        Self::start_with(database_url, db, |_| {})
+    }
+
+    pub fn start_with(database_url: String, db: Box<dyn std::any::Any + Send + Sync>, tweak: impl FnOnce(&mut Config)) -> Self {
         let database_url_copy = database_url.clone();
-        let config = Config {
-            database_url,
+        let mut config = Config {
             jwt_secret: JWT_SECRET.into(),
             body_limit: 1024 * 1024,
             public_url: "http://127.0.0.1".into(),
-            webhook_timeout: billing_server::DEFAULT_WEBHOOK_TIMEOUT,
-            worker: true,
             worker_poll_interval: std::time::Duration::from_millis(50),
-            worker_concurrency: billing_server::DEFAULT_WORKER_CONCURRENCY,
-            work_lease_margin: billing_server::DEFAULT_WORK_LEASE_MARGIN,
-            database_pool_size: billing_server::DEFAULT_DATABASE_POOL_SIZE,
-            webhook_ca_file: None,
+            // The tests' webhook receivers listen on 127.0.0.1.
+            webhook_allow_private: true,
+            ..Config::new(database_url)
         };
+        tweak(&mut config);
         let app = App::open(config).expect("open app");
         let boot = app
             .billing

@@ -27,6 +27,8 @@ pub fn spawn_server(mut cmd: Command, log: &Path) -> (Child, SocketAddr) {
         .args(["--listen", "127.0.0.1:0"])
         .env("BILLING_LOG", LOG_FILTER)
         .env("NO_COLOR", "1")
+        // The tests' webhook receivers listen on 127.0.0.1.
+        .env("BILLING_WEBHOOK_ALLOW_PRIVATE", "true")
         .stdin(Stdio::null())
         .stdout(file.try_clone().unwrap())
         .stderr(Stdio::piped())
