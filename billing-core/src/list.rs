@@ -114,6 +114,17 @@ impl QueryParams {
     pub fn all<'a>(&'a self, key: &'a str) -> impl Iterator<Item = &'a str> + 'a {
         self.0.iter().filter(move |(k, _)| k == key).map(|(_, v)| v.as_str())
     }
+    /// A 422 naming every parameter whose name or value holds a control character (NUL, line
+    /// breaks, …): no endpoint reads such text and no store should see it.
+    pub fn check(&self) -> crate::Result<()> {
+        let mut problems = Problems::default();
+        for (k, v) in &self.0 {
+            if k.chars().chain(v.chars()).any(char::is_control) {
+                problems.push(FieldError::query("string_pattern_mismatch", k, "Input should not contain control characters"));
+            }
+        }
+        problems.into_result()
+    }
     /// Pairs whose key starts with `prefix`, with the prefix removed (`external_metadata.`).
     pub fn with_prefix<'a>(&'a self, prefix: &'a str) -> impl Iterator<Item = (&'a str, &'a str)> + 'a {
         self.0.iter().filter_map(move |(k, v)| k.strip_prefix(prefix).map(|rest| (rest, v.as_str())))

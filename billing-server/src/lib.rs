@@ -231,6 +231,7 @@ async fn respond(app: Arc<App>, req: Request<hyper::body::Incoming>) -> HttpResp
             Ok(scope) => scope,
             Err(authenticate) => authenticate(&app)?,
         };
+        input.query.check()?;
         handler(&app.billing, &scope, input)
     };
     // Operations are synchronous (they hold a database connection); the route's lane says

@@ -705,4 +705,18 @@ pub fn webhook_destinations_must_be_public<H: Harness>() {
     let a = &d[0].attempts[0];
     assert_eq!(a.response_status, None);
     assert!(a.error.as_deref().is_some_and(|e| e.contains("public addresses")), "{a:?}");
+
+    // A redirect's body is not kept (it can carry what an internal service at its target
+    // said); a 4xx or 5xx answer's is.
+    w.billing.delete_webhook_endpoint(&w.admin, local.id).unwrap();
+    for (status, kept) in [(302, false), (503, true)] {
+        t.set(status);
+        let e = endpoint(&w, &w.admin, json!({"url": format!("https://example.com/{status}")}));
+        record(&w, &event_in(&w.admin, EventType::PaymentSucceeded, w.now()));
+        w.billing.run_due_work(None, 100).unwrap();
+        let a = deliveries(&w, e.id)[0].attempts[0].clone();
+        assert_eq!(a.response_status, Some(status));
+        assert_eq!(a.response_body.is_some(), kept, "{a:?}");
+        w.billing.delete_webhook_endpoint(&w.admin, e.id).unwrap();
+    }
 }

@@ -12,6 +12,7 @@ mod connections;
 mod consumer;
 mod coupon;
 mod cross_branch;
+mod hostile_input;
 mod http_basics;
 mod invoice;
 mod invoice_events;
