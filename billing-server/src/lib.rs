@@ -183,6 +183,7 @@ async fn respond(app: Arc<App>, req: Request<hyper::body::Incoming>) -> HttpResp
     let credential = credential(&parts.headers);
     // An empty header is the same as none.
     let branch = header(&parts.headers, "x-branch-id").map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
+    let lane = route.lane;
     let authenticate = move |app: &App| {
         let branch = match branch {
             Some(b) => Some(b.parse::<BranchId>().map_err(|_| {
@@ -194,7 +195,7 @@ async fn respond(app: Arc<App>, req: Request<hyper::body::Incoming>) -> HttpResp
             })?),
             None => None,
         };
-        app.billing.authenticate(&credential?, branch)
+        app.billing.authenticate_for(&credential?, branch, lane)
     };
     // A request with a body is authenticated before its body is read: a client without valid
     // credentials never gets to hold a body buffer (or a slow body's connection) open. One

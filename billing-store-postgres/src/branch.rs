@@ -107,6 +107,20 @@ impl billing_core::branch::BranchTx for PgTx<'_> {
         Ok(row.map(branch_of))
     }
 
+    fn retired_branch(&mut self, org: OrgId, id: BranchId) -> StoreResult<Option<Branch>> {
+        use branches::dsl as b;
+        let row = self.read(|c| {
+            b::branches
+                .filter(b::id.eq(id.0))
+                .filter(b::org_id.eq(org.0))
+                .filter(b::deleted_at.is_not_null())
+                .select(branch_select())
+                .first(c)
+                .optional()
+        })?;
+        Ok(row.map(branch_of))
+    }
+
     fn branch_by_name(&mut self, org: OrgId, key: &str) -> StoreResult<Option<Branch>> {
         use branches::dsl as b;
         let row = self.read(|c| {

@@ -35,6 +35,17 @@ impl BranchTx for SqliteTx<'_> {
         )
     }
 
+    fn retired_branch(&mut self, org: OrgId, branch: BranchId) -> StoreResult<Option<Branch>> {
+        self.one(
+            sql!(
+                "SELECT {} FROM branches WHERE id = ?1 AND org_id = ?2 AND deleted_at IS NOT NULL",
+                Branches::sql().select
+            ),
+            vec![u(branch), u(org)],
+            Branches::row,
+        )
+    }
+
     fn branch_by_name(&mut self, org: OrgId, key: &str) -> StoreResult<Option<Branch>> {
         self.one(
             sql!(

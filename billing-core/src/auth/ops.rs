@@ -2,19 +2,36 @@
 
 use super::{jwt, ApiKey, BranchAccess, Claims, Credential, KeyPair, NewApiKey, Scope};
 use crate::billing::Billing;
+use crate::branch::Branch;
 use crate::clock::Timestamp;
 use crate::error::{Code, Error, FieldError, Result};
 use crate::ids::{ApiKeyId, BranchId, OrgId};
+use crate::lane::Lane;
 use crate::org::{Organization, Role, User};
 use crate::store::{Store, Tx};
 use chrono::Duration;
 
 impl<S: Store> Billing<S> {
     /// Resolves credentials and the requested branch (`x-branch-id`) into a [`Scope`], in one
-    /// read. Bad credentials are 401; a branch the credential cannot use is 403.
+    /// read. Bad credentials are 401; a branch the credential cannot use is 403. The branch must
+    /// be live: see [`Self::authenticate_for`] for reading a deleted one.
     pub fn authenticate(&self, cred: &Credential, branch: Option<BranchId>) -> Result<Scope> {
+        self.authenticate_for(cred, branch, Lane::Write)
+    }
+
+    /// [`Self::authenticate`] for an operation of `lane`. A deleted (retired) branch, named
+    /// explicitly, is open to organization admins for reads, so that its records stay
+    /// reachable; every other use of it is a 403.
+    pub fn authenticate_for(&self, cred: &Credential, branch: Option<BranchId>, lane: Lane) -> Result<Scope> {
         let server_now = self.clock().now();
         let forbidden = |b: BranchId| Error::forbidden(format!("no access to branch '{b}'"));
+        // A retired branch for an organization admin's read, when the live lookup found none.
+        let retired = |tx: &mut dyn Tx, org: OrgId, role: Role| -> Result<Option<Branch>> {
+            match branch {
+                Some(b) if lane == Lane::Read && role == Role::OrganizationAdmin => Ok(tx.retired_branch(org, b)?),
+                _ => Ok(None),
+            }
+        };
         self.store.read(|tx| match cred {
             Credential::ApiKey { key, secret } => {
                 // One answer for an unknown key, a revoked one and a wrong secret: the answer must
@@ -26,6 +43,10 @@ impl<S: Store> Billing<S> {
                 }
                 let wanted = branch.unwrap_or(k.default_branch_id);
                 let access = k.access();
+                let found = match found {
+                    Some(b) => Some(b),
+                    None => retired(tx, org.id, k.role())?,
+                };
                 let branch = found.filter(|_| access.allows(wanted)).ok_or_else(|| forbidden(wanted))?;
                 // The key itself carries its role, branches and the user it acts for.
                 let actor = crate::auth::Actor {
@@ -50,7 +71,10 @@ impl<S: Store> Billing<S> {
                 let org = tx.org(claims.org)?.ok_or_else(|| Error::unauthorized("unknown organization"))?;
                 let branch = match branch {
                     Some(b) if !access.allows(b) => return Err(forbidden(b)),
-                    Some(b) => tx.branch(org.id, b)?.ok_or_else(|| forbidden(b))?,
+                    Some(b) => match tx.branch(org.id, b)? {
+                        Some(live) => live,
+                        None => retired(tx, org.id, user.role)?.ok_or_else(|| forbidden(b))?,
+                    },
                     None => tx
                         .list_branches(org.id)?
                         .into_iter()

@@ -7,7 +7,7 @@ use crate::error::{Code, Error, Result};
 use crate::ids::BranchId;
 use crate::lane::Lane;
 use crate::org::Role;
-use crate::store::Store;
+use crate::store::{Store, Tx};
 
 /// Where each operation of this module runs.
 pub mod lane {
@@ -89,9 +89,61 @@ impl<S: Store> Billing<S> {
             if keys > 0 {
                 return Err(Error::rule(Code::BRANCH_IN_USE, format!("branch is the default branch of {keys} API key(s)")));
             }
+            let holds = unfinished_business(tx, id)?;
+            if !holds.is_empty() {
+                return Err(Error::rule(
+                    Code::BRANCH_IN_USE,
+                    format!("branch holds {}: complete, void or wait for them first", holds.join(", ")),
+                ));
+            }
             b.deleted_at = Some(now);
             tx.update_branch(&b)?;
             Ok(())
         })
     }
+}
+
+/// What keeps a branch from being deleted: money and messages still under way in it. Deleting
+/// it would strand them (its records are then read-only, for organization admins).
+fn unfinished_business(tx: &mut dyn Tx, branch: BranchId) -> Result<Vec<String>> {
+    use crate::invoice::{InvoiceFilter, InvoiceSort, InvoiceStatus};
+    use crate::list::ListQuery;
+    use crate::payment::{PaymentFilter, PaymentSort, PaymentStatus};
+    use crate::webhook::{DeliveryFilter, DeliveryStatus};
+    let mut holds = Vec::new();
+    let mut one = ListQuery::new(InvoiceSort::CreatedAt);
+    one.limit = 1;
+    let open = InvoiceFilter {
+        statuses: InvoiceStatus::OPEN.to_vec(),
+        ..Default::default()
+    };
+    let invoices = tx.list_invoices(branch, &one, &open)?.total;
+    if invoices > 0 {
+        holds.push(format!("{invoices} open invoice(s)"));
+    }
+    let mut one = ListQuery::new(PaymentSort::CreatedAt);
+    one.limit = 1;
+    let in_flight = PaymentFilter {
+        statuses: vec![PaymentStatus::Processing],
+        ..Default::default()
+    };
+    let payments = tx.list_payments(branch, &one, &in_flight)?.total;
+    if payments > 0 {
+        holds.push(format!("{payments} payment(s) in progress"));
+    }
+    let mut deliveries = 0;
+    for e in tx.list_webhook_endpoints(branch)? {
+        for status in [DeliveryStatus::Pending, DeliveryStatus::Retrying] {
+            let f = DeliveryFilter {
+                status: Some(status),
+                ..Default::default()
+            };
+            deliveries += tx.list_webhook_deliveries(e.id, &f, 1, 1)?.total;
+        }
+    }
+    if deliveries > 0 {
+        holds.push(format!("{deliveries} webhook delivery(ies) not yet finished"));
+    }
+    // Subscriptions and payment links, once they exist, hold a branch the same way.
+    Ok(holds)
 }

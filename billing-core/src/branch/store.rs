@@ -8,6 +8,10 @@ use crate::store::StoreResult;
 pub trait BranchTx {
     fn insert_branch(&mut self, b: &Branch) -> StoreResult<()>;
     fn branch(&mut self, org: OrgId, id: BranchId) -> StoreResult<Option<Branch>>;
+    /// The deleted branch of the organization with this id (the one exception to "deleted
+    /// branches are never returned": organization admins may still read a retired branch's
+    /// records).
+    fn retired_branch(&mut self, org: OrgId, id: BranchId) -> StoreResult<Option<Branch>>;
     /// The live branch of the organization whose [`Branch::name_key`] is `key`. Live branch
     /// keys are unique per organization (constraint `branches_org_name_key`).
     fn branch_by_name(&mut self, org: OrgId, key: &str) -> StoreResult<Option<Branch>>;

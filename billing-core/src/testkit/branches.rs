@@ -210,3 +210,63 @@ pub fn names_compare_case_insensitively_beyond_ascii<H: Harness>() {
         Some(d.id)
     );
 }
+
+/// A branch with money or messages still under way in it (an open invoice, a webhook delivery
+/// not yet finished) is not deleted: BRANCH_IN_USE names what holds it, and nothing changes.
+/// Once they are finished it may be, and its records stay readable by organization admins
+/// (naming it in `x-branch-id`), by nobody else, and for nothing but reads.
+pub fn branch_with_unfinished_business_is_kept_then_retired_readable<H: Harness>() {
+    use super::invoices as inv;
+    use super::webhooks::{event_in, record, FakeTransport};
+    use crate::event::EventType;
+    use crate::lane::Lane;
+    use crate::webhook::EndpointFields;
+    use serde_json::json;
+    let w = World::new(H::store());
+    let b = w.new_branch("Bravo");
+    let s = w.in_branch(b.id);
+    let c = inv::consumer(&w, &s, false);
+    let p = inv::product(&w, &s, "10.00", json!({}));
+    let open = inv::create(&w, &s, inv::invoice_body(c.id, &[(p.id, 1)], &[]));
+    let refused = expect_code(w.billing.delete_branch(&w.admin, b.id), Code::BRANCH_IN_USE);
+    assert!(refused.to_string().contains("1 open invoice"), "{refused}");
+    assert_eq!(w.branch_names(&w.admin), vec!["Main", "Bravo"]);
+
+    // A webhook delivery that is still being retried holds it too.
+    w.billing.void_invoice(&s, open.id).unwrap();
+    let t = FakeTransport::new(500);
+    w.billing.set_webhook_transport(t.clone());
+    let hook = w
+        .billing
+        .create_webhook_endpoint(&s, EndpointFields::parse(&json!({"url": "https://example.com/h"}), true).unwrap())
+        .unwrap();
+    record(&w, &event_in(&s, EventType::PaymentSucceeded, w.now()));
+    w.billing.run_due_work(None, 100).unwrap();
+    let refused = expect_code(w.billing.delete_branch(&w.admin, b.id), Code::BRANCH_IN_USE);
+    assert!(refused.to_string().contains("webhook"), "{refused}");
+    w.billing.delete_webhook_endpoint(&s, hook.id).unwrap();
+    w.billing.delete_branch(&w.admin, b.id).unwrap();
+
+    // Retired: readable by organization admins who name it, for reads only.
+    let admin = w.billing.authenticate_for(&w.admin_key(), Some(b.id), Lane::Read).unwrap();
+    assert_eq!(admin.branch.id, b.id);
+    let (read, _) = w.billing.get_invoice(&admin, open.id).unwrap();
+    assert_eq!(read.id, open.id);
+    for lane in [Lane::Write, Lane::Io] {
+        expect_code(w.billing.authenticate_for(&w.admin_key(), Some(b.id), lane), Code::PERMISSION_FORBIDDEN);
+    }
+    let (_, scoped) = w.scoped_key(&[w.boot.branch.id]);
+    expect_code(w.billing.authenticate_for(&scoped, Some(b.id), Lane::Read), Code::PERMISSION_FORBIDDEN);
+    let branch_admin = w.user(Role::BranchAdmin, &[w.boot.branch.id]);
+    expect_code(
+        w.billing.authenticate_for(&w.bearer(&branch_admin), Some(b.id), Lane::Read),
+        Code::PERMISSION_FORBIDDEN,
+    );
+    let org_admin = w.user(Role::OrganizationAdmin, &[]);
+    assert_eq!(
+        w.billing.authenticate_for(&w.bearer(&org_admin), Some(b.id), Lane::Read).unwrap().branch.id,
+        b.id
+    );
+    // Never chosen by default, and not listed.
+    assert_eq!(w.branch_names(&w.admin), vec!["Main"]);
+}

@@ -347,6 +347,7 @@ macro_rules! conformance_suite {
                 branch_user_cannot_change_branches,
                 branch_admin_cannot_create_or_delete,
                 names_compare_case_insensitively_beyond_ascii,
+                branch_with_unfinished_business_is_kept_then_retired_readable,
             ],
             invitations: [
                 org_admin_invites_to_any_branch,

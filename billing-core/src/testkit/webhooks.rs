@@ -19,7 +19,7 @@ use std::sync::{Arc, Mutex};
 const KIND: &str = "test.kind";
 
 /// Writes an event as operations do ([`crate::event::record`]: with its fan-out item).
-fn record<S: crate::store::Store>(w: &World<S>, ev: &Event) {
+pub fn record<S: crate::store::Store>(w: &World<S>, ev: &Event) {
     w.billing.store.write(|tx| crate::event::record(tx, ev)).expect("record the event");
 }
 

@@ -191,9 +191,9 @@ fn delete_rules(srv: &TestServer) {
     assert_error(&r, 404, "NOT_FOUND");
     let r = srv.unchanged(|| srv.put(&branch_path(&c), json!({"name": "Back"})));
     assert_error(&r, 404, "NOT_FOUND");
-    // Nobody acts in a deleted branch any more.
+    // Nobody acts in a deleted branch any more; organization admins may still read its records.
     let r = srv.unchanged(|| in_branch(srv, &c, Method::GET, &format!("/api/v2/consumers/{consumer_in_c}"), None));
-    assert_error(&r, 403, "PERMISSION_FORBIDDEN");
+    assert_eq!(ok(r)["name"], "In C");
     let r = srv.unchanged(|| in_branch(srv, &c, Method::POST, "/api/v2/consumers", Some(json!({"name": "late"}))));
     assert_error(&r, 403, "PERMISSION_FORBIDDEN");
     // Its name is free again, for a new branch.
@@ -222,7 +222,37 @@ fn concurrent_creates_of_one_name_make_one_branch(srv: &TestServer) {
     assert_eq!(listed, vec!["main", "tabuk"]);
 }
 
+/// A branch holding an open invoice is not deleted (400 BRANCH_IN_USE naming it, nothing
+/// changed); once the invoice is voided it is, and the invoice stays readable by the
+/// organization admin naming the retired branch, who can no longer write in it.
+fn deleting_a_branch_with_open_money_is_refused(srv: &TestServer) {
+    let b = id_of(&ok(srv.post("/api/v2/branch", json!({"name": "Kiosk"}))));
+    let in_b = |method: Method, path: &str, body: Option<serde_json::Value>| srv.call_as(&srv.key, Some(&b), method, path, body);
+    let c = id_of(&ok(in_b(Method::POST, "/api/v2/consumers", Some(json!({"name": "Payer"})))));
+    let p = id_of(&ok(in_b(
+        Method::POST,
+        "/api/v2/products",
+        Some(json!({"name": "Thing", "type": "ONE_OFF", "price": "10.00"})),
+    )));
+    let body = crate::common::invoice_fixtures::invoice_body(&c, &[(&p, 1)], &[]);
+    let inv = id_of(&ok(in_b(Method::POST, "/api/v2/invoices", Some(body))));
+    let r = srv.unchanged(|| srv.delete(&branch_path(&b)));
+    assert_error(&r, 400, "BRANCH_IN_USE");
+    assert!(r.text.contains("1 open invoice"), "{}", r.text);
+
+    ok(in_b(Method::POST, &format!("/api/v2/invoices/{inv}/void"), None));
+    ok(srv.delete(&branch_path(&b)));
+    let read = ok(in_b(Method::GET, &format!("/api/v2/invoices/{inv}"), None));
+    assert_eq!(read["status"], "CANCELED");
+    assert_error(
+        &in_b(Method::POST, "/api/v2/consumers", Some(json!({"name": "Late"}))),
+        403,
+        "PERMISSION_FORBIDDEN",
+    );
+}
+
 http_tests!(
+    deleting_a_branch_with_open_money_is_refused,
     create_and_get,
     create_with_an_existing_name_returns_that_branch,
     list_visibility_by_role,
@@ -234,4 +264,9 @@ http_tests!(
 );
 
 // Paths that reach the store differently on PostgreSQL (see `postgres_smoke!`).
-postgres_smoke!(create_and_get, delete_rules, concurrent_creates_of_one_name_make_one_branch,);
+postgres_smoke!(
+    create_and_get,
+    delete_rules,
+    concurrent_creates_of_one_name_make_one_branch,
+    deleting_a_branch_with_open_money_is_refused,
+);
