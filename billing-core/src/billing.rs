@@ -30,6 +30,8 @@ pub struct Billing<S> {
     /// Whether webhook endpoints may point to loopback, private and other non-public addresses
     /// ([`crate::webhook::destination`]); off unless a host turns it on for development.
     allow_private_webhooks: std::sync::atomic::AtomicBool,
+    /// Where long clock advances report progress, and how often.
+    advance_progress: RwLock<Option<(std::time::Duration, crate::sandbox::ProgressReporter)>>,
 }
 
 impl<S: Store> Billing<S> {
@@ -44,6 +46,7 @@ impl<S: Store> Billing<S> {
             webhook_transport: Default::default(),
             work: crate::work::registry(),
             allow_private_webhooks: Default::default(),
+            advance_progress: Default::default(),
         }
     }
 
@@ -82,6 +85,17 @@ impl<S: Store> Billing<S> {
 
     pub fn allows_private_webhooks(&self) -> bool {
         self.allow_private_webhooks.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Has sandbox clock advances report their progress to `report` once `every` has passed
+    /// since they started or last reported (at most once a stop), and once more at the end if
+    /// they reported before.
+    pub fn set_advance_progress(&self, every: std::time::Duration, report: crate::sandbox::ProgressReporter) {
+        *self.advance_progress.write().unwrap_or_else(|p| p.into_inner()) = Some((every, report));
+    }
+
+    pub(crate) fn advance_progress(&self) -> Option<(std::time::Duration, crate::sandbox::ProgressReporter)> {
+        self.advance_progress.read().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
     /// Sets the gateway of sandbox organizations (default: [`SandboxGateway`]).

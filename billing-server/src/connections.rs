@@ -233,6 +233,9 @@ pub async fn serve(app: Arc<App>, listener: TcpListener) {
                 .timer(TokioTimer::new())
                 .header_read_timeout(limits.header_timeout)
                 .max_buf_size(MAX_HEAD_BUFFER)
+                // A client that shuts down its sending side after its request (as `nc -N` and
+                // some scripts do) still gets the answer.
+                .half_close(true)
                 .keep_alive(true)
                 .serve_connection(TokioIo::new(stream), service);
             tokio::select! {

@@ -92,6 +92,8 @@ impl Config {
     }
 }
 
+/// How often a long sandbox clock advance logs its progress.
+pub const ADVANCE_PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_secs(5);
 pub const DEFAULT_BODY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// Default PostgreSQL pool size per process.
@@ -123,6 +125,17 @@ impl App {
             .with_jwt_secret(config.jwt_secret.as_bytes().to_vec())
             .with_public_url(config.public_url.clone());
         billing.set_allow_private_webhooks(config.webhook_allow_private);
+        // A long sandbox clock advance (many stops, slow receivers) says in the log that it moves.
+        billing.set_advance_progress(
+            ADVANCE_PROGRESS_EVERY,
+            Arc::new(|p: &billing_core::sandbox::AdvanceProgress| {
+                let (org, at, target) = (p.org.to_string(), billing_core::clock::format_rfc3339(&p.at), billing_core::clock::format_rfc3339(&p.target));
+                match p.done {
+                    false => tracing::info!(%org, %at, %target, stops = p.stops, items = p.items, elapsed_ms = p.elapsed.as_millis() as u64, "sandbox clock advance in progress"),
+                    true => tracing::info!(%org, %target, stops = p.stops, items = p.items, elapsed_ms = p.elapsed.as_millis() as u64, "sandbox clock advance done"),
+                }
+            }),
+        );
         let app = Arc::new(App { billing, config });
         app.billing.set_webhook_transport(Arc::new(transport));
         if app.config.worker {

@@ -2,7 +2,9 @@
 //! attempts, and every kind the core's registry has) and runs it with the core's handlers.
 
 use crate::App;
+use billing_core::ids::OrgId;
 use billing_core::work::{DueWork, WorkReport};
+use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
 use std::sync::mpsc;
 use std::sync::{Arc, Condvar, Mutex, Weak};
@@ -17,14 +19,43 @@ pub struct WorkerOptions {
     pub concurrency: usize,
 }
 
-/// How many runners are free; the dispatcher waits on it when none is.
+/// How many runners are free (the dispatcher waits on it when none is), and how many each
+/// organization holds (for a fair claim).
 struct Idle {
     free: Mutex<usize>,
     changed: Condvar,
+    by_org: Mutex<HashMap<OrgId, usize>>,
+}
+
+/// The organizations a job's items belong to (a fan-out batch may hold several).
+fn orgs_of(job: &[DueWork]) -> Vec<OrgId> {
+    let mut orgs: Vec<OrgId> = job.iter().map(|i| i.org_id).collect();
+    orgs.sort_by_key(|o| o.0);
+    orgs.dedup();
+    orgs
 }
 
 impl Idle {
-    fn release(&self) {
+    fn take(&self, job: &[DueWork]) {
+        *self.free.lock().unwrap() -= 1;
+        let mut by_org = self.by_org.lock().unwrap();
+        for org in orgs_of(job) {
+            *by_org.entry(org).or_default() += 1;
+        }
+    }
+
+    fn release(&self, job: &[DueWork]) {
+        {
+            let mut by_org = self.by_org.lock().unwrap();
+            for org in orgs_of(job) {
+                if let Some(n) = by_org.get_mut(&org) {
+                    *n -= 1;
+                    if *n == 0 {
+                        by_org.remove(&org);
+                    }
+                }
+            }
+        }
         *self.free.lock().unwrap() += 1;
         self.changed.notify_one();
     }
@@ -44,6 +75,7 @@ pub fn start(app: &Arc<App>, options: WorkerOptions) {
     let idle = Arc::new(Idle {
         free: Mutex::new(concurrency),
         changed: Condvar::new(),
+        by_org: Mutex::default(),
     });
     let (send, receive) = mpsc::channel::<Vec<DueWork>>();
     let receive = Arc::new(Mutex::new(receive));
@@ -86,9 +118,10 @@ fn dispatch(app: &Weak<App>, options: WorkerOptions, idle: &Idle, send: &mpsc::S
             *free
         };
         let Some(app) = app.upgrade() else { return };
+        let held = idle.by_org.lock().unwrap().clone();
         let claimed = app
             .billing
-            .claim_due_work(None, &app.billing.work_kinds(), app.billing.work_lease(), free.min(256) as u32);
+            .claim_due_work_fairly(&app.billing.work_kinds(), app.billing.work_lease(), free.min(256) as u32, concurrency, &held);
         let items = match claimed {
             Ok(items) => items,
             Err(e) => {
@@ -105,7 +138,7 @@ fn dispatch(app: &Weak<App>, options: WorkerOptions, idle: &Idle, send: &mpsc::S
         // Each job takes one runner: the items of a batched kind (the fan-outs) together, every
         // other item (a delivery) alone.
         for job in app.billing.work_jobs(items) {
-            *idle.free.lock().unwrap() -= 1;
+            idle.take(&job);
             if send.send(job).is_err() {
                 return;
             }
@@ -130,6 +163,6 @@ fn run_items(app: Weak<App>, idle: &Idle, receive: &Mutex<mpsc::Receiver<Vec<Due
             tracing::error!("a due-work runner panicked; its items are retried when their leases run out");
         }
         // Whatever happened, the runner is free again (else the worker would shrink for good).
-        idle.release();
+        idle.release(&job);
     }
 }

@@ -80,8 +80,40 @@ const CLAIM_DUE: &str = "UPDATE due_work SET leased_until = $2, attempts = attem
         WHERE w.due_at <= $1 + o.clock_offset_us * interval '1 microsecond' \
           AND (w.leased_until IS NULL OR w.leased_until <= $1) \
           AND w.kind = ANY($3) AND ($4::uuid IS NULL OR w.org_id = $4) \
+          AND w.org_id <> ALL($6) \
         ORDER BY w.due_at, w.id LIMIT $5 FOR UPDATE OF w SKIP LOCKED) \
      RETURNING id, org_id, kind, due_at, payload, attempts, leased_until";
+
+impl PgTx<'_> {
+    /// Leases the earliest `limit` due items of `org` (or of all but `except`).
+    fn claim(
+        &mut self,
+        org: Option<OrgId>,
+        except: &[OrgId],
+        kinds: &[&str],
+        server_now: Timestamp,
+        lease_until: Timestamp,
+        limit: u32,
+    ) -> StoreResult<Vec<DueWork>> {
+        if kinds.is_empty() || limit == 0 {
+            return Ok(vec![]);
+        }
+        let kinds: Vec<String> = kinds.iter().map(|k| k.to_string()).collect();
+        let except: Vec<uuid::Uuid> = except.iter().map(|o| o.0).collect();
+        let mut rows: Vec<WorkRow> = self.change(|c| {
+            diesel::sql_query(CLAIM_DUE)
+                .bind::<Timestamptz, _>(server_now)
+                .bind::<Timestamptz, _>(lease_until)
+                .bind::<Array<Text>, _>(&kinds)
+                .bind::<Nullable<SqlUuid>, _>(org.map(|o| o.0))
+                .bind::<BigInt, _>(i64::from(limit))
+                .bind::<Array<SqlUuid>, _>(&except)
+                .load(c)
+        })?;
+        rows.sort_by_key(|r| (r.due_at, r.id));
+        Ok(rows.into_iter().map(WorkRow::into_domain).collect())
+    }
+}
 
 impl billing_core::work::WorkTx for PgTx<'_> {
     fn insert_work(&mut self, w: &DueWork) -> StoreResult<()> {
@@ -95,21 +127,18 @@ impl billing_core::work::WorkTx for PgTx<'_> {
     }
 
     fn claim_due_work(&mut self, org: Option<OrgId>, kinds: &[&str], server_now: Timestamp, lease_until: Timestamp, limit: u32) -> StoreResult<Vec<DueWork>> {
-        if kinds.is_empty() || limit == 0 {
-            return Ok(vec![]);
-        }
-        let kinds: Vec<String> = kinds.iter().map(|k| k.to_string()).collect();
-        let mut rows: Vec<WorkRow> = self.change(|c| {
-            diesel::sql_query(CLAIM_DUE)
-                .bind::<Timestamptz, _>(server_now)
-                .bind::<Timestamptz, _>(lease_until)
-                .bind::<Array<Text>, _>(&kinds)
-                .bind::<Nullable<SqlUuid>, _>(org.map(|o| o.0))
-                .bind::<BigInt, _>(i64::from(limit))
-                .load(c)
-        })?;
-        rows.sort_by_key(|r| (r.due_at, r.id));
-        Ok(rows.into_iter().map(WorkRow::into_domain).collect())
+        self.claim(org, &[], kinds, server_now, lease_until, limit)
+    }
+
+    fn claim_due_work_except(
+        &mut self,
+        except: &[OrgId],
+        kinds: &[&str],
+        server_now: Timestamp,
+        lease_until: Timestamp,
+        limit: u32,
+    ) -> StoreResult<Vec<DueWork>> {
+        self.claim(None, except, kinds, server_now, lease_until, limit)
     }
 
     fn due_work_exists(&mut self, org: Option<OrgId>, kinds: &[&str], server_now: Timestamp) -> StoreResult<bool> {

@@ -258,9 +258,18 @@ impl Filter {
 
     /// ` AND {col} IN (?n, …)`.
     pub fn any(&mut self, col: &str, values: Vec<SqlValue>) {
+        self.list(col, "IN", values)
+    }
+
+    /// ` AND {col} NOT IN (?n, …)`.
+    pub fn none(&mut self, col: &str, values: Vec<SqlValue>) {
+        self.list(col, "NOT IN", values)
+    }
+
+    fn list(&mut self, col: &str, op: &str, values: Vec<SqlValue>) {
         let start = self.next();
         let marks: Vec<String> = (0..values.len()).map(|k| format!("?{}", start + k)).collect();
-        self.sql.push_str(&format!(" AND {col} IN ({})", marks.join(", ")));
+        self.sql.push_str(&format!(" AND {col} {op} ({})", marks.join(", ")));
         self.params.extend(values);
     }
 

@@ -25,6 +25,10 @@ table! {
 /// `FROM due_work w JOIN organizations o … WHERE` due and free at `server_now`, of `org` (or
 /// all) and of `kinds`.
 fn due(org: Option<OrgId>, kinds: &[&str], server_now: Timestamp) -> Filter {
+    due_except(org, &[], kinds, server_now)
+}
+
+fn due_except(org: Option<OrgId>, except: &[OrgId], kinds: &[&str], server_now: Timestamp) -> Filter {
     let mut w = Filter::new(
         "FROM due_work w JOIN organizations o ON o.id = w.org_id \
          WHERE w.due_at <= ?1 + o.clock_offset_us AND (w.leased_until IS NULL OR w.leased_until <= ?1)",
@@ -34,23 +38,18 @@ fn due(org: Option<OrgId>, kinds: &[&str], server_now: Timestamp) -> Filter {
         w.cmp("w.org_id =", u(o));
     }
     w.any("w.kind", kinds.iter().map(|k| s(*k)).collect());
+    if !except.is_empty() {
+        w.none("w.org_id", except.iter().map(|o| u(*o)).collect());
+    }
     w
 }
 
-impl WorkTx for SqliteTx<'_> {
-    fn insert_work(&mut self, w: &DueWork) -> StoreResult<()> {
-        self.exec(&Work::sql().insert, Work::params(w)?).map(drop)
-    }
-
-    fn work(&mut self, id: WorkId) -> StoreResult<Option<DueWork>> {
-        self.one(sql!("SELECT {} FROM due_work WHERE id = ?1", Work::sql().select), vec![u(id)], Work::row)
-    }
-
-    fn claim_due_work(&mut self, org: Option<OrgId>, kinds: &[&str], server_now: Timestamp, lease_until: Timestamp, limit: u32) -> StoreResult<Vec<DueWork>> {
+impl SqliteTx<'_> {
+    /// Leases the earliest `limit` items matching `w`.
+    fn claim(&mut self, w: Filter, kinds: &[&str], lease_until: Timestamp, limit: u32) -> StoreResult<Vec<DueWork>> {
         if kinds.is_empty() || limit == 0 {
             return Ok(vec![]);
         }
-        let w = due(org, kinds, server_now);
         let ids: Vec<WorkId> = self.all(&format!("SELECT w.id {} ORDER BY w.due_at, w.id LIMIT {limit}", w.sql), w.params, |r| {
             get_id(r, 0)
         })?;
@@ -63,6 +62,31 @@ impl WorkTx for SqliteTx<'_> {
             out.extend(self.work(wid)?);
         }
         Ok(out)
+    }
+}
+
+impl WorkTx for SqliteTx<'_> {
+    fn insert_work(&mut self, w: &DueWork) -> StoreResult<()> {
+        self.exec(&Work::sql().insert, Work::params(w)?).map(drop)
+    }
+
+    fn work(&mut self, id: WorkId) -> StoreResult<Option<DueWork>> {
+        self.one(sql!("SELECT {} FROM due_work WHERE id = ?1", Work::sql().select), vec![u(id)], Work::row)
+    }
+
+    fn claim_due_work(&mut self, org: Option<OrgId>, kinds: &[&str], server_now: Timestamp, lease_until: Timestamp, limit: u32) -> StoreResult<Vec<DueWork>> {
+        self.claim(due(org, kinds, server_now), kinds, lease_until, limit)
+    }
+
+    fn claim_due_work_except(
+        &mut self,
+        except: &[OrgId],
+        kinds: &[&str],
+        server_now: Timestamp,
+        lease_until: Timestamp,
+        limit: u32,
+    ) -> StoreResult<Vec<DueWork>> {
+        self.claim(due_except(None, except, kinds, server_now), kinds, lease_until, limit)
     }
 
     fn due_work_exists(&mut self, org: Option<OrgId>, kinds: &[&str], server_now: Timestamp) -> StoreResult<bool> {

@@ -21,3 +21,24 @@ pub enum Advance {
     By(Duration),
     To(Timestamp),
 }
+
+/// How far a clock advance has come, reported while it runs (see
+/// [`crate::Billing::set_advance_progress`]): a long advance (many stops, slow receivers) can
+/// take a while, and whoever runs the server should see that it moves.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AdvanceProgress {
+    pub org: crate::ids::OrgId,
+    /// Where the test clock is now, and where the advance goes.
+    pub at: Timestamp,
+    pub target: Timestamp,
+    /// Stops made at due times so far, and due-work items run.
+    pub stops: usize,
+    pub items: usize,
+    /// Wall-clock time since the advance started.
+    pub elapsed: std::time::Duration,
+    /// Whether this is the last report (the advance reached its target).
+    pub done: bool,
+}
+
+/// Receives [`AdvanceProgress`] reports.
+pub type ProgressReporter = std::sync::Arc<dyn Fn(&AdvanceProgress) + Send + Sync>;

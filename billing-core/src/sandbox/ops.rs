@@ -20,6 +20,10 @@ pub mod lane {
 
 /// How often an advance looks again while work it waits for is in flight.
 const IN_FLIGHT_POLL: std::time::Duration = std::time::Duration::from_millis(5);
+/// A stop of the clock also takes in what falls due within this much after it, so that items
+/// due together run together: retries of attempts that started a few milliseconds apart would
+/// otherwise each make a stop of their own, and a stop costs one round of attempts.
+const STOP_GATHERS: Duration = Duration::seconds(1);
 
 impl<S: Store> Billing<S> {
     fn require_sandbox(scope: &Scope) -> Result<()> {
@@ -54,6 +58,7 @@ impl<S: Store> Billing<S> {
         let target = self.reserve_advance(scope, by)?;
         let mut budget = MAX_WORK_PER_ADVANCE;
         let mut stops = 0;
+        let mut progress = Progress::new(self.advance_progress(), org, target);
         // Items in flight (claimed by the background worker or another process) are waited for,
         // so that what they schedule next also runs at its own time; at most one lease long,
         // after which the item is free again and runs here.
@@ -61,7 +66,8 @@ impl<S: Store> Billing<S> {
         let mut waiting_since = None;
         let kinds = self.work_kinds();
         while stops < MAX_STOPS_PER_ADVANCE && budget > 0 {
-            budget = budget.saturating_sub(self.run_due_work(Some(org), budget)?.claimed);
+            let ran = self.run_due_work(Some(org), budget)?.claimed;
+            budget = budget.saturating_sub(ran);
             let server_now = self.clock().now();
             let times = self.store.read(|tx| Ok(tx.work_due_times(org, &kinds, server_now)?))?;
             if times.first_held.is_some_and(|t| t <= target) {
@@ -72,14 +78,17 @@ impl<S: Store> Billing<S> {
                 }
             }
             waiting_since = None;
-            match times.next_free {
-                Some(t) if t <= target => self.move_clock_forward(scope, t)?,
+            let at = match times.next_free {
+                Some(t) if t <= target => (t + STOP_GATHERS).min(target),
                 _ => break,
             };
+            self.move_clock_forward(scope, at)?;
             stops += 1;
+            progress.stop(at, stops, ran);
         }
         self.move_clock_forward(scope, target)?;
-        self.run_due_work(Some(org), budget)?;
+        let ran = self.run_due_work(Some(org), budget)?.claimed;
+        progress.done(stops, ran);
         Ok(target)
     }
 
@@ -129,5 +138,60 @@ impl<S: Store> Billing<S> {
             tx.update_org(&org)?;
             Ok(to)
         })
+    }
+}
+
+/// Reports an advance's progress now and then (see [`Billing::set_advance_progress`]).
+struct Progress {
+    reporter: Option<(std::time::Duration, crate::sandbox::ProgressReporter)>,
+    report: crate::sandbox::AdvanceProgress,
+    started: std::time::Instant,
+    last: std::time::Instant,
+    reported: bool,
+}
+
+impl Progress {
+    fn new(reporter: Option<(std::time::Duration, crate::sandbox::ProgressReporter)>, org: crate::ids::OrgId, target: Timestamp) -> Self {
+        let now = std::time::Instant::now();
+        Progress {
+            reporter,
+            report: crate::sandbox::AdvanceProgress {
+                org,
+                at: target,
+                target,
+                stops: 0,
+                items: 0,
+                elapsed: std::time::Duration::ZERO,
+                done: false,
+            },
+            started: now,
+            last: now,
+            reported: false,
+        }
+    }
+
+    fn stop(&mut self, at: Timestamp, stops: usize, items: usize) {
+        self.report.at = at;
+        self.report.stops = stops;
+        self.report.items += items;
+        if let Some((every, report)) = &self.reporter {
+            if self.last.elapsed() >= *every {
+                self.report.elapsed = self.started.elapsed();
+                report(&self.report);
+                self.last = std::time::Instant::now();
+                self.reported = true;
+            }
+        }
+    }
+
+    fn done(&mut self, stops: usize, items: usize) {
+        self.report.at = self.report.target;
+        self.report.stops = stops;
+        self.report.items += items;
+        self.report.done = true;
+        if let (Some((_, report)), true) = (&self.reporter, self.reported) {
+            self.report.elapsed = self.started.elapsed();
+            report(&self.report);
+        }
     }
 }

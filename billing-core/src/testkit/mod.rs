@@ -447,10 +447,12 @@ macro_rules! conformance_suite {
                 subscriptions_disabled_deleted_and_branches,
                 work_due_times_of_free_and_held_items,
                 one_long_advance_replays_the_retry_schedule,
+                advances_report_progress,
                 branch_users_cannot_manage_webhooks,
                 fan_out_batch_skips_lost_leases,
                 deliveries_of_one_stop_run_side_by_side,
                 webhook_destinations_must_be_public,
+                fair_claims_pass_over_busy_organizations,
             ],
             attempts: [
                 charge_in_flight_is_recorded_and_recovered,

@@ -100,6 +100,37 @@ pub fn due_follows_the_org_clock<H: Harness>() {
     assert_eq!(all.iter().map(|x| x.id).collect::<Vec<_>>(), vec![theirs.id]);
 }
 
+/// A fair claim passes over organizations that hold half the runners or more while another
+/// organization has due work, and gives them what is left; with nobody busy it is a plain
+/// claim in due order.
+pub fn fair_claims_pass_over_busy_organizations<H: Harness>() {
+    let w = World::new(H::store());
+    let busy_org = w.boot.org.id;
+    let other = w.other_org("Other", false).org.id;
+    let now = w.now();
+    let backlog: Vec<DueWork> = (1..=6).map(|k| item(busy_org, now - Duration::seconds(60 - k))).collect();
+    let theirs = item(other, now - Duration::seconds(1));
+    for x in backlog.iter().chain([&theirs]) {
+        w.write(|tx| tx.insert_work(x));
+    }
+    let lease = now + Duration::seconds(60);
+    let except = w.write(|tx| tx.claim_due_work_except(&[busy_org], &[KIND], now, lease, 10));
+    assert_eq!(except.iter().map(|x| x.id).collect::<Vec<_>>(), vec![theirs.id]);
+    w.write(|tx| tx.reschedule_work(theirs.id, Some(lease), theirs.due_at, &theirs.payload));
+
+    // Four runners, two held by `busy_org`: the other organization's item comes first, although
+    // it is due last; the rest of the limit goes to the busy one, earliest first.
+    let held = std::collections::HashMap::from([(busy_org, 2usize)]);
+    let got = w.billing.claim_due_work_fairly(&[KIND], Duration::seconds(30), 3, 4, &held).unwrap();
+    assert_eq!(got.iter().map(|x| x.id).collect::<Vec<_>>(), vec![theirs.id, backlog[0].id, backlog[1].id]);
+    // Nobody busy: due order, whatever the organization.
+    let got = w
+        .billing
+        .claim_due_work_fairly(&[KIND], Duration::seconds(30), 2, 4, &Default::default())
+        .unwrap();
+    assert_eq!(got.iter().map(|x| x.id).collect::<Vec<_>>(), vec![backlog[2].id, backlog[3].id]);
+}
+
 pub fn concurrent_claims_take_each_item_once<H: Harness>() {
     let w = World::new(H::store());
     let org = w.boot.org.id;
@@ -545,6 +576,33 @@ pub fn one_long_advance_replays_the_retry_schedule<H: Harness>() {
         (DeliveryStatus::Failed, 6),
         "a failed delivery stays failed"
     );
+}
+
+/// A clock advance reports its progress, stop by stop (here at every stop), and once at the
+/// end.
+pub fn advances_report_progress<H: Harness>() {
+    let w = World::new(H::store());
+    let (_, t) = wired(&w, 500, json!({"url": "https://example.com/h"}));
+    let reports = Arc::new(Mutex::new(Vec::new()));
+    let sink = reports.clone();
+    w.billing.set_advance_progress(
+        std::time::Duration::ZERO,
+        Arc::new(move |p: &crate::sandbox::AdvanceProgress| sink.lock().unwrap().push(p.clone())),
+    );
+    record(&w, &event_in(&w.admin, EventType::PaymentFailed, w.now()));
+    let target = w.billing.advance_sandbox_clock(&w.admin, Advance::By(Duration::days(1))).unwrap();
+    let reports = reports.lock().unwrap().clone();
+    assert_eq!(t.count(), 6);
+    assert_eq!(
+        reports.iter().map(|r| r.stops).collect::<Vec<_>>(),
+        vec![1, 2, 3, 4, 5, 5],
+        "one per stop, then the end"
+    );
+    assert!(reports.windows(2).all(|p| p[0].at <= p[1].at && p[0].items <= p[1].items));
+    let last = reports.last().unwrap();
+    assert!(last.done && !reports[..reports.len() - 1].iter().any(|r| r.done));
+    assert_eq!((last.at, last.target, last.org), (target, target, w.boot.org.id));
+    assert!(last.items >= 6, "at least the six attempts: {}", last.items);
 }
 
 /// Branch users may read endpoints and the delivery log but not change them or send again.

@@ -30,6 +30,35 @@ impl<S: Store> Billing<S> {
         self.store.write_leased(|tx| Ok(tx.claim_due_work(org, kinds, now, now + lease, limit)?))
     }
 
+    /// Claims due work for a worker with `runners` runners of which `busy` says how many each
+    /// organization holds. Organizations holding half the runners or more are passed over while
+    /// any other organization has due work, then get what is left: one organization's slow
+    /// receivers can hold up another's items by at most the time one attempt takes (until a
+    /// runner frees), never by its whole backlog. With one organization, it gets every runner.
+    pub fn claim_due_work_fairly(
+        &self,
+        kinds: &[&str],
+        lease: Duration,
+        limit: u32,
+        runners: usize,
+        busy: &std::collections::HashMap<OrgId, usize>,
+    ) -> Result<Vec<DueWork>> {
+        let share = (runners / 2).max(1);
+        let heavy: Vec<OrgId> = busy.iter().filter(|(_, n)| **n >= share).map(|(o, _)| *o).collect();
+        if heavy.is_empty() {
+            return self.claim_due_work(None, kinds, lease, limit);
+        }
+        let now = self.clock().now();
+        let mut claimed = self
+            .store
+            .write_leased(|tx| Ok(tx.claim_due_work_except(&heavy, kinds, now, now + lease, limit)?))?;
+        let left = limit.saturating_sub(claimed.len() as u32);
+        if left > 0 {
+            claimed.extend(self.claim_due_work(None, kinds, lease, left)?);
+        }
+        Ok(claimed)
+    }
+
     /// Splits claimed items into jobs, each for one runner: the items of a batched kind
     /// together, every other item alone.
     pub fn work_jobs(&self, items: Vec<DueWork>) -> Vec<Vec<DueWork>> {

@@ -16,6 +16,16 @@ pub trait WorkTx {
     /// `<= server_now`), earliest due first: sets `leased_until = lease_until`, adds one to
     /// `attempts`, and returns them as updated. Concurrent claims never return the same item.
     fn claim_due_work(&mut self, org: Option<OrgId>, kinds: &[&str], server_now: Timestamp, lease_until: Timestamp, limit: u32) -> StoreResult<Vec<DueWork>>;
+    /// [`Self::claim_due_work`] over every organization but those in `except` (a fair claim
+    /// passes over organizations that already hold many runners).
+    fn claim_due_work_except(
+        &mut self,
+        except: &[OrgId],
+        kinds: &[&str],
+        server_now: Timestamp,
+        lease_until: Timestamp,
+        limit: u32,
+    ) -> StoreResult<Vec<DueWork>>;
     /// Whether `claim_due_work` would find something (a cheap read, so that idle pollers take
     /// no write transaction).
     fn due_work_exists(&mut self, org: Option<OrgId>, kinds: &[&str], server_now: Timestamp) -> StoreResult<bool>;
