@@ -87,11 +87,11 @@ pub async fn read_request(parts: hyper::http::request::Parts, body: Incoming, li
             return Err(ReadError::TooLarge);
         }
     }
-    let body = match tokio::time::timeout(timeout, Limited::new(body, limit).collect()).await {
-        Err(_) => return Err(ReadError::TimedOut),
-        Ok(Ok(c)) => c.to_bytes(),
-        Ok(Err(e)) if e.downcast_ref::<http_body_util::LengthLimitError>().is_some() => return Err(ReadError::TooLarge),
-        Ok(Err(_)) => return Err(ReadError::Broken),
+    // A request without a body (most reads) takes no timer.
+    let body = if hyper::body::Body::is_end_stream(&body) {
+        Bytes::new()
+    } else {
+        read_body(body, limit, timeout).await?
     };
     Ok(Incoming2 {
         method: parts.method,
@@ -100,6 +100,15 @@ pub async fn read_request(parts: hyper::http::request::Parts, body: Incoming, li
         headers: parts.headers,
         body,
     })
+}
+
+async fn read_body(body: Incoming, limit: usize, timeout: std::time::Duration) -> Result<Bytes, ReadError> {
+    match tokio::time::timeout(timeout, Limited::new(body, limit).collect()).await {
+        Err(_) => Err(ReadError::TimedOut),
+        Ok(Ok(c)) => Ok(c.to_bytes()),
+        Ok(Err(e)) if e.downcast_ref::<http_body_util::LengthLimitError>().is_some() => Err(ReadError::TooLarge),
+        Ok(Err(_)) => Err(ReadError::Broken),
+    }
 }
 
 impl Incoming2 {

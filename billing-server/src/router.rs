@@ -35,48 +35,96 @@ pub enum Resolution {
     NotFound,
 }
 
-/// How a row's path matches `segments`: the captured parameters and how many literal segments
-/// matched (a literal beats a parameter: `/payments/auto-charge-on-demand/{id}` over
-/// `/payments/{payment_id}/…`).
-fn matches(pattern: &'static str, segments: &[&str]) -> Option<(usize, Vec<(&'static str, String)>)> {
-    let parts: Vec<&'static str> = pattern.trim_start_matches('/').split('/').collect();
-    if parts.len() != segments.len() {
-        return None;
-    }
-    let mut literals = 0;
-    let mut params = Vec::new();
-    for (p, s) in parts.iter().zip(segments) {
-        match p.strip_prefix('{').and_then(|p| p.strip_suffix('}')) {
-            Some(name) => params.push((name, (*s).to_string())),
-            None if p == s => literals += 1,
-            None => return None,
-        }
-    }
-    Some((literals, params))
+/// One segment of a row's path.
+enum Segment {
+    Literal(&'static str),
+    Param(&'static str),
 }
 
+/// A row with its path split once (resolving runs on every request).
+struct Compiled {
+    route: &'static Route,
+    segments: Vec<Segment>,
+    literals: usize,
+}
+
+static COMPILED: std::sync::LazyLock<Vec<Compiled>> = std::sync::LazyLock::new(|| {
+    TABLES
+        .iter()
+        .flat_map(|t| t.iter())
+        .map(|route| {
+            let segments: Vec<Segment> = route
+                .path
+                .trim_start_matches('/')
+                .split('/')
+                .map(|p| match p.strip_prefix('{').and_then(|p| p.strip_suffix('}')) {
+                    Some(name) => Segment::Param(name),
+                    None => Segment::Literal(p),
+                })
+                .collect();
+            let literals = segments.iter().filter(|s| matches!(s, Segment::Literal(_))).count();
+            Compiled { route, segments, literals }
+        })
+        .collect()
+});
+
+/// The most segments a path of the API has; longer paths are not looked at.
+const MAX_SEGMENTS: usize = 8;
+
+impl Compiled {
+    fn matches(&self, segments: &[&str]) -> bool {
+        self.segments.len() == segments.len()
+            && self.segments.iter().zip(segments).all(|(p, s)| match p {
+                Segment::Literal(l) => l == s,
+                Segment::Param(_) => true,
+            })
+    }
+
+    fn params(&self, segments: &[&str]) -> Vec<(&'static str, String)> {
+        self.segments
+            .iter()
+            .zip(segments)
+            .filter_map(|(p, s)| match p {
+                Segment::Param(name) => Some((*name, (*s).to_string())),
+                Segment::Literal(_) => None,
+            })
+            .collect()
+    }
+}
+
+/// The row for `method` and `path`. Of the rows whose path matches, those with the most literal
+/// segments win (`/payments/auto-charge-on-demand/{id}` over `/payments/{payment_id}/…`); a
+/// matching path with no row for the method is a 405.
 pub fn resolve(method: &Method, path: &str) -> Resolution {
     let Some(rest) = path.strip_prefix("/api/v2/") else {
         return Resolution::NotFound;
     };
-    let segments: Vec<&str> = rest.trim_end_matches('/').split('/').collect();
+    let mut segments = [""; MAX_SEGMENTS];
+    let mut n = 0;
+    for s in rest.trim_end_matches('/').split('/') {
+        if n == MAX_SEGMENTS {
+            return Resolution::NotFound;
+        }
+        segments[n] = s;
+        n += 1;
+    }
+    let segments = &segments[..n];
     let mut best: Option<usize> = None;
-    let mut found = None;
-    for r in TABLES.iter().flat_map(|t| t.iter()) {
-        let Some((literals, params)) = matches(r.path, &segments) else { continue };
-        if best.is_some_and(|b| b > literals) {
+    let mut found: Option<&Compiled> = None;
+    for c in COMPILED.iter().filter(|c| c.matches(segments)) {
+        if best.is_some_and(|b| b > c.literals) {
             continue;
         }
-        if best != Some(literals) {
-            best = Some(literals);
+        if best != Some(c.literals) {
+            best = Some(c.literals);
             found = None;
         }
-        if r.method == *method && found.is_none() {
-            found = Some((r, params));
+        if c.route.method == *method && found.is_none() {
+            found = Some(c);
         }
     }
     match (best, found) {
-        (_, Some((r, params))) => Resolution::Found(r, params),
+        (_, Some(c)) => Resolution::Found(c.route, c.params(segments)),
         (Some(_), None) => Resolution::MethodNotAllowed,
         (None, _) => Resolution::NotFound,
     }
