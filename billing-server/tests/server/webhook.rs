@@ -343,6 +343,12 @@ fn branch_users_cannot_manage_webhooks(srv: &TestServer) {
     let hid = id_of(&hook);
     emit(srv, &srv.branch_id(), EventType::PaymentFailed);
     rx.wait("/h", 1);
+    // The snapshots below must not straddle the recording of that attempt.
+    let started = Instant::now();
+    while deliveries(srv, &hid, "")[0]["status"] != json!("retrying") {
+        assert!(started.elapsed().as_secs() < 20, "the failed attempt was not recorded");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
     let did = deliveries(srv, &hid, "")[0]["id"].as_str().unwrap().to_string();
     let b = srv.branch_id();
     let (_, token) = user_token(srv, "clerk@example.com", Role::BranchUser, &[&b]);
