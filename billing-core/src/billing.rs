@@ -32,6 +32,9 @@ pub struct Billing<S> {
     allow_private_webhooks: std::sync::atomic::AtomicBool,
     /// Where long clock advances report progress, and how often.
     advance_progress: RwLock<Option<(std::time::Duration, crate::sandbox::ProgressReporter)>>,
+    /// API-key authentications, kept while the store's auth generation holds
+    /// ([`crate::auth::cache`]).
+    pub(crate) auth_cache: crate::auth::cache::AuthCache,
 }
 
 impl<S: Store> Billing<S> {
@@ -47,6 +50,7 @@ impl<S: Store> Billing<S> {
             work: crate::work::registry(),
             allow_private_webhooks: Default::default(),
             advance_progress: Default::default(),
+            auth_cache: Default::default(),
         }
     }
 
@@ -125,9 +129,10 @@ impl<S: Store> Billing<S> {
         Ok(call())
     }
 
-    /// Reads one row with `find` and answers it, or the 404 of `what` `id` when there is none.
+    /// Reads one row with `find` (one statement: see [`Store::read_one`]) and answers it, or the
+    /// 404 of `what` `id` when there is none.
     pub(crate) fn read_found<T>(&self, what: &str, id: impl std::fmt::Display, mut find: impl FnMut(&mut dyn Tx) -> StoreResult<Option<T>>) -> Result<T> {
-        self.store.read(|tx| Ok(find(tx)?))?.ok_or_else(|| Error::not_found(what, id))
+        self.store.read_one(|tx| Ok(find(tx)?))?.ok_or_else(|| Error::not_found(what, id))
     }
 
     pub fn clock(&self) -> &dyn Clock {

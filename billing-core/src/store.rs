@@ -58,6 +58,21 @@ pub trait Store: Send + Sync + 'static {
     fn write_inserts<R>(&self, f: impl FnMut(&mut dyn Tx) -> Result<R>) -> Result<R> {
         self.write(f)
     }
+    /// Like `read`, for a closure that normally runs a single statement (a lookup by id). A
+    /// store may run it without an explicit transaction, one statement being its own snapshot;
+    /// one that does must notice when the closure ran more than one statement after all and then
+    /// run it again in a transaction, so the answer is always from one snapshot.
+    fn read_one<R>(&self, f: impl FnMut(&mut dyn Tx) -> Result<R>) -> Result<R> {
+        self.read(f)
+    }
+    /// A counter that moves whenever an organization, branch, user or API key changes, in this
+    /// process (before the changing `write` returns) or in any other process on the same
+    /// database (soon after its commit), or `None` when the store cannot tell right now. The
+    /// engine keeps authentications only while it stays the same (see `auth::cache`); stores
+    /// whose lookups are cheap answer `None` and are asked every time.
+    fn auth_generation(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// Reads and writes inside one transaction: every resource's slice.

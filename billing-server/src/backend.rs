@@ -78,4 +78,16 @@ impl Store for Backend {
             Backend::Postgres(s) => s.write_inserts(f),
         }
     }
+    fn read_one<R>(&self, f: impl FnMut(&mut dyn Tx) -> Result<R>) -> Result<R> {
+        match self {
+            Backend::Sqlite(s) => s.read_one(f),
+            Backend::Postgres(s) => s.read_one(f),
+        }
+    }
+    fn auth_generation(&self) -> Option<u64> {
+        match self {
+            Backend::Sqlite(s) => s.auth_generation(),
+            Backend::Postgres(s) => s.auth_generation(),
+        }
+    }
 }

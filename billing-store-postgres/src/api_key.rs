@@ -95,6 +95,7 @@ impl ApiKeyRow {
 
 impl billing_core::auth::ApiKeyTx for PgTx<'_> {
     fn insert_api_key(&mut self, key: &ApiKey) -> StoreResult<()> {
+        self.state.auth_changed = true;
         let row = NewApiKeyRow::new(key);
         self.write(|c| diesel::insert_into(api_keys::table).values(&row).execute(c)).map(drop)
     }

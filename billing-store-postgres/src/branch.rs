@@ -89,6 +89,7 @@ impl billing_core::branch::BranchTx for PgTx<'_> {
     // --- branches ----------------------------------------------------------------------------
 
     fn insert_branch(&mut self, b: &Branch) -> StoreResult<()> {
+        self.state.auth_changed = true;
         let row = NewBranchRow::new(b);
         self.write(|c| diesel::insert_into(branches::table).values(&row).execute(c)).map(drop)
     }
@@ -149,6 +150,7 @@ impl billing_core::branch::BranchTx for PgTx<'_> {
     }
 
     fn update_branch(&mut self, b: &Branch) -> StoreResult<()> {
+        self.state.auth_changed = true;
         let row = NewBranchRow::new(b);
         self.write(|c| diesel::update(branches::table.find(b.id.0)).set(&row).execute(c)).map(drop)
     }

@@ -14,6 +14,7 @@
 //! libpq is built from source (pq-sys's `bundled` feature), so no system libpq is needed.
 
 // The plumbing: errors, what every resource file shares, the cross-table schema, test databases.
+mod auth_feed;
 mod error;
 #[macro_use]
 mod support;
@@ -48,7 +49,7 @@ use diesel_migrations::{embed_migrations, EmbeddedMigrations, MigrationHarness};
 use error::{is_retryable, store_error};
 use std::hash::BuildHasher;
 use std::time::Duration;
-use support::TxState;
+use support::{TxMode, TxState};
 
 /// The schema, compiled into the binary and applied by [`PgStore::connect`].
 pub const MIGRATIONS: EmbeddedMigrations = embed_migrations!("migrations");
@@ -93,6 +94,8 @@ pub struct PgStore {
     max_write_attempts: u32,
     /// See [`support::ICU_COLLATION`].
     search_collation: &'static str,
+    /// Announces changes of what authentication reads (see [`auth_feed`]).
+    auth: auth_feed::AuthFeed,
     _temp: Option<testing::TempDatabase>,
 }
 
@@ -218,12 +221,14 @@ impl PgStore {
             // No `SELECT 1` per checkout (a round trip per transaction): a connection that broke
             // while idle fails its BEGIN, and `run` then retries on a new one.
             .test_on_check_out(false)
+            .connection_customizer(Box::new(CountStatements))
             .build(ConnectionManager::<PgConnection>::new(url))
             .map_err(backend)?;
         Ok(PgStore {
             pool,
             max_write_attempts: options.max_write_attempts.max(1),
             search_collation,
+            auth: auth_feed::AuthFeed::start(url),
             _temp: None,
         })
     }
@@ -273,7 +278,8 @@ impl PgStore {
             let _ = conn.batch_execute("ROLLBACK");
             return Err(Attempt::Begin(e));
         }
-        let mut tx = PgTx::new(conn, self.search_collation);
+        let tx_mode = if mode == Gate::SharedInserts { TxMode::Inserts } else { TxMode::Savepoints };
+        let mut tx = PgTx::new(conn, self.search_collation, tx_mode);
         let out = {
             let _open = billing_core::store::OpenTransaction::new();
             f(&mut tx)
@@ -286,7 +292,13 @@ impl PgStore {
             Ok(v) => Ok(v),
         };
         match out {
-            Ok(v) => AnsiTransactionManager::commit_transaction(conn).map(|()| v).map_err(Attempt::Db),
+            Ok(v) => {
+                AnsiTransactionManager::commit_transaction(conn).map_err(Attempt::Db)?;
+                if state.auth_changed {
+                    self.auth.bump();
+                }
+                Ok(v)
+            }
             Err(a) => {
                 // A failed rollback leaves the connection broken; the pool then drops it.
                 let _ = AnsiTransactionManager::rollback_transaction(conn);
@@ -355,5 +367,51 @@ impl Store for PgStore {
 
     fn write_inserts<R>(&self, f: impl FnMut(&mut dyn Tx) -> Result<R>) -> Result<R> {
         self.run(Gate::SharedInserts, f)
+    }
+
+    /// Runs `f` with no transaction (no BEGIN and COMMIT round trips): its one statement is its
+    /// own snapshot. If it ran more than one after all, its answer may mix snapshots, so it is
+    /// thrown away and `f` runs again in a read transaction.
+    fn read_one<R>(&self, mut f: impl FnMut(&mut dyn Tx) -> Result<R>) -> Result<R> {
+        let mut conn = self.conn()?;
+        let before = statements_run();
+        let out = {
+            let _open = billing_core::store::OpenTransaction::new();
+            f(&mut PgTx::new(&mut conn, self.search_collation, TxMode::Autocommit))
+        };
+        if statements_run() - before <= 1 {
+            return out;
+        }
+        drop(conn);
+        self.run(Gate::None, f)
+    }
+
+    fn auth_generation(&self) -> Option<u64> {
+        self.auth.generation()
+    }
+}
+
+thread_local! {
+    static STATEMENTS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// Statements this thread has sent on the store's connections so far.
+fn statements_run() -> u64 {
+    STATEMENTS.with(|c| c.get())
+}
+
+/// Counts the statements each pooled connection sends (on the sending thread), so that
+/// [`Store::read_one`] can tell a lone statement from several.
+#[derive(Debug)]
+struct CountStatements;
+
+impl diesel::r2d2::CustomizeConnection<PgConnection, diesel::r2d2::Error> for CountStatements {
+    fn on_acquire(&self, conn: &mut PgConnection) -> std::result::Result<(), diesel::r2d2::Error> {
+        conn.set_instrumentation(|event: diesel::connection::InstrumentationEvent<'_>| {
+            if matches!(event, diesel::connection::InstrumentationEvent::StartQuery { .. }) {
+                STATEMENTS.with(|c| c.set(c.get() + 1));
+            }
+        });
+        Ok(())
     }
 }

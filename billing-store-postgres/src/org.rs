@@ -225,6 +225,7 @@ impl billing_core::org::OrgTx for PgTx<'_> {
     // --- organizations, users, keys ----------------------------------------------------------
 
     fn insert_org(&mut self, org: &Organization) -> StoreResult<()> {
+        self.state.auth_changed = true;
         let row = NewOrgRow::new(org);
         self.write(|c| diesel::insert_into(organizations::table).values(&row).execute(c)).map(drop)
     }
@@ -236,6 +237,7 @@ impl billing_core::org::OrgTx for PgTx<'_> {
     }
 
     fn update_org(&mut self, org: &Organization) -> StoreResult<()> {
+        self.state.auth_changed = true;
         let row = NewOrgRow::new(org);
         self.change(|c| diesel::update(organizations::table.find(org.id.0)).set(&row).execute(c))
             .map(drop)
@@ -248,6 +250,7 @@ impl billing_core::org::OrgTx for PgTx<'_> {
     }
 
     fn insert_user(&mut self, user: &User) -> StoreResult<()> {
+        self.state.auth_changed = true;
         let row = NewUserRow::new(user);
         let assignments: Vec<NewUserBranchRow> = user
             .branch_ids

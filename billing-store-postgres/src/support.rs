@@ -34,6 +34,9 @@ pub(crate) struct TxState {
     /// A statement failed outside a savepoint, so PostgreSQL has aborted the transaction:
     /// committing it would silently roll back, so the store reports this instead.
     pub aborted: Option<String>,
+    /// A statement changed what authentication reads (an organization, branch, user or key):
+    /// once the transaction commits, the store moves its auth generation (see `auth_feed`).
+    pub auth_changed: bool,
 }
 
 pub struct PgTx<'c> {
@@ -41,14 +44,29 @@ pub struct PgTx<'c> {
     /// The collation case-insensitive search folds case with.
     pub(crate) search_collation: &'static str,
     pub(crate) state: TxState,
+    pub(crate) mode: TxMode,
+}
+
+/// How a [`PgTx`]'s statements run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TxMode {
+    /// In a transaction; each write in a savepoint of its own.
+    Savepoints,
+    /// In a transaction of inserts only (`Store::write_inserts`): no savepoints, since the first
+    /// failed insert ends the transaction anyway (the closure returns its error, and one that
+    /// would carry on finds the transaction aborted and is reported as such).
+    Inserts,
+    /// No transaction at all: a lone read (`Store::read_one`). Writes are refused.
+    Autocommit,
 }
 
 impl<'c> PgTx<'c> {
-    pub(crate) fn new(conn: &'c mut PgConnection, search_collation: &'static str) -> Self {
+    pub(crate) fn new(conn: &'c mut PgConnection, search_collation: &'static str, mode: TxMode) -> Self {
         PgTx {
             conn,
             search_collation,
             state: TxState::default(),
+            mode,
         }
     }
 
@@ -61,6 +79,11 @@ impl<'c> PgTx<'c> {
     /// the whole write and leaves the transaction usable (as a failed statement does in SQLite):
     /// the caller gets `UniqueViolation` and may carry on.
     pub(crate) fn write<T>(&mut self, f: impl FnOnce(&mut PgConnection) -> QueryResult<T>) -> StoreResult<T> {
+        match self.mode {
+            TxMode::Savepoints => {}
+            TxMode::Inserts => return self.change(f),
+            TxMode::Autocommit => return Err(StoreError::backend("a write was attempted in a read")),
+        }
         self.conn.transaction(f).map_err(|e| {
             let recovered = is_statement_level(&e);
             self.failed(e, recovered)
@@ -71,6 +94,9 @@ impl<'c> PgTx<'c> {
     /// and updates of rows by id with no unique column changed): no savepoint, so two round
     /// trips fewer than [`Self::write`]; a failure aborts the transaction, like a read's.
     pub(crate) fn change<T>(&mut self, f: impl FnOnce(&mut PgConnection) -> QueryResult<T>) -> StoreResult<T> {
+        if self.mode == TxMode::Autocommit {
+            return Err(StoreError::backend("a write was attempted in a read"));
+        }
         f(self.conn).map_err(|e| self.failed(e, false))
     }
 

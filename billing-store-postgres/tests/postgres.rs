@@ -709,3 +709,94 @@ fn each_store_searches_under_its_own_collation() {
     assert!(unknown.to_string().contains("no-such-collation"), "{unknown}");
     drop(c_store);
 }
+
+/// Waits up to two seconds for `cond`.
+fn eventually(mut cond: impl FnMut() -> bool) -> bool {
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(2);
+    while std::time::Instant::now() < until {
+        if cond() {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    cond()
+}
+
+#[test]
+fn auth_changes_reach_every_store_on_the_database() {
+    let Some(server) = testing::server_url() else {
+        eprintln!("SKIPPED: {} is not set", testing::DATABASE_URL_ENV);
+        return;
+    };
+    // Two stores on one database stand for two processes.
+    let db = testing::TempDatabase::create(&server).unwrap();
+    let a = PgStore::connect(db.url()).unwrap();
+    let b = PgStore::connect(db.url()).unwrap();
+    assert!(
+        eventually(|| a.auth_generation().is_some() && b.auth_generation().is_some()),
+        "both feeds listen"
+    );
+    let (o, br) = seed(&a);
+    let (ga, gb) = (a.auth_generation().unwrap(), b.auth_generation());
+    assert!(eventually(|| b.auth_generation() != gb), "b hears of a's new organization");
+
+    // What authentication does not read moves nothing, here or there.
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    let (ga, gb) = (a.auth_generation().unwrap().max(ga), b.auth_generation());
+    a.write(|tx| Ok(tx.insert_consumer(&consumer(&o, &br, "Not auth"))?)).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    assert_eq!(b.auth_generation(), gb, "a consumer is not an auth change");
+
+    // A change made here moves this store's generation before `write` returns, and the other's
+    // soon after; so does one made with plain SQL, outside any store.
+    let mut renamed = o.clone();
+    renamed.name = "Renamed".into();
+    a.write(|tx| Ok(tx.update_org(&renamed)?)).unwrap();
+    assert!(a.auth_generation().unwrap() > ga, "at once in the changing store");
+    assert!(eventually(|| b.auth_generation() != gb), "b hears of the update");
+    let gb = b.auth_generation();
+    let mut conn = <diesel::PgConnection as diesel::Connection>::establish(db.url()).unwrap();
+    diesel::RunQueryDsl::execute(diesel::sql_query("UPDATE branches SET name = 'By hand'"), &mut conn).unwrap();
+    assert!(eventually(|| b.auth_generation() != gb), "b hears of a change made by hand");
+    drop(conn);
+
+    // A feed that loses its connection says so (no generation) until it is back.
+    let mut admin = <diesel::PgConnection as diesel::Connection>::establish(&server).unwrap();
+    let kill = format!(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '{}' AND query LIKE 'LISTEN%'",
+        db.url().rsplit('/').next().unwrap().split('?').next().unwrap()
+    );
+    diesel::RunQueryDsl::execute(diesel::sql_query(kill), &mut admin).unwrap();
+    assert!(eventually(|| b.auth_generation().is_none()), "a lost feed gives no generation");
+    assert!(eventually(|| b.auth_generation().is_some()), "and a new one once it listens again");
+}
+
+#[test]
+fn lone_reads_run_without_a_transaction_but_never_mix_snapshots() {
+    let Some(s) = store() else { return };
+    let (o, b) = seed(&s);
+    let c1 = consumer(&o, &b, "One");
+    let c2 = consumer(&o, &b, "Two");
+    s.write(|tx| {
+        tx.insert_consumer(&c1)?;
+        Ok(tx.insert_consumer(&c2)?)
+    })
+    .unwrap();
+    // One statement: answered as it is.
+    let one = s.read_one(|tx| Ok(tx.consumer(b.id, c1.id)?)).unwrap();
+    assert_eq!(one.unwrap().name, "One");
+    // Several: run again in a transaction, so every statement sees one snapshot; the closure
+    // runs twice, and its answer is the second run's.
+    let mut runs = 0;
+    let both = s
+        .read_one(|tx| {
+            runs += 1;
+            Ok((tx.consumer(b.id, c1.id)?, tx.consumer(b.id, c2.id)?))
+        })
+        .unwrap();
+    assert_eq!(runs, 2);
+    assert!(both.0.is_some() && both.1.is_some());
+    // And never a write.
+    let r = s.read_one(|tx| Ok(tx.insert_org(&org())?));
+    assert!(matches!(r, Err(Error::Store(StoreError::Backend { .. }))), "{r:?}");
+}

@@ -334,4 +334,11 @@ impl Store for SqliteStore {
     fn write<R>(&self, f: impl FnMut(&mut dyn Tx) -> Result<R>) -> Result<R> {
         self.inner.writer.write(&self.inner.constraints, f)
     }
+
+    /// Every change of an auth table goes through this process's writer (SQLite is for one
+    /// process), which moves the generation after committing it. The in-memory store reads
+    /// on the writer itself and keeps nothing.
+    fn auth_generation(&self) -> Option<u64> {
+        self.inner.path.as_ref().map(|_| self.inner.writer.auth_generation())
+    }
 }

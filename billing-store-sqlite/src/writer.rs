@@ -12,8 +12,12 @@ use billing_core::error::{Result, StoreError};
 use billing_core::store::Tx;
 use rusqlite::Connection;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Condvar, Mutex, MutexGuard};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+
+/// The tables authentication reads: a committed change to one of them moves the auth
+/// generation ([`Writer::auth_generation`]).
+const AUTH_TABLES: [&str; 5] = ["organizations", "branches", "users", "user_branches", "api_keys"];
 
 /// Upper bound of transactions per commit, so that latency stays bounded under heavy load.
 const MAX_BATCH: usize = 512;
@@ -26,6 +30,12 @@ pub struct Writer {
     group_commit: bool,
     transactions: AtomicU64,
     commits: AtomicU64,
+    /// A statement on the writer changed an auth table since the last commit (set by SQLite's
+    /// update hook, so no write can forget it).
+    auth_dirty: Arc<AtomicBool>,
+    /// Moves after each commit that changed an auth table (`Store::auth_generation`): the
+    /// writer is the only one that changes them, so it knows every change of the process.
+    auth_generation: AtomicU64,
 }
 
 struct State {
@@ -43,6 +53,13 @@ struct State {
 
 impl Writer {
     pub fn new(conn: Connection, group_commit: bool) -> Self {
+        let auth_dirty = Arc::new(AtomicBool::new(false));
+        let dirty = auth_dirty.clone();
+        conn.update_hook(Some(move |_: rusqlite::hooks::Action, _: &str, table: &str, _: i64| {
+            if AUTH_TABLES.contains(&table) {
+                dirty.store(true, Ordering::SeqCst);
+            }
+        }));
         Writer {
             state: Mutex::new(State {
                 conn,
@@ -57,6 +74,20 @@ impl Writer {
             group_commit,
             transactions: AtomicU64::new(0),
             commits: AtomicU64::new(0),
+            auth_dirty,
+            auth_generation: AtomicU64::new(0),
+        }
+    }
+
+    pub fn auth_generation(&self) -> u64 {
+        self.auth_generation.load(Ordering::SeqCst)
+    }
+
+    /// After a commit (or rollback): a change of an auth table moves the generation. Only
+    /// after, so that no reader can keep the old rows under the new generation.
+    fn settle_auth_changes(&self) {
+        if self.auth_dirty.swap(false, Ordering::SeqCst) {
+            self.auth_generation.fetch_add(1, Ordering::SeqCst);
         }
     }
 
@@ -80,10 +111,12 @@ impl Writer {
             let _open = billing_core::store::OpenTransaction::new();
             f(&mut SqliteTx::new(&st.conn, names))
         }));
-        match &result {
-            Ok(Ok(_)) => exec(&st.conn, "COMMIT")?,
-            _ => exec(&st.conn, "ROLLBACK")?,
-        }
+        let ended = match &result {
+            Ok(Ok(_)) => exec(&st.conn, "COMMIT"),
+            _ => exec(&st.conn, "ROLLBACK"),
+        };
+        self.settle_auth_changes();
+        ended?;
         drop(st);
         match result {
             Ok(r) => r,
@@ -218,6 +251,7 @@ impl Writer {
                 st.failed.remove(0);
             }
         }
+        self.settle_auth_changes();
         self.commits.fetch_add(1, Ordering::Relaxed);
         st.open = false;
         st.done = batch;

@@ -257,3 +257,35 @@ fn missing_migrations_are_applied_whatever_their_number() {
         .read(|tx| Ok(tx.list_consumers(billing_core::ids::BranchId::new(), &q, &Default::default())?))
         .unwrap();
 }
+
+/// The auth generation moves after a committed change of what authentication reads, and
+/// only then: not for other tables, not for a rolled-back change (beyond one harmless extra
+/// move at the next commit, never a missing one).
+#[test]
+fn auth_generation_moves_with_committed_auth_changes_only() {
+    let store = SqliteStore::open_temporary().unwrap();
+    let g0 = store.auth_generation().expect("a file store has a generation");
+    let o = org("first");
+    store.write(|tx| Ok(tx.insert_org(&o)?)).unwrap();
+    let g1 = store.auth_generation().unwrap();
+    assert!(g1 > g0, "an organization insert moves it");
+    let b = billing_core::branch::Branch::new(o.id, "Main", o.created_at);
+    store.write(|tx| Ok(tx.insert_branch(&b)?)).unwrap();
+    let g2 = store.auth_generation().unwrap();
+    assert!(g2 > g1, "a branch insert moves it");
+    // A failed write that changed an organization commits nothing, and the reads stay right.
+    let mut renamed = o.clone();
+    renamed.name = "renamed".into();
+    let r: Result<(), Error> = store.write(|tx| {
+        tx.update_org(&renamed)?;
+        Err(StoreError::backend("refused").into())
+    });
+    assert!(r.is_err());
+    assert_eq!(store.read(|tx| Ok(tx.org(o.id)?)).unwrap().unwrap().name, "first");
+    // Reads move nothing.
+    let g3 = store.auth_generation().unwrap();
+    store.read(|tx| Ok(tx.org(o.id)?)).unwrap();
+    assert_eq!(store.auth_generation().unwrap(), g3);
+    // The in-memory store reads on its writer and keeps nothing.
+    assert_eq!(SqliteStore::open_url("sqlite::memory:").unwrap().auth_generation(), None);
+}

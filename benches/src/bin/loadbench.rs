@@ -8,6 +8,12 @@
 //! the consumers through billing-core, then drives, at 64 keep-alive connections each:
 //! a bare hyper JSON endpoint (the ceiling of the stack), `GET /api/v2/consumers/{id}`,
 //! `GET /api/v2/consumers?search_term=…` and durable `POST /api/v2/consumers`.
+//!
+//! With `--database-url postgres://…` the server runs on a new database of that PostgreSQL
+//! server instead (dropped at the end), and `--pgbench` then measures, on the same cluster and
+//! in the same run, the database's own rate for the statements behind the two paths (`pgbench
+//! -M prepared`, 8 clients): a primary-key select of a consumer row, and one-row insert
+//! transactions into a table with two unique indexes; it prints the server / database ratios.
 
 use benches::{run, spawn_bare_server, RequestFn};
 use billing_core::consumer::ConsumerFields;
@@ -34,19 +40,39 @@ struct Args {
     /// Worker threads of the server's runtime (the load generator gets its own).
     #[arg(long, default_value_t = 2)]
     server_threads: usize,
+    /// A PostgreSQL server (`postgres://user@host:port/db`, allowed to create databases): the
+    /// server runs on a new database there. Default: a temporary SQLite file.
+    #[arg(long)]
+    database_url: Option<String>,
+    /// The PostgreSQL pool size (default: the server's default).
+    #[arg(long)]
+    pool_size: Option<u32>,
+    /// With `--database-url`: also measure the database's own rate with pgbench.
+    #[arg(long)]
+    pgbench: bool,
 }
 
 fn main() {
     let args = Args::parse();
     let dir = tempfile::tempdir().unwrap();
-    let url = format!("sqlite://{}", dir.path().join("bench.db").display());
-    let app = App::open(Config {
+    let temp_db = args
+        .database_url
+        .as_ref()
+        .map(|server| billing_store_postgres::testing::TempDatabase::create(server).expect("create a benchmark database"));
+    let url = match &temp_db {
+        Some(db) => db.url().to_string(),
+        None => format!("sqlite://{}", dir.path().join("bench.db").display()),
+    };
+    let mut config = Config {
         jwt_secret: "bench".into(),
         public_url: "http://127.0.0.1".into(),
         worker: false,
         ..Config::new(url.clone())
-    })
-    .unwrap();
+    };
+    if let Some(n) = args.pool_size {
+        config.database_pool_size = n;
+    }
+    let app = App::open(config).unwrap();
     let boot = app
         .billing
         .bootstrap(&BootstrapRequest {
@@ -112,8 +138,12 @@ fn main() {
     let c = args.connections;
     let ids = Arc::new(ids);
 
+    let store_name = match &temp_db {
+        Some(_) => format!("PostgreSQL, pool of {}", app.config.database_pool_size),
+        None => "SQLite WAL synchronous=FULL".to_string(),
+    };
     println!(
-        "loadbench: {} consumers, {} connections, {}s per scenario, SQLite WAL synchronous=FULL",
+        "loadbench: {} consumers, {} connections, {}s per scenario, {store_name}",
         args.consumers, c, args.seconds
     );
     let want = |name: &str| args.only.is_empty() || args.only.iter().any(|o| o == name);
@@ -194,6 +224,71 @@ fn main() {
         txs as f64 / commits.max(1) as f64
     );
     println!("GET by id / bare endpoint: {:.2}", get_r.rps() / bare_r.rps());
+    if let (true, Some(db)) = (args.pgbench, &temp_db) {
+        let own = pgbench::measure(db.url(), args.consumers, args.seconds);
+        println!("pgbench primary-key select (8 clients)      {:>9.0} tx/s", own.select);
+        println!("pgbench one-row insert, 2 unique (8 clients) {:>9.0} tx/s", own.insert);
+        println!("GET by id / pgbench select: {:.2}", get_r.rps() / own.select);
+        println!("POST / pgbench insert: {:.2}", post_r.rps() / own.insert);
+    }
+    drop(server_rt);
+    drop(app);
+    drop(temp_db);
+}
+
+/// The database's own rate for the statements behind `GET` and `POST /api/v2/consumers`.
+mod pgbench {
+    use std::process::Command;
+
+    pub struct Rates {
+        pub select: f64,
+        pub insert: f64,
+    }
+
+    fn psql(url: &str, sql: &str) {
+        let out = Command::new("psql")
+            .args([url, "-v", "ON_ERROR_STOP=1", "-q", "-c", sql])
+            .output()
+            .expect("run psql");
+        assert!(out.status.success(), "psql failed: {}", String::from_utf8_lossy(&out.stderr));
+    }
+
+    fn run(url: &str, script: &str, seconds: u64) -> f64 {
+        let file = tempfile::NamedTempFile::new().unwrap();
+        std::fs::write(file.path(), script).unwrap();
+        let out = Command::new("pgbench")
+            .args(["-n", "-M", "prepared", "-c", "8", "-j", "2", "-T", &seconds.to_string(), "-f"])
+            .arg(file.path())
+            .arg(url)
+            .output()
+            .expect("run pgbench (Debian package postgresql-client)");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "pgbench failed: {text}{}", String::from_utf8_lossy(&out.stderr));
+        text.lines()
+            .find_map(|l| l.strip_prefix("tps = "))
+            .and_then(|l| l.split_whitespace().next())
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("no tps in pgbench's output: {text}"))
+    }
+
+    pub fn measure(url: &str, rows: usize, seconds: u64) -> Rates {
+        // A copy of the loaded consumer rows, numbered so that pgbench can pick one at random.
+        psql(
+            url,
+            "CREATE TABLE pgb_consumers AS SELECT row_number() OVER () AS n, c.* FROM consumers c; \
+             ALTER TABLE pgb_consumers ADD PRIMARY KEY (n); \
+             CREATE TABLE pgb_inserts (id uuid PRIMARY KEY, email text NOT NULL UNIQUE, name text NOT NULL, \
+             created_at timestamptz NOT NULL DEFAULT now());",
+        );
+        psql(url, "VACUUM ANALYZE pgb_consumers");
+        let select = run(url, &format!("\\set n random(1, {rows})\nSELECT * FROM pgb_consumers WHERE n = :n;\n"), seconds);
+        let insert = run(
+            url,
+            "INSERT INTO pgb_inserts (id, email, name) VALUES (gen_random_uuid(), gen_random_uuid()::text || '@example.com', 'New');\n",
+            seconds,
+        );
+        Rates { select, insert }
+    }
 }
 
 fn consumer_from(scope: &billing_core::auth::Scope, f: ConsumerFields) -> billing_core::consumer::Consumer {

@@ -2,6 +2,7 @@
 //! (`x-api-key`: base64 of `<api-key>:<api-secret>`) or by a JWT bearer token, and resolved to a
 //! [`Scope`]: the organization, the one branch the request acts in, and the actor with its role.
 
+pub mod cache;
 pub mod ops;
 mod store;
 

@@ -98,7 +98,10 @@ impl<S: Store> Billing<S> {
     }
 
     pub fn get_product(&self, scope: &Scope, id: ProductId) -> Result<Product> {
-        self.read_found("Product", id, |tx| tx.product(scope.branch_id(), id))
+        // A product and its prices: two statements, so an ordinary read (not `read_found`).
+        self.store
+            .read(|tx| Ok(tx.product(scope.branch_id(), id)?))?
+            .ok_or_else(|| crate::error::Error::not_found("Product", id))
     }
 
     pub fn list_products(&self, scope: &Scope, q: &ListQuery<ProductSort>, f: &ProductFilter) -> Result<Page<Product>> {

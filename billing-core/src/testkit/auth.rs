@@ -279,3 +279,52 @@ pub fn user_without_branches_is_forbidden<H: Harness>() {
     expect_code(w.billing.authenticate(&w.bearer(&user), None), Code::PERMISSION_FORBIDDEN);
     expect_code(w.billing.authenticate(&w.bearer(&user), Some(w.boot.branch.id)), Code::PERMISSION_FORBIDDEN);
 }
+
+/// Authentications the engine keeps (`auth::cache`) never outlive a change: a clock advance,
+/// a renamed or deleted branch and a new key are seen by the very next request, on a store that
+/// caches (a generation) and on one that does not. The generation, where there is one, has
+/// moved by the time a change of what authentication reads has returned.
+pub fn kept_authentications_follow_changes<H: Harness>() {
+    use crate::sandbox::Advance;
+    use crate::store::Store;
+    let w = World::new(H::store());
+    let key = w.admin_key();
+    let other = w.new_branch("Other");
+    // Twice each, so that a caching store answers the second from what it kept.
+    for _ in 0..2 {
+        assert_eq!(w.billing.authenticate(&key, None).unwrap().org, w.boot.org);
+        assert_eq!(w.billing.authenticate(&key, Some(other.id)).unwrap().branch.name, "Other");
+    }
+
+    // (That other writes leave the generation alone is each store's own test: on PostgreSQL,
+    // notices of the changes above may still be arriving here.)
+    let g0 = w.billing.store.auth_generation();
+
+    // The test clock lives on the organization: the next request's scope has the new time.
+    let before = w.billing.now(&w.billing.authenticate(&key, None).unwrap());
+    w.billing.advance_sandbox_clock(&w.admin, Advance::By(Duration::hours(5))).unwrap();
+    if let Some(g0) = g0 {
+        assert_ne!(w.billing.store.auth_generation(), Some(g0), "an organization change moves the generation");
+    }
+    let after = w.billing.now(&w.billing.authenticate(&key, None).unwrap());
+    assert!(after - before >= Duration::hours(5), "the kept scope has the old clock: {before} → {after}");
+
+    // A renamed branch, then a deleted one.
+    w.billing.update_branch(&w.admin, other.id, "Renamed".into()).unwrap();
+    assert_eq!(w.billing.authenticate(&key, Some(other.id)).unwrap().branch.name, "Renamed");
+    w.billing.delete_branch(&w.admin, other.id).unwrap();
+    expect_code(w.billing.authenticate(&key, Some(other.id)), Code::PERMISSION_FORBIDDEN);
+
+    // A scoped key made now works at once, and reaches only its branch.
+    let third = w.new_branch("Third");
+    let (_, scoped) = w.scoped_key(&[third.id]);
+    assert_eq!(w.billing.authenticate(&scoped, None).unwrap().branch.id, third.id);
+    expect_code(w.billing.authenticate(&scoped, Some(w.boot.branch.id)), Code::PERMISSION_FORBIDDEN);
+    // A wrong secret stays wrong however often the right one was seen.
+    let Credential::ApiKey { key: k, .. } = &key else { panic!("an API key") };
+    let wrong = Credential::ApiKey {
+        key: k.clone(),
+        secret: "wrong".into(),
+    };
+    expect_code(w.billing.authenticate(&wrong, None), Code::UNAUTHORIZED);
+}

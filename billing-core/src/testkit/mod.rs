@@ -335,6 +335,7 @@ macro_rules! conformance_suite {
                 bad_and_expired_jwts_are_unauthorized,
                 branch_user_jwt_sees_only_its_branches,
                 user_without_branches_is_forbidden,
+                kept_authentications_follow_changes,
             ],
             branches: [
                 bootstrap_creates_default_branch,
