@@ -277,8 +277,8 @@ async fn on_read_lane<R: Send + 'static>(app: &Arc<App>, f: impl FnOnce(Arc<App>
         let session = app.clone();
         return session.billing.store.read_session(|| f(app.clone()));
     }
-    let app = app.clone();
-    tokio::task::spawn_blocking(move || f(app)).await.unwrap_or_else(|e| Err(panicked(e)))
+    let run = app.clone();
+    app.billing.store.blocking(move || f(run)).await
 }
 
 fn header<'a>(headers: &'a hyper::HeaderMap, name: &str) -> Option<&'a str> {

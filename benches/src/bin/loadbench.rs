@@ -208,7 +208,7 @@ fn main() {
     });
     let commit_stats = || match &app.billing.store {
         billing_server::backend::Backend::Sqlite(s) => s.commit_stats(),
-        billing_server::backend::Backend::Postgres(_) => (0, 0),
+        billing_server::backend::Backend::Postgres(..) => (0, 0),
     };
     let before = commit_stats();
     let post_r = if !want("post") {

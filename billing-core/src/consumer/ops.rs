@@ -35,14 +35,18 @@ fn check_unique(tx: &mut dyn Tx, c: &Consumer) -> Result<()> {
     Ok(())
 }
 
-/// Concurrent writers can both pass [`check_unique`]; the store's unique index then decides.
-fn duplicate_from_index(e: Error) -> Error {
-    match e {
-        Error::Store(StoreError::UniqueViolation(name)) if name.starts_with("consumers_branch_") => {
-            Error::rule(Code::DUPLICATE_CONSUMER, "Consumer with the same phone number or e-mail already exists")
-        }
-        e => e,
-    }
+/// The store's unique indexes decide what [`check_unique`] checks when writers race past it
+/// (and alone when a consumer is created): the refusal names what collided, as it does.
+fn duplicate_from_index(e: Error, c: Option<&Consumer>) -> Error {
+    let Error::Store(StoreError::UniqueViolation(name)) = &e else { return e };
+    let (phone, email) = (c.and_then(|c| c.phone_number.as_ref()), c.and_then(|c| c.email.as_ref()));
+    let info = match (name.as_str(), phone, email) {
+        ("consumers_branch_phone_key", Some(p), _) => format!("Consumer with phone number '{p}' already exists"),
+        ("consumers_branch_email_key", _, Some(m)) => format!("Consumer with email '{m}' already exists"),
+        (n, _, _) if n.starts_with("consumers_branch_") => "Consumer with the same phone number or e-mail already exists".to_string(),
+        _ => return e,
+    };
+    Error::rule(Code::DUPLICATE_CONSUMER, info)
 }
 
 impl<S: Store> Billing<S> {
@@ -72,15 +76,15 @@ impl<S: Store> Billing<S> {
             created_at: now,
             updated_at: None,
         };
-        // Insert-only, and the unique indexes on phone and e-mail keep the rule: a duplicate
-        // inserted concurrently after `check_unique` is refused by the index, with the same error.
+        // One insert, and the unique indexes on phone and e-mail keep the rule (a lookup first
+        // would only cost a round trip): a duplicate is refused by the index, with the error
+        // `check_unique` gives on update.
         self.store
             .write_inserts(|tx| {
-                check_unique(tx, &c)?;
                 tx.insert_consumer(&c)?;
                 Ok(c.clone())
             })
-            .map_err(duplicate_from_index)
+            .map_err(|e| duplicate_from_index(e, Some(&c)))
     }
 
     /// A consumer of the request's branch (deleted ones too: they show `is_deleted`).
@@ -135,7 +139,7 @@ impl<S: Store> Billing<S> {
                 tx.update_consumer(&c)?;
                 Ok(c)
             })
-            .map_err(duplicate_from_index)
+            .map_err(|e| duplicate_from_index(e, None))
     }
 
     /// Soft delete: the consumer leaves lists and frees its phone and e-mail.
