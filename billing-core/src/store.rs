@@ -46,6 +46,8 @@ pub trait Store: Send + Sync + 'static {
     /// without waiting for the disk: losing such a commit in a crash only makes the work run
     /// again (claims lapse, completions are redone), which at-least-once work allows. What the
     /// work produces for clients (a delivery log entry) becomes durable with the next commit.
+    /// Its closure ends at its first failed statement (it returns the error rather than carry
+    /// on), so a store need not make each write recoverable (PostgreSQL: no savepoints).
     fn write_leased<R>(&self, f: impl FnMut(&mut dyn Tx) -> Result<R>) -> Result<R> {
         self.write(f)
     }
@@ -54,7 +56,8 @@ pub trait Store: Send + Sync + 'static {
     /// friendlier error, may miss a concurrent insert: the index then refuses the row with a
     /// `UniqueViolation`). A store may run it with weaker isolation than `write` (PostgreSQL:
     /// READ COMMITTED, where concurrent inserts into one branch would otherwise abort each
-    /// other on shared index pages).
+    /// other on shared index pages). Like `write_leased`, its closure ends at its first failed
+    /// statement.
     fn write_inserts<R>(&self, f: impl FnMut(&mut dyn Tx) -> Result<R>) -> Result<R> {
         self.write(f)
     }

@@ -278,7 +278,12 @@ impl PgStore {
             let _ = conn.batch_execute("ROLLBACK");
             return Err(Attempt::Begin(e));
         }
-        let tx_mode = if mode == Gate::SharedInserts { TxMode::Inserts } else { TxMode::Savepoints };
+        // `write_inserts` and `write_leased` closures end at their first failed statement (their
+        // contract), so they need no savepoints: two round trips fewer per write.
+        let tx_mode = match mode {
+            Gate::SharedInserts | Gate::SharedLeased => TxMode::NoSavepoints,
+            _ => TxMode::Savepoints,
+        };
         let mut tx = PgTx::new(conn, self.search_collation, tx_mode);
         let out = {
             let _open = billing_core::store::OpenTransaction::new();

@@ -11,6 +11,7 @@ use crate::notification::notifications;
 use crate::org::{invitations, organizations, user_branches, users};
 use crate::payment::{payments, tokenized_cards};
 use crate::product::{product_prices, products};
+use crate::webhook::{webhook_deliveries, webhook_endpoints};
 
 diesel::joinable!(branches -> organizations (org_id));
 diesel::joinable!(users -> organizations (org_id));
@@ -39,4 +40,6 @@ diesel::allow_tables_to_appear_in_same_query!(
     invoice_items,
     payments,
     tokenized_cards,
+    webhook_endpoints,
+    webhook_deliveries,
 );

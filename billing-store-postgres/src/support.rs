@@ -52,10 +52,10 @@ pub struct PgTx<'c> {
 pub(crate) enum TxMode {
     /// In a transaction; each write in a savepoint of its own.
     Savepoints,
-    /// In a transaction of inserts only (`Store::write_inserts`): no savepoints, since the first
-    /// failed insert ends the transaction anyway (the closure returns its error, and one that
-    /// would carry on finds the transaction aborted and is reported as such).
-    Inserts,
+    /// In a transaction whose closure ends at its first failed statement (`Store::write_inserts`,
+    /// `Store::write_leased`): no savepoints. A closure that carried on after a failure would
+    /// find the transaction aborted, and the store reports that instead of committing.
+    NoSavepoints,
     /// No transaction at all: a lone read (`Store::read_one`). Writes are refused.
     Autocommit,
 }
@@ -81,7 +81,7 @@ impl<'c> PgTx<'c> {
     pub(crate) fn write<T>(&mut self, f: impl FnOnce(&mut PgConnection) -> QueryResult<T>) -> StoreResult<T> {
         match self.mode {
             TxMode::Savepoints => {}
-            TxMode::Inserts => return self.change(f),
+            TxMode::NoSavepoints => return self.change(f),
             TxMode::Autocommit => return Err(StoreError::backend("a write was attempted in a read")),
         }
         self.conn.transaction(f).map_err(|e| {

@@ -1,7 +1,7 @@
 //! Webhook endpoints and their deliveries: `billing_core::webhook::WebhookTx`.
 
 use crate::support::*;
-use billing_core::event::EventType;
+use billing_core::event::{Event, EventType};
 use billing_core::ids::BranchId;
 use billing_core::list::Page;
 use billing_core::store::StoreResult;
@@ -184,6 +184,23 @@ impl billing_core::webhook::WebhookTx for PgTx<'_> {
     fn webhook_delivery(&mut self, id: Uuid) -> StoreResult<Option<Delivery>> {
         let row = self.read(|c| webhook_deliveries::table.find(id).select(DeliveryRow::as_select()).first(c).optional())?;
         row.map(DeliveryRow::into_domain).transpose()
+    }
+
+    fn webhook_delivery_context(&mut self, id: Uuid) -> StoreResult<Option<(Delivery, Option<Endpoint>, Option<Event>)>> {
+        use crate::event::{events, EventRow};
+        use webhook_deliveries::dsl as wd;
+        // One statement (so an attempt's read is one round trip: `Store::read_one`).
+        let row = self.read(|c| {
+            wd::webhook_deliveries
+                .left_join(webhook_endpoints::table.on(webhook_endpoints::id.eq(wd::endpoint_id)))
+                .left_join(events::table.on(events::id.eq(wd::event_id)))
+                .filter(wd::id.eq(id))
+                .select((DeliveryRow::as_select(), Option::<EndpointRow>::as_select(), Option::<EventRow>::as_select()))
+                .first::<(DeliveryRow, Option<EndpointRow>, Option<EventRow>)>(c)
+                .optional()
+        })?;
+        let Some((d, e, ev)) = row else { return Ok(None) };
+        Ok(Some((d.into_domain()?, e.map(EndpointRow::into_domain).transpose()?, ev.map(EventRow::into_domain).transpose()?)))
     }
 
     fn update_webhook_delivery(&mut self, d: &Delivery) -> StoreResult<()> {

@@ -232,12 +232,7 @@ impl<S: Store> Billing<S> {
     fn attempt(&self, item: &DueWork, transport: &dyn WebhookTransport, mode: Mode) -> Result<Option<bool>> {
         let manual = matches!(mode, Mode::Manual { .. });
         let id = item.id.0;
-        let found = self.store.read(|tx| {
-            let Some(d) = tx.webhook_delivery(id)? else { return Ok(None) };
-            let e = tx.webhook_endpoint(d.endpoint_id)?;
-            let ev = tx.event_by_id(d.event_id)?;
-            Ok(Some((d, e, ev)))
-        })?;
+        let found = self.store.read_one(|tx| Ok(tx.webhook_delivery_context(id)?))?;
         let server_now = self.clock().now();
         let (d, endpoint, event) = match found {
             Some((d, Some(e), Some(ev))) if e.enabled && e.deleted_at.is_none() => (d, e, ev),
