@@ -1,7 +1,7 @@
 //! The auth generation ([`billing_core::store::Store::auth_generation`]) on PostgreSQL.
 //!
 //! Statement triggers on the tables authentication reads (organizations, branches, users,
-//! user_branches, api_keys; migration `0007_auth_changes`) `NOTIFY billing_auth` in the changing
+//! user_branches, api_keys; migration `0008_auth_changes`) `NOTIFY billing_auth` in the changing
 //! transaction, so the notice goes out when, and only if, it commits — whichever process (or
 //! person with `psql`) made the change. Every store keeps one listening connection on a thread
 //! of its own, which moves the generation on each notice. This process's own changes move it
