@@ -124,7 +124,7 @@ impl Charge {
 }
 
 /// The org's time inside a transaction of a handler (which has no scope).
-fn org_now(tx: &mut dyn Tx, org: OrgId, server_now: Timestamp) -> Result<Timestamp> {
+pub(crate) fn org_now(tx: &mut dyn Tx, org: OrgId, server_now: Timestamp) -> Result<Timestamp> {
     let offset = tx.org(org)?.map(|o| o.clock_offset_us).unwrap_or(0);
     Ok(server_now + Duration::microseconds(offset))
 }

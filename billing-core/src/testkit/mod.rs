@@ -42,6 +42,7 @@ pub mod consumers;
 pub mod coupons;
 pub mod invitations;
 pub mod invoices;
+pub mod payment_links;
 pub mod sandbox;
 pub mod tx;
 pub mod webhooks;
@@ -433,6 +434,16 @@ macro_rules! conformance_suite {
                 consumer_with_open_invoices_cannot_be_deleted,
                 auto_charge_on_demand,
                 several_payments_paid_together,
+            ],
+            payment_links: [
+                create_prices_like_an_invoice,
+                create_refusals_write_nothing,
+                recurring_links_take_the_interval_and_no_installments,
+                payment_link_round_trip,
+                list_filters_and_sorts,
+                status_changes,
+                coupon_changes_reprice,
+                active_links_hold_consumer_and_branch,
             ],
             webhooks: [
                 work_round_trip_and_leases,

@@ -9,6 +9,7 @@ mod coupon;
 mod invoice;
 mod org;
 mod payment;
+mod payment_link;
 mod product;
 mod sandbox;
 mod webhook;
@@ -31,6 +32,7 @@ pub static TABLES: &[&[Route]] = &[
     webhook::ROUTES,
     invoice::ROUTES,
     payment::ROUTES,
+    payment_link::ROUTES,
 ];
 
 pub enum Reply {

@@ -21,6 +21,7 @@ mod lanes;
 mod multi_process;
 mod org;
 mod payment;
+mod payment_links;
 mod product;
 mod resilience;
 mod sandbox;

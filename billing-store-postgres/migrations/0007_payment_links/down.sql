@@ -1,0 +1,2 @@
+DROP TABLE payment_link_items;
+DROP TABLE payment_links;
