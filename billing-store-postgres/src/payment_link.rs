@@ -71,7 +71,61 @@ diesel::table! {
     }
 }
 
-diesel::allow_tables_to_appear_in_same_query!(payment_links, payment_link_items);
+diesel::table! {
+    payment_link_attempts (id) {
+        id -> Uuid,
+        org_id -> Uuid,
+        branch_id -> Uuid,
+        link_id -> Uuid,
+        session_key -> Text,
+        amount -> Int8,
+        currency -> Text,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::allow_tables_to_appear_in_same_query!(payment_links, payment_link_items, payment_link_attempts);
+
+#[derive(Queryable, Selectable, Insertable, Debug)]
+#[diesel(table_name = payment_link_attempts)]
+pub struct AttemptRow {
+    pub id: Uuid,
+    pub org_id: Uuid,
+    pub branch_id: Uuid,
+    pub link_id: Uuid,
+    pub session_key: String,
+    pub amount: i64,
+    pub currency: String,
+    pub created_at: Ts,
+}
+
+impl AttemptRow {
+    fn new(a: &LinkAttempt) -> StoreResult<Self> {
+        Ok(AttemptRow {
+            id: a.id,
+            org_id: a.org_id.0,
+            branch_id: a.branch_id.0,
+            link_id: a.link_id.0,
+            session_key: a.session_key.clone(),
+            amount: m(a.amount)?,
+            currency: a.amount.currency().code().into(),
+            created_at: a.created_at,
+        })
+    }
+
+    fn into_domain(self) -> StoreResult<LinkAttempt> {
+        let c = currency(&self.currency)?;
+        Ok(LinkAttempt {
+            id: self.id,
+            org_id: self.org_id.into(),
+            branch_id: self.branch_id.into(),
+            link_id: self.link_id.into(),
+            session_key: self.session_key,
+            amount: Money::from_stored(self.amount, c),
+            created_at: self.created_at,
+        })
+    }
+}
 
 fn count_of(what: &str, v: i64) -> StoreResult<u32> {
     u32::try_from(v).map_err(|_| unreadable(what, v))
@@ -436,5 +490,28 @@ impl billing_core::payment_link::PaymentLinkTx for PgTx<'_> {
                 .get_result(c)
         })?;
         Ok(n > 0)
+    }
+
+    fn insert_link_attempt(&mut self, a: &LinkAttempt) -> StoreResult<()> {
+        let row = AttemptRow::new(a)?;
+        self.write(|c| diesel::insert_into(payment_link_attempts::table).values(&row).execute(c))
+            .map(drop)
+    }
+
+    fn link_attempt(&mut self, id: Uuid) -> StoreResult<Option<LinkAttempt>> {
+        use payment_link_attempts::dsl as a;
+        let row = self.read(|c| a::payment_link_attempts.find(id).select(AttemptRow::as_select()).first(c).optional())?;
+        row.map(AttemptRow::into_domain).transpose()
+    }
+
+    fn delete_link_attempt(&mut self, id: Uuid) -> StoreResult<bool> {
+        use payment_link_attempts::dsl as a;
+        Ok(self.write(|c| diesel::delete(a::payment_link_attempts.find(id)).execute(c))? > 0)
+    }
+
+    fn count_link_attempts(&mut self, link: PaymentLinkId) -> StoreResult<u64> {
+        use payment_link_attempts::dsl as a;
+        let n: i64 = self.read(|c| a::payment_link_attempts.filter(a::link_id.eq(link.0)).count().get_result(c))?;
+        Ok(u64::try_from(n).unwrap_or(0))
     }
 }

@@ -1,4 +1,4 @@
--- Payment links and their items. Money is INTEGER thousandths, timestamps INTEGER
+-- Payment links, their items and their payments in flight. Money is INTEGER thousandths, timestamps INTEGER
 -- microseconds, ids BLOB uuids (as everywhere in this schema).
 
 CREATE TABLE payment_links (
@@ -62,3 +62,17 @@ CREATE TABLE payment_link_items (
 );
 CREATE INDEX payment_link_items_link ON payment_link_items(link_id, position);
 CREATE INDEX payment_link_items_product ON payment_link_items(product_id);
+
+-- A payment of a link in flight: from when its charge is recorded until its outcome is; one per
+-- link and payer (session).
+CREATE TABLE payment_link_attempts (
+    id BLOB PRIMARY KEY,
+    org_id BLOB NOT NULL REFERENCES organizations(id),
+    branch_id BLOB NOT NULL,
+    link_id BLOB NOT NULL REFERENCES payment_links(id),
+    session_key TEXT NOT NULL,
+    amount INTEGER NOT NULL,
+    currency TEXT NOT NULL,
+    created_at INTEGER NOT NULL
+);
+CREATE UNIQUE INDEX payment_link_attempts_session_key ON payment_link_attempts(link_id, session_key);

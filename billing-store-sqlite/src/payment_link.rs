@@ -12,6 +12,7 @@ use billing_core::product::{RecurringInterval, VatMode};
 use billing_core::store::StoreResult;
 use rusqlite::types::Value as SqlValue;
 use serde_json::{Map, Value};
+use uuid::Uuid;
 
 /// An optional count.
 fn n_opt(v: Option<u32>) -> SqlValue {
@@ -112,6 +113,19 @@ table! {
         },
         allow_custom_quantity, min_quantity, max_quantity, updated_at,
     }
+}
+
+table! {
+    pub Attempts in "payment_link_attempts" for LinkAttempt |a, r, at| {
+        id: u(a.id) => r.get::<_, Uuid>(at)?,
+        org_id: u(a.org_id) => get_id(r, at)?,
+        branch_id: u(a.branch_id) => get_id(r, at)?,
+        link_id: u(a.link_id) => get_id(r, at)?,
+        session_key: s(&a.session_key) => r.get(at)?,
+        amount: m(&a.amount)? => r.get::<_, i64>(at)?,
+        currency: s(a.amount.currency().code()) => get_currency(r, at)?,
+        created_at: t(&a.created_at) => get_ts(r, at)?,
+    } => LinkAttempt { id, org_id, branch_id, link_id, session_key, amount: Money::from_stored(amount, currency), created_at }
 }
 
 impl SqliteTx<'_> {
@@ -215,5 +229,25 @@ impl PaymentLinkTx for SqliteTx<'_> {
         let mut w = Filter::new("FROM payment_links WHERE branch_id = ?1 AND consumer_id = ?2", vec![u(branch), u(consumer)]);
         w.any("status", statuses.iter().map(|x| s(x.as_str())).collect());
         Ok(self.count(&format!("SELECT COUNT(*) {}", w.sql), w.params)? > 0)
+    }
+
+    fn insert_link_attempt(&mut self, a: &LinkAttempt) -> StoreResult<()> {
+        self.exec(&Attempts::sql().insert, Attempts::params(a)?).map(drop)
+    }
+
+    fn link_attempt(&mut self, id: Uuid) -> StoreResult<Option<LinkAttempt>> {
+        self.one(
+            sql!("SELECT {} FROM payment_link_attempts WHERE id = ?1", Attempts::sql().select),
+            vec![u(id)],
+            Attempts::row,
+        )
+    }
+
+    fn delete_link_attempt(&mut self, id: Uuid) -> StoreResult<bool> {
+        Ok(self.exec("DELETE FROM payment_link_attempts WHERE id = ?1", vec![u(id)])? > 0)
+    }
+
+    fn count_link_attempts(&mut self, link: PaymentLinkId) -> StoreResult<u64> {
+        self.count("SELECT COUNT(*) FROM payment_link_attempts WHERE link_id = ?1", vec![u(link)])
     }
 }

@@ -5,14 +5,21 @@
 //! the same contact), the invoice and its payments, only once the gateway approved.
 //!
 //! - [`ops`]: create, get, list, change status, change coupons.
+//! - [`pay`]: paying a link (the checkout's one operation), [`checkout`]: its request, outcome
+//!   and redirect address, and `attempt`: payments in flight, recorded before the gateway call.
 //! - [`store`]: the [`PaymentLinkTx`] slice of the store contract.
 //! - [`wire`] and `view`: request parsing and PaymentLinkDetailed.
 
+mod attempt;
+pub mod checkout;
 pub mod ops;
+pub mod pay;
 mod store;
 mod view;
 mod wire;
 
+pub(crate) use attempt::work_handlers;
+pub use attempt::{LinkAttempt, LINK_CHARGES_ABANDONED, LINK_CHARGE_KIND};
 pub use store::PaymentLinkTx;
 pub use wire::parse_payment_link_list;
 

@@ -21,6 +21,8 @@ pub mod lane {
     pub const LIST: Lane = Lane::Read;
     pub const UPDATE_STATUS: Lane = Lane::Write;
     pub const UPDATE_COUPONS: Lane = Lane::Write;
+    /// [`Billing::pay_link`] (in `pay.rs`): the gateway is called between its transactions.
+    pub const PAY: Lane = Lane::Io;
 }
 
 fn items_problem(msg: impl Into<String>) -> Error {
@@ -305,7 +307,7 @@ impl<S: Store> Billing<S> {
 
     /// Changes the link's coupons (`coupons`) and its items' (`items`, by
     /// `payment_link_item_id`), and prices the link again with the products' current prices.
-    /// A COMPLETED link is refused (400 INVALID_STATUS).
+    /// A COMPLETED link, or one with a payment in progress, is refused (400 INVALID_STATUS).
     pub fn update_payment_link_coupons(&self, scope: &Scope, id: PaymentLinkId, ch: CouponsChange) -> Result<PaymentLink> {
         self.store.write(|tx| self.update_coupons_in(tx, scope, id, &ch))
     }
@@ -323,6 +325,9 @@ impl<S: Store> Billing<S> {
         let mut l = self.load_link(tx, scope, id)?;
         if l.status == PaymentLinkStatus::Completed {
             return Err(Error::rule(Code::INVALID_STATUS, format!("Payment link '{id}' is completed")));
+        }
+        if tx.count_link_attempts(l.id)? > 0 {
+            return Err(Error::rule(Code::INVALID_STATUS, format!("A payment of payment link '{id}' is in progress")));
         }
         let mut problems = crate::error::Problems::default();
         for (k, (item, _)) in ch.items.iter().enumerate() {

@@ -42,6 +42,7 @@ pub mod consumers;
 pub mod coupons;
 pub mod invitations;
 pub mod invoices;
+pub mod link_payments;
 pub mod payment_links;
 pub mod sandbox;
 pub mod tx;
@@ -444,6 +445,16 @@ macro_rules! conformance_suite {
                 status_changes,
                 coupon_changes_reprice,
                 active_links_hold_consumer_and_branch,
+            ],
+            link_payments: [
+                paid_card_creates_everything_in_one_go,
+                every_sandbox_card_outcome,
+                wallet_ranges,
+                installments_with_exact_amounts,
+                max_payments_complete_the_link,
+                refusals_write_nothing,
+                concurrent_attempts_charge_once,
+                unrecorded_attempt_is_voided,
             ],
             webhooks: [
                 work_round_trip_and_leases,

@@ -18,6 +18,7 @@ mod http_basics;
 mod invoice;
 mod invoice_events;
 mod lanes;
+mod link_checkout;
 mod multi_process;
 mod org;
 mod payment;

@@ -1,4 +1,4 @@
--- Payment links and their items. Money is bigint thousandths (as everywhere in this schema).
+-- Payment links, their items and their payments in flight. Money is bigint thousandths (as everywhere in this schema).
 
 CREATE TABLE payment_links (
     id uuid PRIMARY KEY,
@@ -61,3 +61,17 @@ CREATE TABLE payment_link_items (
 );
 CREATE INDEX payment_link_items_link ON payment_link_items(link_id, position);
 CREATE INDEX payment_link_items_product ON payment_link_items(product_id);
+
+-- A payment of a link in flight: from when its charge is recorded until its outcome is; one per
+-- link and payer (session).
+CREATE TABLE payment_link_attempts (
+    id uuid PRIMARY KEY,
+    org_id uuid NOT NULL REFERENCES organizations(id),
+    branch_id uuid NOT NULL,
+    link_id uuid NOT NULL REFERENCES payment_links(id),
+    session_key text NOT NULL,
+    amount bigint NOT NULL,
+    currency text NOT NULL,
+    created_at timestamptz NOT NULL
+);
+CREATE UNIQUE INDEX payment_link_attempts_session_key ON payment_link_attempts(link_id, session_key);
