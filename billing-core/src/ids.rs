@@ -78,6 +78,8 @@ typed_id!(
     PaymentId,
     EventId,
     WorkId,
+    PaymentLinkId,
+    PaymentLinkItemId,
 );
 
 #[cfg(test)]

@@ -29,6 +29,7 @@ pub mod money;
 pub mod notification;
 pub mod org;
 pub mod payment;
+pub mod payment_link;
 pub mod pricing;
 pub mod product;
 pub mod sandbox;

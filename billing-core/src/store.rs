@@ -16,6 +16,7 @@ use crate::invoice::InvoiceTx;
 use crate::notification::NotificationTx;
 use crate::org::OrgTx;
 use crate::payment::PaymentTx;
+use crate::payment_link::PaymentLinkTx;
 use crate::product::ProductTx;
 use crate::webhook::WebhookTx;
 use crate::work::WorkTx;
@@ -91,10 +92,26 @@ pub trait Store: Send + Sync + 'static {
 /// given value (derived fields such as `Branch::user_count` and `Coupon::redemptions` are not
 /// written). Timestamps round-trip with microsecond precision; money round-trips exactly
 /// (stored in thousandths, [`crate::money::stored`]).
-pub trait Tx: OrgTx + ApiKeyTx + BranchTx + NotificationTx + ConsumerTx + ProductTx + CouponTx + EventTx + InvoiceTx + PaymentTx + WorkTx + WebhookTx {}
+pub trait Tx:
+    OrgTx + ApiKeyTx + BranchTx + NotificationTx + ConsumerTx + ProductTx + CouponTx + EventTx + InvoiceTx + PaymentTx + PaymentLinkTx + WorkTx + WebhookTx
+{
+}
 
 impl<T> Tx for T where
-    T: OrgTx + ApiKeyTx + BranchTx + NotificationTx + ConsumerTx + ProductTx + CouponTx + EventTx + InvoiceTx + PaymentTx + WorkTx + WebhookTx + ?Sized
+    T: OrgTx
+        + ApiKeyTx
+        + BranchTx
+        + NotificationTx
+        + ConsumerTx
+        + ProductTx
+        + CouponTx
+        + EventTx
+        + InvoiceTx
+        + PaymentTx
+        + PaymentLinkTx
+        + WorkTx
+        + WebhookTx
+        + ?Sized
 {
 }
 

@@ -20,7 +20,7 @@ use billing_core::{Billing, Lane};
 use http::{envelope, error_response, json_response, read_request, HttpResponse, ReadError};
 use hyper::header::HeaderValue;
 use hyper::{Request, StatusCode};
-use router::{resolve, Resolution};
+use router::{resolve, resolve_public, PublicRoute, Resolution};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use tokio::net::TcpListener;
@@ -182,14 +182,16 @@ pub async fn handle(app: Arc<App>, req: Request<hyper::body::Incoming>) -> HttpR
 }
 
 async fn respond(app: Arc<App>, req: Request<hyper::body::Incoming>) -> HttpResponse {
+    if req.uri().path().starts_with("/pay/") {
+        match resolve_public(req.method(), req.uri().path()) {
+            Resolution::Found(r, params) => return respond_public(app, r, params, req).await,
+            Resolution::MethodNotAllowed => return not_allowed(&req),
+            Resolution::NotFound => {}
+        }
+    }
     let (route, params) = match resolve(req.method(), req.uri().path()) {
         Resolution::Found(r, params) => (r, params),
-        Resolution::MethodNotAllowed => {
-            return envelope(
-                Code::METHOD_NOT_ALLOWED,
-                Some(format!("{} is not allowed on {}", req.method(), req.uri().path())),
-            )
-        }
+        Resolution::MethodNotAllowed => return not_allowed(&req),
         Resolution::NotFound => return envelope(Code::NOT_FOUND, Some(format!("no route for {}", req.uri().path()))),
     };
     let (parts, body) = req.into_parts();
@@ -223,20 +225,7 @@ async fn respond(app: Arc<App>, req: Request<hyper::body::Incoming>) -> HttpResp
     };
     let req = match read_request(parts, body, app.config.body_limit, app.config.body_timeout).await {
         Ok(r) => r,
-        Err(ReadError::TooLarge) => return envelope(Code::PAYLOAD_TOO_LARGE, Some(format!("the limit is {} bytes", app.config.body_limit))),
-        Err(ReadError::TimedOut) => {
-            return envelope(
-                Code::REQUEST_TIMEOUT,
-                Some(format!("the body did not arrive within {} ms", app.config.body_timeout.as_millis())),
-            )
-        }
-        Err(ReadError::Broken) => {
-            return error_response(&Error::invalid(FieldError::new(
-                "json_invalid",
-                vec!["body".into()],
-                "the request body could not be read",
-            )))
-        }
+        Err(e) => return read_failed(&app, e),
     };
     let input = OpRequest::new(&req, params);
     let handler = route.handler;
@@ -254,19 +243,65 @@ async fn respond(app: Arc<App>, req: Request<hyper::body::Incoming>) -> HttpResp
     // write executor (SQLite: the group-commit writer, many operations per transaction). An
     // operation that calls outside the process runs on a blocking thread of its own, never on
     // the write executor, so a slow gateway or receiver holds up only its own request.
-    let result = match route.lane {
+    reply(on_lane(app, route.lane, run).await)
+}
+
+/// A public row (the checkout): no credentials; otherwise as any request.
+async fn respond_public(app: Arc<App>, route: &'static PublicRoute, params: Vec<(&'static str, String)>, req: Request<hyper::body::Incoming>) -> HttpResponse {
+    let (parts, body) = req.into_parts();
+    let req = match read_request(parts, body, app.config.body_limit, app.config.body_timeout).await {
+        Ok(r) => r,
+        Err(e) => return read_failed(&app, e),
+    };
+    let input = OpRequest::new(&req, params);
+    let handler = route.handler;
+    let run = move |app: Arc<App>| {
+        input.query.check()?;
+        handler(&app.billing, input)
+    };
+    reply(on_lane(app, route.lane, run).await)
+}
+
+/// Runs an operation where its lane says (see `respond`).
+async fn on_lane<R: Send + 'static>(app: Arc<App>, lane: Lane, run: impl FnOnce(Arc<App>) -> Result<R, Error> + Send + 'static) -> Result<R, Error> {
+    match lane {
         Lane::Read => on_read_lane(&app, run).await,
         Lane::Io => tokio::task::spawn_blocking(move || run(app)).await.unwrap_or_else(|e| Err(panicked(e))),
         Lane::Write => {
             let backend = app.clone();
             backend.billing.store.execute(move || run(app)).await
         }
-    };
+    }
+}
+
+fn reply(result: Result<Reply, Error>) -> HttpResponse {
     match result {
         Ok(Reply::Json(v)) => json_response(StatusCode::OK, &v),
         Ok(Reply::Bytes(b)) => http::bytes_response(StatusCode::OK, b),
         Ok(Reply::Empty) => json_response(StatusCode::OK, &serde_json::json!({})),
         Err(e) => error_response(&e),
+    }
+}
+
+fn not_allowed<B>(req: &Request<B>) -> HttpResponse {
+    envelope(
+        Code::METHOD_NOT_ALLOWED,
+        Some(format!("{} is not allowed on {}", req.method(), req.uri().path())),
+    )
+}
+
+fn read_failed(app: &App, e: ReadError) -> HttpResponse {
+    match e {
+        ReadError::TooLarge => envelope(Code::PAYLOAD_TOO_LARGE, Some(format!("the limit is {} bytes", app.config.body_limit))),
+        ReadError::TimedOut => envelope(
+            Code::REQUEST_TIMEOUT,
+            Some(format!("the body did not arrive within {} ms", app.config.body_timeout.as_millis())),
+        ),
+        ReadError::Broken => error_response(&Error::invalid(FieldError::new(
+            "json_invalid",
+            vec!["body".into()],
+            "the request body could not be read",
+        ))),
     }
 }
 

@@ -1,9 +1,11 @@
-//! The route table and its resolver. Every resource's file in [`crate::api`] lists its rows —
+//! The route tables and their resolver. Every resource's file in [`crate::api`] lists its rows —
 //! method, path under `/api/v2` (`{name}` marks a path parameter), handler and the core's
-//! [`Lane`] for the operation — and [`crate::api::TABLES`] lists the resources. A request
-//! resolves to one row; a known path with another method is a 405, anything else a 404.
+//! [`Lane`] for the operation — and [`crate::api::TABLES`] lists the resources. The public
+//! rows ([`crate::api::PUBLIC_TABLES`]: the checkout, no credentials) have full paths under
+//! `/pay/`. A request resolves to one row; a known path with another method is a 405, anything
+//! else a 404.
 
-use crate::api::{Reply, Request, TABLES};
+use crate::api::{Reply, Request, PUBLIC_TABLES, TABLES};
 use crate::backend::Backend;
 use billing_core::auth::Scope;
 use billing_core::error::Result;
@@ -28,9 +30,49 @@ pub const fn route(method: Method, path: &'static str, handler: Handler, lane: L
     Route { method, path, handler, lane }
 }
 
-pub enum Resolution {
+/// Runs one operation for anybody (the public checkout): no scope, the operation finds its own.
+pub type PublicHandler = fn(&Billing<Backend>, Request) -> Result<Reply>;
+
+/// One row of a public table: a full path (under `/pay/`), no credentials.
+pub struct PublicRoute {
+    pub method: Method,
+    pub path: &'static str,
+    pub handler: PublicHandler,
+    pub lane: Lane,
+}
+
+/// A public row: `public(Method::POST, "/pay/{short_id}/attempts", pay_attempt, lane::PAY)`.
+pub const fn public(method: Method, path: &'static str, handler: PublicHandler, lane: Lane) -> PublicRoute {
+    PublicRoute { method, path, handler, lane }
+}
+
+/// What a row is to the resolver.
+trait Row: Sync + 'static {
+    fn method(&self) -> &Method;
+    fn path(&self) -> &'static str;
+}
+
+impl Row for Route {
+    fn method(&self) -> &Method {
+        &self.method
+    }
+    fn path(&self) -> &'static str {
+        self.path
+    }
+}
+
+impl Row for PublicRoute {
+    fn method(&self) -> &Method {
+        &self.method
+    }
+    fn path(&self) -> &'static str {
+        self.path
+    }
+}
+
+pub enum Resolution<R: 'static = Route> {
     /// The row and the path parameters, by name.
-    Found(&'static Route, Vec<(&'static str, String)>),
+    Found(&'static R, Vec<(&'static str, String)>),
     MethodNotAllowed,
     NotFound,
 }
@@ -42,19 +84,22 @@ enum Segment {
 }
 
 /// A row with its path split once (resolving runs on every request).
-struct Compiled {
-    route: &'static Route,
+struct Compiled<R: 'static> {
+    route: &'static R,
     segments: Vec<Segment>,
     literals: usize,
 }
 
-static COMPILED: std::sync::LazyLock<Vec<Compiled>> = std::sync::LazyLock::new(|| {
-    TABLES
+static COMPILED: std::sync::LazyLock<Vec<Compiled<Route>>> = std::sync::LazyLock::new(|| compile(TABLES));
+static COMPILED_PUBLIC: std::sync::LazyLock<Vec<Compiled<PublicRoute>>> = std::sync::LazyLock::new(|| compile(PUBLIC_TABLES));
+
+fn compile<R: Row>(tables: &'static [&'static [R]]) -> Vec<Compiled<R>> {
+    tables
         .iter()
         .flat_map(|t| t.iter())
         .map(|route| {
             let segments: Vec<Segment> = route
-                .path
+                .path()
                 .trim_start_matches('/')
                 .split('/')
                 .map(|p| match p.strip_prefix('{').and_then(|p| p.strip_suffix('}')) {
@@ -66,12 +111,12 @@ static COMPILED: std::sync::LazyLock<Vec<Compiled>> = std::sync::LazyLock::new(|
             Compiled { route, segments, literals }
         })
         .collect()
-});
+}
 
 /// The most segments a path of the API has; longer paths are not looked at.
 const MAX_SEGMENTS: usize = 8;
 
-impl Compiled {
+impl<R> Compiled<R> {
     fn matches(&self, segments: &[&str]) -> bool {
         self.segments.len() == segments.len()
             && self.segments.iter().zip(segments).all(|(p, s)| match p {
@@ -99,6 +144,18 @@ pub fn resolve(method: &Method, path: &str) -> Resolution {
     let Some(rest) = path.strip_prefix("/api/v2/") else {
         return Resolution::NotFound;
     };
+    find(&COMPILED, method, rest)
+}
+
+/// The public row for `method` and `path` (a full path: `/pay/…`).
+pub fn resolve_public(method: &Method, path: &str) -> Resolution<PublicRoute> {
+    let Some(rest) = path.strip_prefix('/') else {
+        return Resolution::NotFound;
+    };
+    find(&COMPILED_PUBLIC, method, rest)
+}
+
+fn find<R: Row>(compiled: &'static [Compiled<R>], method: &Method, rest: &str) -> Resolution<R> {
     let mut segments = [""; MAX_SEGMENTS];
     let mut n = 0;
     for s in rest.trim_end_matches('/').split('/') {
@@ -110,8 +167,8 @@ pub fn resolve(method: &Method, path: &str) -> Resolution {
     }
     let segments = &segments[..n];
     let mut best: Option<usize> = None;
-    let mut found: Option<&Compiled> = None;
-    for c in COMPILED.iter().filter(|c| c.matches(segments)) {
+    let mut found: Option<&Compiled<R>> = None;
+    for c in compiled.iter().filter(|c| c.matches(segments)) {
         if best.is_some_and(|b| b > c.literals) {
             continue;
         }
@@ -119,7 +176,7 @@ pub fn resolve(method: &Method, path: &str) -> Resolution {
             best = Some(c.literals);
             found = None;
         }
-        if c.route.method == *method && found.is_none() {
+        if c.route.method() == method && found.is_none() {
             found = Some(c);
         }
     }
@@ -180,5 +237,14 @@ mod tests {
         let before = keys.len();
         keys.dedup();
         assert_eq!(before, keys.len(), "a (method, path) pair is listed twice");
+        for r in PUBLIC_TABLES.iter().flat_map(|t| t.iter()) {
+            assert!(r.path.starts_with("/pay/"), "public rows live under /pay/: {}", r.path);
+            match resolve_public(&r.method, &r.path.replace(['{', '}'], "")) {
+                Resolution::Found(hit, _) => assert!(std::ptr::eq(hit, r), "{} {} is shadowed", r.method, r.path),
+                _ => panic!("{} {} does not resolve", r.method, r.path),
+            }
+        }
+        assert!(matches!(resolve_public(&Method::GET, "/pay/x/attempts"), Resolution::MethodNotAllowed));
+        assert!(matches!(resolve_public(&Method::POST, "/pay/x/other"), Resolution::NotFound));
     }
 }

@@ -32,6 +32,7 @@ mod invoice;
 mod notification;
 mod org;
 mod payment;
+mod payment_link;
 mod product;
 mod webhook;
 mod work;

@@ -11,6 +11,7 @@ const MIGRATIONS: &[(i64, &str)] = &[
     (4, include_str!("../migrations/0004_webhooks.sql")),
     (5, include_str!("../migrations/0005_sandbox_clock_target.sql")),
     (6, include_str!("../migrations/0006_fanout_in_core.sql")),
+    (7, include_str!("../migrations/0007_payment_links.sql")),
 ];
 
 pub fn apply(conn: &Connection) -> Result<(), StoreError> {

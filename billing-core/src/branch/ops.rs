@@ -144,6 +144,16 @@ fn unfinished_business(tx: &mut dyn Tx, branch: BranchId) -> Result<Vec<String>>
     if deliveries > 0 {
         holds.push(format!("{deliveries} webhook delivery(ies) not yet finished"));
     }
-    // Subscriptions and payment links, once they exist, hold a branch the same way.
+    let mut one = ListQuery::new(crate::payment_link::PaymentLinkSort::CreatedAt);
+    one.limit = 1;
+    let active = crate::payment_link::PaymentLinkFilter {
+        statuses: vec![crate::payment_link::PaymentLinkStatus::Active],
+        ..Default::default()
+    };
+    let links = tx.list_payment_links(branch, &one, &active)?.total;
+    if links > 0 {
+        holds.push(format!("{links} active payment link(s)"));
+    }
+    // Subscriptions, once they exist, hold a branch the same way.
     Ok(holds)
 }

@@ -156,6 +156,12 @@ impl<S: Store> Billing<S> {
                     format!("Consumer '{id}' has invoices that are not completed or canceled"),
                 ));
             }
+            if tx.consumer_has_payment_links_in(scope.branch_id(), id, &[crate::payment_link::PaymentLinkStatus::Active])? {
+                return Err(Error::rule(
+                    Code::CONSUMER_HAS_ACTIVE_PAYMENT_LINKS,
+                    format!("Consumer '{id}' is the payer of active payment links: deactivate them first"),
+                ));
+            }
             c.is_deleted = true;
             c.updated_at = Some(now);
             tx.update_consumer(&c)?;

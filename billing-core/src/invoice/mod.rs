@@ -103,6 +103,28 @@ pub struct InvoiceItem {
     pub created_at: Timestamp,
 }
 
+impl InvoiceItem {
+    /// The item of a line priced by [`crate::pricing::price`].
+    pub fn from_priced(line: &crate::pricing::PricedItem, id: InvoiceItemId, now: Timestamp) -> Self {
+        InvoiceItem {
+            id,
+            product_id: line.product_id,
+            price_id: Some(line.price_id),
+            quantity: line.quantity,
+            unit_price: line.unit_price,
+            vat_mode: line.vat_mode,
+            one_time: line.one_time,
+            coupon_ids: line.coupon_ids.clone(),
+            original_amount: line.amounts.original_amount,
+            discounted_amount: line.amounts.discounted_amount,
+            coupons: line.amounts.coupons.clone(),
+            vat_amount: line.amounts.vat.vat,
+            excluding_vat: line.amounts.vat.excluding_vat,
+            created_at: now,
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct Invoice {
     pub id: InvoiceId,

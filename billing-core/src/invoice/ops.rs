@@ -59,7 +59,7 @@ pub(super) fn check_no_charge_in_flight(inv: &Invoice, payments: &[Payment]) -> 
 }
 
 /// A new unpaid payment of `inv`: the `number`-th, of `amount`, due at `due`.
-pub(super) fn pending_payment(inv: &Invoice, number: u32, amount: Money, payment_type: PaymentType, due: Timestamp, now: Timestamp) -> Payment {
+pub(crate) fn pending_payment(inv: &Invoice, number: u32, amount: Money, payment_type: PaymentType, due: Timestamp, now: Timestamp) -> Payment {
     Payment {
         id: PaymentId::new(),
         org_id: inv.org_id,
@@ -122,22 +122,7 @@ impl<S: Store> Billing<S> {
         let items = priced
             .items
             .iter()
-            .map(|line| InvoiceItem {
-                id: InvoiceItemId::new(),
-                product_id: line.product_id,
-                price_id: Some(line.price_id),
-                quantity: line.quantity,
-                unit_price: line.unit_price,
-                vat_mode: line.vat_mode,
-                one_time: line.one_time,
-                coupon_ids: line.coupon_ids.clone(),
-                original_amount: line.amounts.original_amount,
-                discounted_amount: line.amounts.discounted_amount,
-                coupons: line.amounts.coupons.clone(),
-                vat_amount: line.amounts.vat.vat,
-                excluding_vat: line.amounts.vat.excluding_vat,
-                created_at: now,
-            })
+            .map(|line| InvoiceItem::from_priced(line, InvoiceItemId::new(), now))
             .collect();
         let number = tx.next_invoice_number(scope.org_id())?;
         let mut inv = Invoice {

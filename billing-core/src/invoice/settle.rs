@@ -31,6 +31,14 @@ impl<S: Store> Billing<S> {
             inv.paid_amount = Money::new(inv.paid_amount.amount() + p.amount.amount(), inv.currency);
             emit_payment(tx, self.public_url(), event, inv, p, now)?;
         }
+        if let Some(link) = inv.payment_link_id {
+            // What the link's invoices are paid is the link's collected amount.
+            if let Some(mut l) = tx.payment_link(inv.branch_id, link.into())? {
+                let sum: rust_decimal::Decimal = paid.iter().map(|p| p.amount.amount()).sum();
+                l.amount_collected = Money::new(l.amount_collected.amount() + sum, l.currency);
+                tx.update_payment_link(&l)?;
+            }
+        }
         let all_paid = all.iter().all(|p| p.status.is_paid() || paid.iter().any(|q| q.id == p.id));
         if all_paid && inv.status != InvoiceStatus::Completed {
             inv.status = InvoiceStatus::Completed;

@@ -38,6 +38,8 @@ pub struct OrgSettings {
     pub installment_split_months: u32,
     /// Whether `POST /payments/auto-charge-on-demand/{id}` is enabled for the organization.
     pub auto_charge_on_demand: bool,
+    /// The ways of paying a payment link offers when it is created without `payment_methods`.
+    pub default_payment_methods: crate::invoice::PaymentMethods,
 }
 
 impl Default for OrgSettings {
@@ -50,6 +52,15 @@ impl Default for OrgSettings {
             installment_minimums: [("SAR".to_string(), Decimal::new(100, 0))].into_iter().collect(),
             installment_split_months: 1,
             auto_charge_on_demand: false,
+            default_payment_methods: crate::invoice::PaymentMethods {
+                mada: true,
+                visa: true,
+                mastercard: true,
+                amex: true,
+                bank_transfer: false,
+                installment: true,
+                qurrah: false,
+            },
         }
     }
 }

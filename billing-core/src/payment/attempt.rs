@@ -124,7 +124,7 @@ impl Charge {
 }
 
 /// The org's time inside a transaction of a handler (which has no scope).
-fn org_now(tx: &mut dyn Tx, org: OrgId, server_now: Timestamp) -> Result<Timestamp> {
+pub(crate) fn org_now(tx: &mut dyn Tx, org: OrgId, server_now: Timestamp) -> Result<Timestamp> {
     let offset = tx.org(org)?.map(|o| o.clock_offset_us).unwrap_or(0);
     Ok(server_now + Duration::microseconds(offset))
 }
@@ -225,6 +225,9 @@ impl<S: Store> Billing<S> {
         };
         let server_now = self.clock().now();
         let mut abandoned = false;
+        // The claim's lease, until the first step below gives it back (a later run, after a
+        // failed void, still holds it).
+        let mut lease = item.leased_until;
         if !rec.abandoned {
             let attempt = item.id.0;
             let marked = self.store.write(|tx| {
@@ -260,6 +263,7 @@ impl<S: Store> Billing<S> {
             }
             abandoned = true;
             rec.abandoned = true;
+            lease = None;
         }
         let org = self.store.read(|tx| Ok(tx.org(item.org_id)?))?;
         let Some(org) = org else { return Ok(abandoned) };
@@ -268,9 +272,9 @@ impl<S: Store> Billing<S> {
         self.store.write_leased(|tx| {
             let now = org_now(tx, item.org_id, server_now)?;
             let kept = if voided.approved {
-                tx.complete_work(item.id, None)?
+                tx.complete_work(item.id, lease)?
             } else {
-                tx.reschedule_work(item.id, None, now + VOID_RETRY, &rec.to_value())?
+                tx.reschedule_work(item.id, lease, now + VOID_RETRY, &rec.to_value())?
             };
             if !kept {
                 return Err(StoreError::LeaseLost(item.id).into());

@@ -20,6 +20,13 @@ impl GatewayOutcome {
             message: message.into(),
         }
     }
+
+    /// A failure that is not a decline: the gateway erred or did not answer (91 issuer or
+    /// switch inoperative, 96 system malfunction, or no answer in time), so money may or may
+    /// not have moved: the charge is voided rather than trusted.
+    pub fn is_unclear(&self) -> bool {
+        !self.approved && matches!(self.code.as_str(), "91" | "96" | "TIMEOUT")
+    }
 }
 
 /// Card details as the payer typed them (never stored).
@@ -95,6 +102,16 @@ pub trait PaymentGateway: Send + Sync {
     fn charge_card(&self, reference: &str, card: &CardDetails, amount: Money) -> GatewayOutcome;
     /// Charges a tokenized card.
     fn charge_token(&self, reference: &str, token: &str, amount: Money) -> GatewayOutcome;
+    /// Charges a mobile wallet by the payer's phone number (E.164). A gateway without wallets
+    /// declines.
+    fn charge_wallet(&self, _reference: &str, _phone: &str, _amount: Money) -> GatewayOutcome {
+        GatewayOutcome::of("99", "WALLET NOT SUPPORTED")
+    }
+    /// The token of the card charged (approved) under `reference`, to charge it again later
+    /// (the later installments): never the number. None when the gateway keeps no tokens.
+    fn card_token(&self, _reference: &str, _card: &CardDetails) -> Option<String> {
+        None
+    }
     /// Refunds in full the payment charged as `transaction` (the reference of its charge).
     fn refund(&self, reference: &str, transaction: &str, amount: Money) -> GatewayOutcome;
     /// Cancels whatever the charge `reference` took, if it took anything; approved once nothing
@@ -105,6 +122,10 @@ pub trait PaymentGateway: Send + Sync {
 /// The sandbox simulation.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct SandboxGateway;
+
+/// The sandbox card whose charge ends in a gateway error (96 SYSTEM MALFUNCTION): checkout
+/// answers `failed_internal_error` for it.
+pub const ERROR_CARD: &str = "4000000000000093";
 
 /// The outcome of a sandbox test card number (also what a token made from it charges with).
 pub fn card_outcome(number: &str) -> GatewayOutcome {
@@ -124,6 +145,8 @@ pub fn card_outcome(number: &str) -> GatewayOutcome {
         ("5421080101000000", "00", "APPROVED"),
         ("5105105105105100", "99", "UNSPECIFIED FAILURE"),
         ("5457210001000092", "51", "INSUFFICIENT FUNDS"),
+        // Not in the public tables: a gateway error (money may or may not have moved).
+        (ERROR_CARD, "96", "SYSTEM MALFUNCTION"),
     ];
     table
         .iter()
@@ -160,6 +183,14 @@ impl PaymentGateway for SandboxGateway {
         card_outcome(&card.number)
     }
 
+    fn charge_wallet(&self, _reference: &str, _phone: &str, amount: Money) -> GatewayOutcome {
+        wallet_outcome(amount)
+    }
+
+    fn card_token(&self, _reference: &str, card: &CardDetails) -> Option<String> {
+        Some(sandbox_token(&card.number))
+    }
+
     fn charge_token(&self, _reference: &str, token: &str, _amount: Money) -> GatewayOutcome {
         let code = token.strip_prefix("sandbox_").and_then(|r| r.split('_').next()).unwrap_or("99");
         let message = match code {
@@ -170,6 +201,7 @@ impl PaymentGateway for SandboxGateway {
             "54" => "DECLINED: EXPIRED CARD",
             "61" => "DECLINED: EXCEEDS WITHDRAWAL LIMIT",
             "43" => "DECLINED: STOLEN CARD",
+            "96" => "SYSTEM MALFUNCTION",
             _ => "UNSPECIFIED FAILURE",
         };
         GatewayOutcome::of(if message == "UNSPECIFIED FAILURE" { "99" } else { code }, message)

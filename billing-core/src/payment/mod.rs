@@ -14,8 +14,8 @@ pub mod ops;
 mod store;
 mod wire;
 
-pub(crate) use attempt::work_handlers;
-pub use attempt::{ATTEMPT_TIMEOUT, CHARGES_ABANDONED, CHARGE_KIND, REFUNDS_RECOVERED, REFUND_KIND};
+pub(crate) use attempt::{org_now, work_handlers};
+pub use attempt::{ATTEMPT_TIMEOUT, CHARGES_ABANDONED, CHARGE_KIND, REFUNDS_RECOVERED, REFUND_KIND, VOID_RETRY};
 pub use store::PaymentTx;
 pub use wire::parse_payment_list;
 

@@ -26,6 +26,8 @@ enum Act {
     Hook(Box<dyn Fn() + Send + Sync>),
     /// Tells the test it was entered, then waits for the test's go.
     Block(mpsc::Sender<()>, Mutex<mpsc::Receiver<()>>),
+    /// Answers with a failure (91: the gateway could not be reached).
+    Fail,
 }
 
 /// A gateway that logs every call (operation, reference) and acts as scripted.
@@ -59,6 +61,7 @@ impl Scripted {
                 entered.send(()).unwrap();
                 go.lock().unwrap().recv().unwrap();
             }
+            Act::Fail => return GatewayOutcome::of("91", "ISSUER OR SWITCH INOPERATIVE"),
         }
         sandbox()
     }
@@ -157,6 +160,28 @@ pub fn charge_in_flight_is_recorded_and_recovered<H: Harness>() {
     assert_eq!(payment_events(&w, pay.id.0), vec![EventType::PaymentFailed, EventType::PaymentSucceeded]);
     w.billing.advance_sandbox_clock(s, Advance::By(Duration::hours(1))).unwrap();
     assert_eq!(gw.calls().iter().filter(|c| c.0 == "void").count(), 1, "a recorded charge is never voided");
+}
+
+/// A void the gateway refuses is asked again a few minutes later, by a later run of the same
+/// item (which holds the item by its own claim), until the gateway confirms; then the item is
+/// done.
+pub fn refused_void_is_retried_until_confirmed<H: Harness>() {
+    let w = World::new(H::store());
+    let s = &w.admin;
+    let gw = Scripted::new(Act::Die);
+    w.billing.set_sandbox_gateway(gw.clone());
+    let (inv, pay) = unpaid(&w);
+    died(|| w.billing.pay_by_card(s, inv.id, &[pay.id], &card()));
+    let attempt = w.billing.get_payment(s, pay.id).unwrap().transaction_id.expect("the attempt");
+    gw.set(Act::Fail);
+    w.billing.advance_sandbox_clock(s, Advance::By(Duration::minutes(16))).unwrap();
+    assert_eq!(w.billing.get_payment(s, pay.id).unwrap().status, PaymentStatus::Failed);
+    assert!(w.read(|tx| tx.work(WorkId(attempt))).is_some(), "kept: the void was refused");
+    w.billing.advance_sandbox_clock(s, Advance::By(Duration::minutes(6))).unwrap();
+    let voids = gw.calls().iter().filter(|c| c.0 == "void").count();
+    assert_eq!(voids, 2, "asked again after VOID_RETRY");
+    assert_eq!(w.read(|tx| tx.work(WorkId(attempt))), None, "done once the void is confirmed");
+    assert_eq!(payment_events(&w, pay.id.0), vec![EventType::PaymentFailed], "failed once");
 }
 
 /// A gateway answer that comes after the item gave the charge up is not recorded: the payment

@@ -42,6 +42,8 @@ pub mod consumers;
 pub mod coupons;
 pub mod invitations;
 pub mod invoices;
+pub mod link_payments;
+pub mod payment_links;
 pub mod sandbox;
 pub mod tx;
 pub mod webhooks;
@@ -435,6 +437,26 @@ macro_rules! conformance_suite {
                 auto_charge_on_demand,
                 several_payments_paid_together,
             ],
+            payment_links: [
+                create_prices_like_an_invoice,
+                create_refusals_write_nothing,
+                recurring_links_take_the_interval_and_no_installments,
+                payment_link_round_trip,
+                list_filters_and_sorts,
+                status_changes,
+                coupon_changes_reprice,
+                active_links_hold_consumer_and_branch,
+            ],
+            link_payments: [
+                paid_card_creates_everything_in_one_go,
+                every_sandbox_card_outcome,
+                wallet_ranges,
+                installments_with_exact_amounts,
+                max_payments_complete_the_link,
+                refusals_write_nothing,
+                concurrent_attempts_charge_once,
+                unrecorded_attempt_is_voided,
+            ],
             webhooks: [
                 work_round_trip_and_leases,
                 due_follows_the_org_clock,
@@ -458,6 +480,7 @@ macro_rules! conformance_suite {
             attempts: [
                 charge_in_flight_is_recorded_and_recovered,
                 late_charge_outcome_is_not_recorded,
+                refused_void_is_retried_until_confirmed,
                 concurrent_payers_charge_once,
                 refund_in_flight_is_recorded_and_finished,
             ],

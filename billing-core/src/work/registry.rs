@@ -9,5 +9,6 @@ pub fn registry<S: Store>() -> Vec<Handler<S>> {
     let mut all = Vec::new();
     all.extend(crate::webhook::work_handlers());
     all.extend(crate::payment::work_handlers());
+    all.extend(crate::payment_link::work_handlers());
     all
 }

@@ -4,17 +4,19 @@
 //! logic here. Adding a resource: one file here with its `ROUTES`, and a line in [`TABLES`].
 
 mod branch;
+mod checkout;
 mod consumer;
 mod coupon;
 mod invoice;
 mod org;
 mod payment;
+mod payment_link;
 mod product;
 mod sandbox;
 mod webhook;
 
 use crate::http::Incoming2;
-use crate::router::Route;
+use crate::router::{PublicRoute, Route};
 use billing_core::error::{Error, FieldError, Result};
 use billing_core::list::QueryParams;
 use serde_json::Value;
@@ -31,7 +33,11 @@ pub static TABLES: &[&[Route]] = &[
     webhook::ROUTES,
     invoice::ROUTES,
     payment::ROUTES,
+    payment_link::ROUTES,
 ];
+
+/// The public rows (no credentials; full paths under `/pay/`): the checkout.
+pub static PUBLIC_TABLES: &[&[PublicRoute]] = &[checkout::ROUTES];
 
 pub enum Reply {
     Json(Value),
@@ -89,6 +95,11 @@ impl Request {
                 "Input should be a valid UUID",
             ))
         })
+    }
+
+    /// The path parameter `name` as sent.
+    pub fn param(&self, name: &str) -> &str {
+        self.params.iter().find(|(n, _)| *n == name).map(|(_, v)| v.as_str()).unwrap_or_default()
     }
 
     /// The JSON body (a malformed one is a 422 at `["body"]`).

@@ -181,6 +181,19 @@ impl TestServer {
         r
     }
 
+    /// The raw bytes of the SQLite database (main file and write-ahead log), or `None` on
+    /// PostgreSQL: to search what was stored anywhere, in any column or page.
+    pub fn database_bytes(&self) -> Option<Vec<u8>> {
+        let path = self.database_url.strip_prefix("sqlite://")?;
+        let mut out = Vec::new();
+        for suffix in ["", "-wal"] {
+            if let Ok(b) = std::fs::read(format!("{path}{suffix}")) {
+                out.extend(b);
+            }
+        }
+        Some(out)
+    }
+
     pub fn branch_id(&self) -> String {
         self.boot.branch.id.to_string()
     }

@@ -1,0 +1,464 @@
+//! Paying a link ([`Billing::pay_link`]): the checkout's one operation. It reads and checks
+//! with nothing written, records the attempt ([`super::attempt`]), calls the gateway with no
+//! transaction open, and records the outcome in one transaction: on approval the consumer (new,
+//! or the branch's consumer with the same contact), the saved card, the invoice (ACCEPTED with
+//! the chosen plan, `payment_link_id` set) and its payments (the first paid, later installments
+//! scheduled), the link's count (COMPLETED once used up) and the events; on a decline nothing
+//! but PAYMENT_LINK_PAY_ATTEMPT_FAILED.
+
+use super::attempt::{count_payment, emit_attempt_failed, LinkAttempt, Recorded};
+use super::checkout::{Customer, PayMethod, PayOutcome, PayRequest, PayStatus};
+use super::{ContactInformationType, PaymentLink};
+use crate::auth::{Actor, BranchAccess, Scope};
+use crate::billing::Billing;
+use crate::clock::Timestamp;
+use crate::consumer::{Consumer, ConsumerType};
+use crate::error::{Code, Error, FieldError, Result, StoreError};
+use crate::event::EventType;
+use crate::fields::Email;
+use crate::ids::{ConsumerId, CouponId, InvoiceId, InvoiceItemId, WorkId};
+use crate::invoice::events::emit_invoice;
+use crate::invoice::installments::{self, InstallmentPlan};
+use crate::invoice::ops::pending_payment;
+use crate::invoice::{Invoice, InvoiceStatus};
+use crate::money::Money;
+use crate::org::Role;
+use crate::payment::gateway::GatewayOutcome;
+use crate::payment::{PaymentMethod, PaymentStatus, PaymentType, TokenizedCard};
+use crate::store::{Store, Tx};
+use uuid::Uuid;
+
+/// Who pays a link.
+#[derive(Debug, Clone)]
+enum Payer {
+    /// The link's consumer.
+    Consumer(ConsumerId),
+    /// Details the payer gave: the branch's consumer with the same contact, or a new one.
+    New(Customer),
+}
+
+impl Payer {
+    /// The attempt's session: one payment in flight per link and payer.
+    fn session_key(&self, kind: ContactInformationType) -> String {
+        match self {
+            Payer::Consumer(id) => format!("consumer:{id}"),
+            Payer::New(c) => match (kind, &c.phone_number, &c.email) {
+                (ContactInformationType::Phone, Some(p), _) => format!("phone:{p}"),
+                (_, _, Some(e)) => format!("email:{}", e.normalized()),
+                (_, Some(p), None) => format!("phone:{p}"),
+                (_, None, None) => format!("name:{}", c.name.to_lowercase()),
+            },
+        }
+    }
+}
+
+fn form_error(field: &str, msg: &str) -> Error {
+    Error::invalid(FieldError::new(
+        "value_error",
+        vec!["body".into(), "method".into(), field.into()],
+        format!("Value error, {msg}"),
+    ))
+}
+
+/// The payer: the link's consumer, or the details checkout collected (a name and the contact
+/// the link asks for).
+fn payer_of(l: &PaymentLink, req: &PayRequest) -> Result<Payer> {
+    if let Some(c) = l.consumer_id {
+        return Ok(Payer::Consumer(c));
+    }
+    let Some(c) = &req.customer else {
+        return Err(Error::invalid(FieldError::body(
+            "missing",
+            "customer",
+            "Field required: the link has no consumer",
+        )));
+    };
+    let (field, given) = match l.contact_information_type {
+        ContactInformationType::Phone => ("phone_number", c.phone_number.is_some()),
+        ContactInformationType::Email => ("email", c.email.is_some()),
+    };
+    if !given {
+        return Err(Error::invalid(FieldError::new(
+            "missing",
+            vec!["body".into(), "customer".into(), field.into()],
+            "Field required by the payment link",
+        )));
+    }
+    Ok(Payer::New(c.clone()))
+}
+
+/// The first installment's amount and every part (one part when paid in full).
+fn parts_of(scope: &Scope, l: &PaymentLink, req: &PayRequest, now: Timestamp) -> Result<Vec<(Money, Timestamp)>> {
+    let n = req.installments;
+    if n == 1 {
+        return Ok(vec![(l.amount, now)]);
+    }
+    if !l.payment_methods.installment || l.items.iter().any(|i| !i.line.one_time) {
+        return Err(Error::rule(Code::PAYMENT_FLOW_NOT_ALLOWED, "The payment link does not offer installments"));
+    }
+    if matches!(req.method, PayMethod::Wallet(_)) {
+        return Err(Error::rule(
+            Code::PAYMENT_FLOW_NOT_ALLOWED,
+            "Installments are paid by card: the later ones are charged to it",
+        ));
+    }
+    let settings = &scope.org.settings;
+    if !installments::available(settings, l.amount, n) {
+        return Err(Error::rule(
+            Code::INVALID_PARAMETERS,
+            format!("{n} installments of {} {} are not available", l.amount, l.currency),
+        ));
+    }
+    Ok(InstallmentPlan::new(l.amount, n, now, settings.installment_split_months.max(1)).parts)
+}
+
+impl<S: Store> Billing<S> {
+    /// Pays the link with short id `short_id` (the public checkout: no credentials). Refusals
+    /// write nothing: an unknown link (404), a form error (422 at the field; no attempt is
+    /// made), an inactive, expired or completed link (400 INVALID_STATUS), a recurring link
+    /// (400 PAYMENT_FLOW_NOT_ALLOWED: paid with subscriptions), installments the link or the
+    /// amount does not allow, and a second payment of the same payer while one is in flight,
+    /// or beyond `max_number_of_payments` with others in flight (422 DUPLICATE_PAYMENT). A
+    /// gateway decline is an outcome (`failed`), not an error.
+    pub fn pay_link(&self, short_id: &str, req: &PayRequest) -> Result<PayOutcome> {
+        self.call_out("the payment gateway", || ())?;
+        let well_formed = (1..=64).contains(&short_id.len()) && short_id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+        if !well_formed {
+            return Err(Error::not_found("Payment link", "?"));
+        }
+        let (link, scope) = self.store.read(|tx| {
+            let missing = || Error::not_found("Payment link", short_id);
+            let l = tx.payment_link_by_short_id(short_id)?.ok_or_else(missing)?;
+            let org = tx.org(l.org_id)?.ok_or_else(missing)?;
+            let branch = tx.branch(l.org_id, l.branch_id)?.ok_or_else(missing)?;
+            // The payer acts in the link's branch, for the user who made the link.
+            let actor = Actor {
+                user_id: l.user_id,
+                role: Role::BranchUser,
+                access: BranchAccess::Only(vec![l.branch_id]),
+                api_key_id: None,
+            };
+            Ok((l, Scope { org, branch, actor }))
+        })?;
+        let now = self.now(&scope);
+        link.check_payable(now)?;
+        if link.is_recurring() {
+            return Err(Error::rule(
+                Code::PAYMENT_FLOW_NOT_ALLOWED,
+                "A payment link of recurring products is paid with a subscription, which this server does not take yet",
+            ));
+        }
+        let payer = payer_of(&link, req)?;
+        if let PayMethod::Card(card) = &req.method {
+            use chrono::Datelike;
+            if let Err(field) = card.check(now.year(), now.month()) {
+                let (field, msg) = match field {
+                    "name" => ("name", "the name on the card should have at least two words"),
+                    "number" => ("number", "the card number is not valid"),
+                    "cvc" => ("cvc", "the security code should have 3 digits (4 for American Express)"),
+                    _ => ("expiry_year", "the card has expired"),
+                };
+                return Err(form_error(field, msg));
+            }
+        }
+        if link.amount.is_zero() {
+            return Err(Error::rule(Code::INVALID_PARAMETERS, "Nothing to pay: the payment link's amount is 0"));
+        }
+        let parts = parts_of(&scope, &link, req, now)?;
+        let attempt = LinkAttempt {
+            id: Uuid::now_v7(),
+            org_id: link.org_id,
+            branch_id: link.branch_id,
+            link_id: link.id,
+            session_key: payer.session_key(link.contact_information_type),
+            amount: parts[0].0,
+            created_at: now,
+        };
+        let rec = Recorded {
+            branch_id: link.branch_id,
+            link_id: link.id,
+            reference: attempt.id.to_string(),
+            abandoned: false,
+        };
+        self.store
+            .write(|tx| {
+                let l = tx
+                    .payment_link(link.branch_id, link.id)?
+                    .ok_or_else(|| Error::not_found("Payment link", short_id))?;
+                l.check_payable(now)?;
+                if l.amount != link.amount {
+                    return Err(Error::rule(Code::INVALID_STATUS, "The payment link changed: load it again"));
+                }
+                let in_flight = tx.count_link_attempts(l.id)?;
+                if l.max_number_of_payments
+                    .is_some_and(|max| u64::from(l.payments_count) + in_flight >= u64::from(max))
+                {
+                    return Err(Error::rule(
+                        Code::DUPLICATE_PAYMENT,
+                        "Payments of this link are in progress up to the number it accepts",
+                    ));
+                }
+                tx.insert_link_attempt(&attempt)?;
+                tx.insert_work(&rec.item(&attempt))?;
+                Ok(())
+            })
+            .map_err(|e| match e {
+                Error::Store(StoreError::UniqueViolation(name)) if name == "payment_link_attempts_session_key" => {
+                    Error::rule(Code::DUPLICATE_PAYMENT, "A payment of this link by this payer is in progress")
+                }
+                e => e,
+            })?;
+        let gw = self.gateway_for(&scope.org);
+        let reference = rec.reference.as_str();
+        let outcome = self.call_out("the payment gateway", || match &req.method {
+            PayMethod::Card(card) => gw.charge_card(reference, card, attempt.amount),
+            PayMethod::Wallet(phone) => gw.charge_wallet(reference, phone.as_str(), attempt.amount),
+        })?;
+        let token = match &req.method {
+            PayMethod::Card(card) if outcome.approved => self.call_out("the payment gateway", || gw.card_token(reference, card))?,
+            _ => None,
+        };
+        let paid = Paid {
+            scope: &scope,
+            req,
+            payer: &payer,
+            attempt: &attempt,
+            rec: &rec,
+            parts: &parts,
+            token,
+            now,
+        };
+        let out = self.store.write(|tx| self.record_link_outcome(tx, &paid, &outcome))?;
+        Ok(out.with_redirect(&link, self.public_url(), req.language))
+    }
+
+    /// Step 3: the outcome, if the attempt is still the request's to record.
+    fn record_link_outcome(&self, tx: &mut dyn Tx, p: &Paid<'_>, o: &GatewayOutcome) -> Result<PayOutcome> {
+        let (a, now) = (p.attempt, p.now);
+        let mut l = tx
+            .payment_link(a.branch_id, a.link_id)?
+            .ok_or_else(|| Error::not_found("Payment link", a.link_id))?;
+        let mut out = PayOutcome {
+            status: PayStatus::Failed,
+            message: o.message.clone(),
+            reference: p.rec.reference.clone(),
+            link_id: l.id,
+            login_method: l.contact_information_type,
+            invoice_id: None,
+            payment_id: None,
+            consent_id: None,
+            consumer_id: None,
+            redirect_url: String::new(),
+        };
+        if !tx.delete_link_attempt(a.id)? {
+            // Its item gave it up meanwhile (and voids whatever was charged).
+            out.status = PayStatus::FailedInternalError;
+            out.message = "The payment took too long and was canceled; nothing was charged".into();
+            return Ok(out);
+        }
+        if !o.approved {
+            if o.is_unclear() {
+                // Money may have moved: the item voids the charge, starting now (a new item
+                // when its handler holds this one: it finds the attempt recorded and stops).
+                let next = Recorded {
+                    abandoned: true,
+                    ..p.rec.clone()
+                };
+                if !tx.reschedule_work(WorkId(a.id), None, now, &next.to_value())? {
+                    tx.insert_work(&crate::work::DueWork::new(
+                        WorkId::new(),
+                        a.org_id,
+                        super::LINK_CHARGE_KIND,
+                        now,
+                        next.to_value(),
+                    ))?;
+                }
+                out.status = PayStatus::FailedInternalError;
+            } else {
+                tx.complete_work(WorkId(a.id), None)?;
+            }
+            emit_attempt_failed(tx, self.public_url(), &l, a.id, out.status.as_str(), o, now)?;
+            return Ok(out);
+        }
+        tx.complete_work(WorkId(a.id), None)?;
+        let consumer = self.payer_consumer(tx, p, &l)?;
+        if let (Some(token), PayMethod::Card(card)) = (&p.token, &p.req.method) {
+            let saved = TokenizedCard {
+                id: Uuid::now_v7(),
+                org_id: l.org_id,
+                consumer_id: consumer,
+                network: card.network().into(),
+                last_four: card.number[card.number.len().saturating_sub(4)..].to_string(),
+                expiry_month: card.expiry_month,
+                expiry_year: card.expiry_year,
+                gateway_token: token.clone(),
+                is_active: true,
+                consent: true,
+                created_at: now,
+            };
+            tx.insert_card(&saved)?;
+            out.consent_id = Some(saved.id);
+        }
+        let method = match &p.req.method {
+            PayMethod::Card(card) => PaymentMethod::parse(card.network())
+                .filter(|m| m.is_gateway())
+                .unwrap_or(PaymentMethod::PgwCardUnspecified),
+            PayMethod::Wallet(_) => PaymentMethod::PgwCardUnspecified,
+        };
+        let (inv, payment) = self.invoice_of_link(tx, p, &l, consumer, method, &o.code, &o.message)?;
+        // The invoice's payment added to the link's collected amount: read it back.
+        l = tx
+            .payment_link(a.branch_id, a.link_id)?
+            .ok_or_else(|| Error::not_found("Payment link", a.link_id))?;
+        count_payment(&mut l, now);
+        tx.update_payment_link(&l)?;
+        out.status = PayStatus::Paid;
+        out.invoice_id = Some(inv);
+        out.payment_id = Some(payment);
+        out.consumer_id = Some(consumer);
+        Ok(out)
+    }
+
+    /// The paying consumer: the link's, the branch's live consumer with the contact given, or
+    /// a new one.
+    fn payer_consumer(&self, tx: &mut dyn Tx, p: &Paid<'_>, l: &PaymentLink) -> Result<ConsumerId> {
+        let c = match p.payer {
+            Payer::Consumer(id) => return Ok(*id),
+            Payer::New(c) => c,
+        };
+        let email = c.email.as_ref().map(Email::normalized);
+        let phone = c.phone_number.as_ref().map(|p| p.as_str().to_string());
+        if let Some(found) = tx.consumer_conflict(l.branch_id, phone.as_deref(), email.as_deref(), ConsumerId::new())? {
+            return Ok(found.id);
+        }
+        let consumer = Consumer {
+            id: ConsumerId::new(),
+            org_id: l.org_id,
+            branch_id: l.branch_id,
+            name: c.name.clone(),
+            phone_number: c.phone_number.clone(),
+            email: c.email.clone(),
+            external_id: None,
+            iban: None,
+            alias: None,
+            comment: None,
+            preferred_language: p.req.language,
+            communication_methods: vec![],
+            consumer_type: ConsumerType::Individual,
+            address: None,
+            vat_number: None,
+            commercial_registration: None,
+            external_metadata: Default::default(),
+            is_deleted: false,
+            created_at: p.now,
+            updated_at: None,
+        };
+        tx.insert_consumer(&consumer)?;
+        Ok(consumer.id)
+    }
+
+    /// The invoice a paid link makes: its lines as the link priced them, ACCEPTED with the
+    /// plan, the first payment paid (PAYMENT_SUCCEEDED, INVOICE_COMPLETED when that is all), the
+    /// later installments scheduled. Returns the invoice's and the paid payment's ids.
+    #[allow(clippy::too_many_arguments)]
+    fn invoice_of_link(
+        &self,
+        tx: &mut dyn Tx,
+        p: &Paid<'_>,
+        l: &PaymentLink,
+        consumer: ConsumerId,
+        method: PaymentMethod,
+        code: &str,
+        message: &str,
+    ) -> Result<(InvoiceId, crate::ids::PaymentId)> {
+        let now = p.now;
+        let n = p.parts.len();
+        let mut inv = Invoice {
+            id: InvoiceId::new(),
+            org_id: l.org_id,
+            branch_id: l.branch_id,
+            user_id: l.user_id,
+            consumer_id: consumer,
+            org_invoice_number: tx.next_invoice_number(l.org_id)?,
+            description: Some(l.description.clone().unwrap_or_else(|| l.name.clone())),
+            currency: l.currency,
+            status: InvoiceStatus::Accepted,
+            payment_methods: l.payment_methods,
+            coupon_ids: l.coupon_ids.clone(),
+            exclude_coupons_if_installments: false,
+            notify_consumer: false,
+            scheduled_on: now,
+            original_amount: l.original_amount,
+            item_level_discounted_amount: l.item_level_discounted_amount,
+            total_vat_amount: l.total_vat_amount,
+            total_price_excluding_vat: l.total_price_excluding_vat,
+            total_amount: l.amount,
+            paid_amount: Money::zero(l.currency),
+            coupons: l.coupons.clone(),
+            installments: (n > 1).then_some(n as u8),
+            payment_link_id: Some(l.id.0),
+            subscription_id: None,
+            items: l
+                .items
+                .iter()
+                .map(|i| crate::invoice::InvoiceItem {
+                    id: InvoiceItemId::new(),
+                    created_at: now,
+                    ..i.line.clone()
+                })
+                .collect(),
+            created_at: now,
+            updated_at: None,
+        };
+        let kind = if n > 1 { PaymentType::Installment } else { PaymentType::Initial };
+        let mut payments: Vec<_> = p
+            .parts
+            .iter()
+            .enumerate()
+            .map(|(k, (amount, due))| pending_payment(&inv, k as u32 + 1, *amount, kind, *due, now))
+            .collect();
+        payments[0].method = Some(method);
+        tx.insert_invoice(&inv)?;
+        let mut coupons: Vec<CouponId> = l
+            .coupon_ids
+            .iter()
+            .chain(l.items.iter().flat_map(|i| i.line.coupon_ids.iter()))
+            .copied()
+            .collect();
+        coupons.sort();
+        coupons.dedup();
+        for c in coupons {
+            tx.redeem_coupon(c)?;
+        }
+        for pay in &payments {
+            tx.insert_payment(pay)?;
+        }
+        let created = Invoice {
+            status: InvoiceStatus::Created,
+            ..inv.clone()
+        };
+        emit_invoice(tx, self.public_url(), EventType::InvoiceCreated, &created, now)?;
+        emit_invoice(tx, self.public_url(), EventType::InvoiceAccepted, &inv, now)?;
+        let mut first = payments[0].clone();
+        first.status = PaymentStatus::Succeeded;
+        first.payed_at = Some(now);
+        first.transaction_id = Some(p.attempt.id);
+        first.latest_pgw_message = Some(format!("{code} {message}"));
+        first.updated_at = Some(now);
+        let first_id = first.id;
+        self.record_paid(tx, p.scope, &mut inv, &payments, vec![first], EventType::PaymentSucceeded, now)?;
+        Ok((inv.id, first_id))
+    }
+}
+
+/// What recording a link payment's outcome needs.
+struct Paid<'a> {
+    scope: &'a Scope,
+    req: &'a PayRequest,
+    payer: &'a Payer,
+    attempt: &'a LinkAttempt,
+    rec: &'a Recorded,
+    parts: &'a [(Money, Timestamp)],
+    token: Option<String>,
+    now: Timestamp,
+}

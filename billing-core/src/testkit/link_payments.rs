@@ -1,0 +1,527 @@
+//! Paying a payment link ([`crate::Billing::pay_link`]): what a paid attempt creates in one
+//! transaction (consumer, card, invoice, payments, events carrying the link and its metadata),
+//! every sandbox card outcome and the wallet ranges, exact installments, max-payments
+//! completion, the refusals that write nothing, concurrent attempts and attempts nobody
+//! recorded.
+
+use super::invoices::{consumer, product};
+use super::payment_links::{create as create_link, link_body};
+use super::{expect_code, money, Harness, World};
+use crate::consumer::{ConsumerFilter, ConsumerSort};
+use crate::error::{Code, Error, Result};
+use crate::event::{Event, EventType};
+use crate::invoice::{InvoiceListRequest, InvoiceSort, InvoiceStatus};
+use crate::list::ListQuery;
+use crate::money::{Currency, Money};
+use crate::payment::gateway::{CardDetails, GatewayOutcome, PaymentGateway, SandboxGateway};
+use crate::payment::{PaymentMethod, PaymentStatus, PaymentType};
+use crate::payment_link::checkout::{PayOutcome, PayRequest, PayStatus};
+use crate::payment_link::*;
+use crate::sandbox::Advance;
+use crate::store::Store;
+use chrono::Duration;
+use serde_json::{json, Value};
+use std::sync::{mpsc, Arc, Mutex};
+
+pub const PAID_CARD: &str = "4111111111111111";
+/// The sandbox card whose charge ends in a gateway error (code 96).
+pub const ERROR_CARD: &str = "4000000000000093";
+
+pub fn card(number: &str) -> Value {
+    json!({"type": "card", "number": number, "name": "Sara Al-Harbi", "expiry_month": 12, "expiry_year": 2030, "cvc": "123"})
+}
+
+pub fn pay_body(method: Value, phone: &str) -> Value {
+    json!({"customer": {"name": "Sara Al-Harbi", "phone_number": phone}, "method": method, "installments": 1, "language": "en"})
+}
+
+fn pay<S: Store>(w: &World<S>, l: &PaymentLink, body: &Value) -> Result<PayOutcome> {
+    w.billing.pay_link(&l.short_id, &PayRequest::parse(body)?)
+}
+
+fn events<S: Store>(w: &World<S>) -> Vec<Event> {
+    w.read(|tx| tx.list_events(w.boot.org.id))
+}
+
+fn kinds(e: &[Event]) -> Vec<EventType> {
+    e.iter().map(|e| e.event_type).collect()
+}
+
+/// Consumers, invoices (with payments), cards of the default branch, links and events.
+fn everything<S: Store>(w: &World<S>) -> String {
+    let s = &w.admin;
+    let mut q = ListQuery::new(ConsumerSort::CreatedAt);
+    q.limit = 100;
+    let consumers = w.billing.list_consumers(s, &q, &ConsumerFilter::default()).unwrap().items;
+    let mut iq = ListQuery::new(InvoiceSort::CreatedAt);
+    iq.limit = 100;
+    let req = InvoiceListRequest {
+        query: iq,
+        filter: Default::default(),
+        include_payments: true,
+    };
+    let invoices = w.billing.list_invoices(s, &req).unwrap().items;
+    let cards: Vec<_> = consumers.iter().map(|c| w.read(|tx| tx.latest_active_card(c.id))).collect();
+    let links = w.read(|tx| {
+        let mut q = ListQuery::new(PaymentLinkSort::CreatedAt);
+        q.limit = 100;
+        tx.list_payment_links(s.branch_id(), &q, &Default::default())
+    });
+    format!("{consumers:?}{invoices:?}{cards:?}{links:?}{:?}", events(w))
+}
+
+fn sar(a: &str) -> Money {
+    money(a, Currency::SAR)
+}
+
+/// A link of one `price` product (VAT-inclusive, so the amount is the price) and what else
+/// `extra` sets.
+fn link_of<S: Store>(w: &World<S>, price: &str, extra: Value) -> PaymentLink {
+    let p = product(w, &w.admin, price, json!({}));
+    let mut body = link_body(&[(p.id, 1)], &[]);
+    for (k, v) in extra.as_object().unwrap() {
+        body[k] = v.clone();
+    }
+    create_link(w, &w.admin, body)
+}
+
+/// A paid card attempt creates, in one transaction: the consumer, the saved card, the invoice
+/// (paid in full: COMPLETED) and its payment, the link's count and collected amount, and the
+/// events with `data.payment_link` and `metadata`; the payer goes to the success URL with the
+/// spec's parameters. The next payer with the same phone is the same consumer.
+pub fn paid_card_creates_everything_in_one_go<H: Harness>() {
+    let w = World::new(H::store());
+    let s = &w.admin;
+    let meta = json!({"order": {"id": 42, "lines": [1, {"sku": "A"}]}});
+    let l = link_of(
+        &w,
+        "115.00",
+        json!({"custom_metadata": meta, "success_redirect_url": "https://shop.example/done?from=link#top", "max_number_of_payments": 5}),
+    );
+    let before = events(&w).len();
+    let out = pay(&w, &l, &pay_body(card(PAID_CARD), "+966501234567")).unwrap();
+    assert_eq!((out.status, out.message.as_str()), (PayStatus::Paid, "APPROVED"));
+    let (inv_id, pay_id, consumer_id, consent) = (
+        out.invoice_id.unwrap(),
+        out.payment_id.unwrap(),
+        out.consumer_id.unwrap(),
+        out.consent_id.unwrap(),
+    );
+    let c = w.billing.get_consumer(s, consumer_id).unwrap();
+    assert_eq!((c.name.as_str(), c.phone_number.as_ref().unwrap().as_str()), ("Sara Al-Harbi", "+966501234567"));
+    assert_eq!(c.preferred_language, crate::fields::Language::En);
+    let (inv, pays) = w.billing.get_invoice(s, inv_id).unwrap();
+    assert_eq!((inv.status, inv.total_amount, inv.paid_amount), (InvoiceStatus::Completed, l.amount, l.amount));
+    assert_eq!((inv.payment_link_id, inv.consumer_id, inv.installments), (Some(l.id.0), consumer_id, None));
+    assert_eq!(inv.items.len(), 1);
+    assert_eq!(inv.items[0].original_amount, l.items[0].line.original_amount);
+    assert_eq!(pays.len(), 1);
+    assert_eq!(
+        (pays[0].id, pays[0].status, pays[0].method, pays[0].payment_type),
+        (pay_id, PaymentStatus::Succeeded, Some(PaymentMethod::Visa), PaymentType::Initial)
+    );
+    let saved = w.read(|tx| tx.latest_active_card(consumer_id)).expect("the card is kept");
+    assert_eq!(
+        (saved.id, saved.network.as_str(), saved.last_four.as_str(), saved.consent),
+        (consent, "VISA", "1111", true)
+    );
+    assert!(!saved.gateway_token.contains(PAID_CARD));
+    let link = w.billing.get_payment_link(s, l.id).unwrap();
+    assert_eq!(
+        (link.payments_count, link.amount_collected, link.status),
+        (1, l.amount, PaymentLinkStatus::Active)
+    );
+    let new = &events(&w)[before..];
+    assert_eq!(
+        kinds(new),
+        [
+            EventType::InvoiceCreated,
+            EventType::InvoiceAccepted,
+            EventType::PaymentSucceeded,
+            EventType::InvoiceCompleted
+        ]
+    );
+    for e in new {
+        assert_eq!(e.payload["data"]["payment_link"]["id"], json!(l.id), "{}", e.payload);
+        assert_eq!(
+            e.payload["data"]["payment_link"]["url"],
+            format!("{}/api/v2/payment_links/{}", w.billing.public_url(), l.id)
+        );
+        assert_eq!(e.payload["data"]["metadata"], meta);
+    }
+    assert_eq!(new[0].payload["status"], "CREATED");
+    assert_eq!(new[1].payload["status"], "ACCEPTED");
+    let url = &out.redirect_url;
+    assert!(url.starts_with("https://shop.example/done?from=link&id="), "{url}");
+    assert!(url.ends_with("#top"), "{url}");
+    for (k, v) in [
+        ("payment_link_id", l.id.to_string()),
+        ("status", "paid".into()),
+        ("message", "APPROVED".into()),
+        ("login_method", "PHONE".into()),
+        ("invoice_id", inv_id.to_string()),
+        ("consent_id", consent.to_string()),
+        ("payment_id", pay_id.to_string()),
+        ("organization_consumer_id", consumer_id.to_string()),
+    ] {
+        assert!(url.contains(&format!("&{k}={v}")), "{k} in {url}");
+    }
+    // The same phone again: the same consumer, a second invoice.
+    let again = pay(&w, &l, &pay_body(card("5421080101000000"), "+966501234567")).unwrap();
+    assert_eq!((again.status, again.consumer_id), (PayStatus::Paid, Some(consumer_id)));
+    assert_ne!(again.invoice_id, out.invoice_id);
+    let link = w.billing.get_payment_link(s, l.id).unwrap();
+    assert_eq!((link.payments_count, link.amount_collected), (2, sar("230.00")));
+    // An existing consumer with that phone, or the link's own consumer, is the payer.
+    let known = consumer(&w, s, true);
+    let mut body = link_body(&[(l.items[0].line.product_id, 1)], &[]);
+    body["organization_consumer_id"] = json!(known.id);
+    let mine = create_link(&w, s, body);
+    let out = pay(&w, &mine, &json!({"method": card(PAID_CARD)})).unwrap();
+    assert_eq!(out.consumer_id, Some(known.id));
+    assert!(
+        out.redirect_url
+            .starts_with(&format!("{}/pay/{}/result?id=", w.billing.public_url(), mine.short_id)),
+        "{}",
+        out.redirect_url
+    );
+    assert!(out.redirect_url.ends_with("&language=ar"), "{}", out.redirect_url);
+}
+
+/// Every sandbox card: declines and the gateway error create nothing but
+/// PAYMENT_LINK_PAY_ATTEMPT_FAILED (with the link, its metadata and the gateway's code), send
+/// the payer to the failure URL, and leave the link as it was.
+pub fn every_sandbox_card_outcome<H: Harness>() {
+    let w = World::new(H::store());
+    let l = link_of(
+        &w,
+        "115.00",
+        json!({"failure_redirect_url": "https://shop.example/failed", "custom_metadata": {"k": "v"}}),
+    );
+    let table = [
+        ("4201320111111010", PayStatus::Paid, "00", "APPROVED"),
+        ("4201320000013020", PayStatus::Failed, "99", "UNSPECIFIED FAILURE"),
+        ("4201320000311101", PayStatus::Failed, "51", "INSUFFICIENT FUNDS"),
+        ("4201320131000508", PayStatus::Failed, "41", "DECLINED: LOST CARD"),
+        ("4201321234411220", PayStatus::Failed, "05", "DECLINED"),
+        ("4201322267774310", PayStatus::Failed, "54", "DECLINED: EXPIRED CARD"),
+        ("4201326324640570", PayStatus::Failed, "61", "DECLINED: EXCEEDS WITHDRAWAL LIMIT"),
+        ("4201321144311528", PayStatus::Failed, "43", "DECLINED: STOLEN CARD"),
+        ("4111111111111111", PayStatus::Paid, "00", "APPROVED"),
+        ("4123120000000000", PayStatus::Failed, "99", "UNSPECIFIED FAILURE"),
+        ("4123120001090000", PayStatus::Failed, "51", "INSUFFICIENT FUNDS"),
+        ("4123120001090109", PayStatus::Failed, "05", "DECLINED"),
+        ("5421080101000000", PayStatus::Paid, "00", "APPROVED"),
+        ("5105105105105100", PayStatus::Failed, "99", "UNSPECIFIED FAILURE"),
+        ("5457210001000092", PayStatus::Failed, "51", "INSUFFICIENT FUNDS"),
+        ("4111111111111095", PayStatus::Failed, "99", "UNSPECIFIED FAILURE"),
+        (ERROR_CARD, PayStatus::FailedInternalError, "96", "SYSTEM MALFUNCTION"),
+    ];
+    for (k, (number, status, code, message)) in table.into_iter().enumerate() {
+        let phone = format!("+9665012{:05}", k);
+        let before_links = w.billing.get_payment_link(&w.admin, l.id).unwrap();
+        let n = events(&w).len();
+        let out = pay(&w, &l, &pay_body(card(number), &phone)).unwrap();
+        assert_eq!((out.status, out.message.as_str()), (status, message), "{number}");
+        if status == PayStatus::Paid {
+            assert!(out.invoice_id.is_some());
+            continue;
+        }
+        assert!(out.invoice_id.is_none() && out.consumer_id.is_none() && out.payment_id.is_none());
+        assert!(out.redirect_url.starts_with("https://shop.example/failed?id="), "{}", out.redirect_url);
+        assert!(!out.redirect_url.contains("invoice_id"), "{}", out.redirect_url);
+        let new = &events(&w)[n..];
+        assert_eq!(kinds(new), [EventType::PaymentLinkPayAttemptFailed], "{number}");
+        let p = &new[0].payload;
+        assert_eq!((p["entity_type"].clone(), p["entity_id"].clone()), (json!("PAYMENT_LINK"), json!(l.id)));
+        assert_eq!(p["data"]["attempt"]["code"], code);
+        assert_eq!(p["data"]["attempt"]["status"], status.as_str());
+        assert_eq!(p["data"]["metadata"], json!({"k": "v"}));
+        assert_eq!(p["data"]["payment_link"]["id"], json!(l.id));
+        assert_eq!(w.billing.get_payment_link(&w.admin, l.id).unwrap(), before_links, "{number}");
+    }
+    // Three paid: three consumers and invoices, nothing for the failures.
+    let s = &w.admin;
+    let q = ListQuery::new(ConsumerSort::CreatedAt);
+    assert_eq!(w.billing.list_consumers(s, &q, &ConsumerFilter::default()).unwrap().total, 3);
+    assert_eq!(w.billing.get_payment_link(s, l.id).unwrap().payments_count, 3);
+    // The gateway error's charge is voided by its item (it is due at once).
+    let report = w.billing.run_due_work(Some(s.org_id()), 10).unwrap();
+    assert_eq!(report.errors, 0);
+    let left = w.read(|tx| tx.due_work_exists(Some(s.org_id()), &[LINK_CHARGE_KIND], w.now() + Duration::days(1)));
+    assert!(!left, "the void is done: no item left");
+}
+
+/// The wallet's outcome follows the amount (sandbox ranges); a wallet pays in full only.
+pub fn wallet_ranges<H: Harness>() {
+    let w = World::new(H::store());
+    for (price, status, code) in [
+        ("200.00", PayStatus::Paid, None),
+        ("300.00", PayStatus::Paid, None),
+        ("300.01", PayStatus::Failed, Some("99")),
+        ("1000.00", PayStatus::Failed, Some("99")),
+        ("1150.00", PayStatus::Failed, Some("51")),
+        ("1250.00", PayStatus::Failed, Some("41")),
+        ("1350.00", PayStatus::Failed, Some("05")),
+        ("1450.00", PayStatus::Failed, Some("54")),
+        ("1550.00", PayStatus::Failed, Some("61")),
+        ("1650.00", PayStatus::Failed, Some("43")),
+        ("50.00", PayStatus::Failed, Some("99")),
+    ] {
+        let l = link_of(&w, price, json!({}));
+        let n = events(&w).len();
+        let out = pay(&w, &l, &pay_body(json!({"type": "wallet", "phone_number": "+966501234567"}), "+966500000001")).unwrap();
+        assert_eq!(out.status, status, "{price}");
+        match code {
+            None => {
+                let (_, pays) = w.billing.get_invoice(&w.admin, out.invoice_id.unwrap()).unwrap();
+                assert_eq!((pays[0].amount, pays[0].method), (l.amount, Some(PaymentMethod::PgwCardUnspecified)));
+                assert_eq!(out.consent_id, None, "no card to keep");
+            }
+            Some(c) => assert_eq!(events(&w)[n].payload["data"]["attempt"]["code"], c, "{price}"),
+        }
+    }
+    let l = link_of(&w, "600.00", json!({}));
+    let mut body = pay_body(json!({"type": "wallet", "phone_number": "+966501234567"}), "+966500000002");
+    body["installments"] = json!(2);
+    let before = everything(&w);
+    expect_code(pay(&w, &l, &body), Code::PAYMENT_FLOW_NOT_ALLOWED);
+    assert_eq!(before, everything(&w));
+}
+
+/// Installments: each part `total / n` rounded half-up, the difference last; the first paid
+/// now, the others scheduled a month apart; the invoice ACCEPTED (not completed) with its plan.
+/// Below the 100 SAR minimum, or on a link without installments, refused with nothing written.
+pub fn installments_with_exact_amounts<H: Harness>() {
+    let w = World::new(H::store());
+    let s = &w.admin;
+    let l = link_of(&w, "400.00", json!({}));
+    let mut body = pay_body(card(PAID_CARD), "+966501234567");
+    body["installments"] = json!(3);
+    let n = events(&w).len();
+    let out = pay(&w, &l, &body).unwrap();
+    assert_eq!(out.status, PayStatus::Paid);
+    let (inv, pays) = w.billing.get_invoice(s, out.invoice_id.unwrap()).unwrap();
+    let amounts: Vec<Money> = pays.iter().map(|p| p.amount).collect();
+    assert_eq!(amounts, [sar("133.33"), sar("133.33"), sar("133.34")]);
+    let statuses: Vec<PaymentStatus> = pays.iter().map(|p| p.status).collect();
+    assert_eq!(statuses, [PaymentStatus::Succeeded, PaymentStatus::Pending, PaymentStatus::Pending]);
+    assert!(pays.iter().all(|p| p.payment_type == PaymentType::Installment));
+    assert_eq!(crate::clock::format_rfc3339(&pays[1].scheduled_on), "2026-02-15T09:00:00.000000Z");
+    assert_eq!(crate::clock::format_rfc3339(&pays[2].scheduled_on), "2026-03-15T09:00:00.000000Z");
+    assert_eq!(
+        (inv.status, inv.installments, inv.paid_amount),
+        (InvoiceStatus::Accepted, Some(3), sar("133.33"))
+    );
+    assert_eq!(
+        kinds(&events(&w)[n..]),
+        [EventType::InvoiceCreated, EventType::InvoiceAccepted, EventType::PaymentSucceeded],
+        "not completed yet"
+    );
+    assert_eq!(w.billing.get_payment_link(s, l.id).unwrap().amount_collected, sar("133.33"));
+    // The consent covers the later installments: the saved card is active with consent.
+    assert!(w.read(|tx| tx.latest_active_card(out.consumer_id.unwrap())).unwrap().consent);
+    // Four parts of 350.00 are 87.50: below the minimum.
+    let small = link_of(&w, "350.00", json!({}));
+    body["installments"] = json!(4);
+    let before = everything(&w);
+    expect_code(pay(&w, &small, &body), Code::INVALID_PARAMETERS);
+    assert_eq!(before, everything(&w));
+    body["installments"] = json!(3);
+    let off = link_of(&w, "900.00", json!({"payment_methods": {"visa": true, "installment": false}}));
+    let before_off = everything(&w);
+    expect_code(pay(&w, &off, &body), Code::PAYMENT_FLOW_NOT_ALLOWED);
+    assert_eq!(before_off, everything(&w));
+    body["installments"] = json!(2);
+    let out = pay(&w, &small, &body).unwrap();
+    let (_, pays) = w.billing.get_invoice(s, out.invoice_id.unwrap()).unwrap();
+    assert_eq!(pays.iter().map(|p| p.amount).collect::<Vec<_>>(), [sar("175.00"), sar("175.00")]);
+}
+
+/// `max_number_of_payments` reached: the link is COMPLETED and takes no more payments.
+pub fn max_payments_complete_the_link<H: Harness>() {
+    let w = World::new(H::store());
+    let l = link_of(&w, "100.00", json!({"max_number_of_payments": 2}));
+    let a = pay(&w, &l, &pay_body(card(PAID_CARD), "+966501111111")).unwrap();
+    assert_eq!(w.billing.get_payment_link(&w.admin, l.id).unwrap().status, PaymentLinkStatus::Active);
+    let declined = pay(&w, &l, &pay_body(card("4123120001090000"), "+966501111112")).unwrap();
+    assert_eq!(declined.status, PayStatus::Failed, "a decline does not count");
+    let b = pay(&w, &l, &pay_body(card(PAID_CARD), "+966501111113")).unwrap();
+    assert_eq!((a.status, b.status), (PayStatus::Paid, PayStatus::Paid));
+    let done = w.billing.get_payment_link(&w.admin, l.id).unwrap();
+    assert_eq!((done.status, done.payments_count), (PaymentLinkStatus::Completed, 2));
+    let before = everything(&w);
+    expect_code(pay(&w, &l, &pay_body(card(PAID_CARD), "+966501111114")), Code::INVALID_STATUS);
+    assert_eq!(before, everything(&w));
+}
+
+/// What a link takes no payment for, each refused with nothing written and no gateway call.
+pub fn refusals_write_nothing<H: Harness>() {
+    let w = World::new(H::store());
+    let s = &w.admin;
+    let gw = Gate::new(Act::Sandbox);
+    w.billing.set_sandbox_gateway(gw.clone());
+    let l = link_of(&w, "100.00", json!({"valid_until": "2026-01-16T09:00:00Z"}));
+    let email = link_of(&w, "100.00", json!({"contact_information_type": "EMAIL"}));
+    let rec = product(&w, s, "50.00", json!({"type": "RECURRING", "recurring_interval": "MONTH"}));
+    let recurring = create_link(&w, s, link_body(&[(rec.id, 1)], &[]));
+    let before = everything(&w);
+    let ok_body = pay_body(card(PAID_CARD), "+966501234567");
+    expect_code(w.billing.pay_link("no-such-link", &PayRequest::parse(&ok_body).unwrap()), Code::NOT_FOUND);
+    expect_code(pay(&w, &recurring, &ok_body), Code::PAYMENT_FLOW_NOT_ALLOWED);
+    let form = |method: Value, field: &str| match pay(&w, &l, &pay_body(method, "+966501234567")) {
+        Err(Error::Validation(d)) => assert_eq!(serde_json::to_value(&d[0].loc).unwrap(), json!(["body", "method", field])),
+        other => panic!("expected a form error at {field}, got {other:?}"),
+    };
+    let mut c = card("4111111111111112");
+    form(c.clone(), "number");
+    c = card(PAID_CARD);
+    c["name"] = json!("Sara");
+    form(c, "name");
+    c = card(PAID_CARD);
+    c["expiry_year"] = json!(2025);
+    form(c, "expiry_year");
+    c = card(PAID_CARD);
+    c["cvc"] = json!("12");
+    form(c, "cvc");
+    match pay(&w, &l, &json!({"method": card(PAID_CARD)})) {
+        Err(Error::Validation(d)) => assert_eq!(serde_json::to_value(&d[0].loc).unwrap(), json!(["body", "customer"])),
+        other => panic!("{other:?}"),
+    }
+    match pay(&w, &email, &ok_body) {
+        Err(Error::Validation(d)) => assert_eq!(serde_json::to_value(&d[0].loc).unwrap(), json!(["body", "customer", "email"])),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(before, everything(&w));
+    w.billing
+        .update_payment_link_status(s, l.id, StatusChange::parse(&json!({"status": "INACTIVE"})).unwrap())
+        .unwrap();
+    let inactive = everything(&w);
+    expect_code(pay(&w, &l, &ok_body), Code::INVALID_STATUS);
+    assert_eq!(inactive, everything(&w));
+    w.billing
+        .update_payment_link_status(s, l.id, StatusChange::parse(&json!({"status": "ACTIVE"})).unwrap())
+        .unwrap();
+    w.tick(86_400);
+    let expired = everything(&w);
+    let e = expect_code(pay(&w, &l, &ok_body), Code::INVALID_STATUS);
+    assert!(e.to_string().contains("expired"), "{e}");
+    assert_eq!(expired, everything(&w));
+    assert!(gw.calls().is_empty(), "no refusal reached the gateway");
+}
+
+/// Two attempts of one payer at once (a double click): the second is DUPLICATE_PAYMENT while
+/// the first is at the gateway, and so is another payer's on a link with one payment left;
+/// the card is charged once.
+pub fn concurrent_attempts_charge_once<H: Harness>() {
+    let w = World::new(H::store());
+    let (entered_tx, entered) = mpsc::channel();
+    let (go, go_rx) = mpsc::channel();
+    let gw = Gate::new(Act::Block(entered_tx, Mutex::new(go_rx)));
+    w.billing.set_sandbox_gateway(gw.clone());
+    let l = link_of(&w, "100.00", json!({"max_number_of_payments": 1}));
+    let body = pay_body(card(PAID_CARD), "+966501234567");
+    std::thread::scope(|t| {
+        let first = t.spawn(|| pay(&w, &l, &body));
+        entered.recv().unwrap();
+        expect_code(pay(&w, &l, &body), Code::DUPLICATE_PAYMENT);
+        expect_code(pay(&w, &l, &pay_body(card(PAID_CARD), "+966509999999")), Code::DUPLICATE_PAYMENT);
+        expect_code(
+            w.billing.update_payment_link_coupons(&w.admin, l.id, CouponsChange::default()),
+            Code::INVALID_STATUS,
+        );
+        go.send(()).unwrap();
+        assert_eq!(first.join().unwrap().unwrap().status, PayStatus::Paid);
+    });
+    assert_eq!(gw.calls().iter().filter(|c| c.0 == "charge").count(), 1, "one charge at the gateway");
+    let paid = events(&w).iter().filter(|e| e.event_type == EventType::PaymentSucceeded).count();
+    assert_eq!(paid, 1);
+    assert_eq!(w.billing.get_payment_link(&w.admin, l.id).unwrap().status, PaymentLinkStatus::Completed);
+}
+
+/// The process dies in the gateway call: the attempt is on record; when it times out, its item
+/// records it failed (PAYMENT_LINK_PAY_ATTEMPT_FAILED) and voids the charge; nothing else was
+/// created, and the payer may pay again.
+pub fn unrecorded_attempt_is_voided<H: Harness>() {
+    let w = World::new(H::store());
+    let s = &w.admin;
+    let gw = Gate::new(Act::Die);
+    w.billing.set_sandbox_gateway(gw.clone());
+    let l = link_of(&w, "100.00", json!({}));
+    let body = pay_body(card(PAID_CARD), "+966501234567");
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| pay(&w, &l, &body)));
+    assert!(r.is_err(), "the scripted gateway dies");
+    expect_code(pay(&w, &l, &body), Code::DUPLICATE_PAYMENT);
+    let reference = gw.calls()[0].1.clone();
+    w.billing.advance_sandbox_clock(s, Advance::By(Duration::minutes(14))).unwrap();
+    assert!(events(&w).is_empty());
+    w.billing.advance_sandbox_clock(s, Advance::By(Duration::minutes(2))).unwrap();
+    assert_eq!(kinds(&events(&w)), [EventType::PaymentLinkPayAttemptFailed]);
+    assert_eq!(events(&w)[0].payload["data"]["attempt"]["status"], "failed_internal_error");
+    assert_eq!(gw.calls()[1..], [("void", reference)]);
+    assert_eq!(w.billing.get_payment_link(s, l.id).unwrap().payments_count, 0);
+    let q = ListQuery::new(ConsumerSort::CreatedAt);
+    assert_eq!(w.billing.list_consumers(s, &q, &ConsumerFilter::default()).unwrap().total, 0);
+    assert_eq!(pay(&w, &l, &body).unwrap().status, PayStatus::Paid, "payable again");
+}
+
+/// What a scripted gateway does when charged.
+enum Act {
+    Sandbox,
+    Die,
+    Block(mpsc::Sender<()>, Mutex<mpsc::Receiver<()>>),
+}
+
+/// A gateway that logs its calls (operation, reference) and acts as scripted on the first
+/// charge, then like the sandbox.
+struct Gate {
+    act: Mutex<Act>,
+    calls: Mutex<Vec<(&'static str, String)>>,
+}
+
+impl Gate {
+    fn new(act: Act) -> Arc<Self> {
+        Arc::new(Gate {
+            act: Mutex::new(act),
+            calls: Mutex::new(vec![]),
+        })
+    }
+    fn calls(&self) -> Vec<(&'static str, String)> {
+        self.calls.lock().unwrap().clone()
+    }
+    fn charge(&self, reference: &str, sandbox: impl FnOnce() -> GatewayOutcome) -> GatewayOutcome {
+        self.calls.lock().unwrap().push(("charge", reference.to_string()));
+        let act = std::mem::replace(&mut *self.act.lock().unwrap(), Act::Sandbox);
+        match act {
+            Act::Sandbox => {}
+            Act::Die => panic!("the process died during the gateway call"),
+            Act::Block(entered, go) => {
+                entered.send(()).unwrap();
+                go.lock().unwrap().recv().unwrap();
+            }
+        }
+        sandbox()
+    }
+}
+
+impl PaymentGateway for Gate {
+    fn charge_card(&self, reference: &str, card: &CardDetails, amount: Money) -> GatewayOutcome {
+        self.charge(reference, || SandboxGateway.charge_card(reference, card, amount))
+    }
+    fn charge_wallet(&self, reference: &str, phone: &str, amount: Money) -> GatewayOutcome {
+        self.charge(reference, || SandboxGateway.charge_wallet(reference, phone, amount))
+    }
+    fn card_token(&self, reference: &str, card: &CardDetails) -> Option<String> {
+        SandboxGateway.card_token(reference, card)
+    }
+    fn charge_token(&self, reference: &str, token: &str, amount: Money) -> GatewayOutcome {
+        self.charge(reference, || SandboxGateway.charge_token(reference, token, amount))
+    }
+    fn refund(&self, reference: &str, transaction: &str, amount: Money) -> GatewayOutcome {
+        SandboxGateway.refund(reference, transaction, amount)
+    }
+    fn void(&self, reference: &str) -> GatewayOutcome {
+        self.calls.lock().unwrap().push(("void", reference.to_string()));
+        SandboxGateway.void(reference)
+    }
+}
