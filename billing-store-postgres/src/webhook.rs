@@ -1,11 +1,11 @@
 //! Webhook endpoints and their deliveries: `billing_core::webhook::WebhookTx`.
 
 use crate::support::*;
-use billing_core::event::{Event, EventType};
+use billing_core::event::EventType;
 use billing_core::ids::BranchId;
 use billing_core::list::Page;
 use billing_core::store::StoreResult;
-use billing_core::webhook::{Delivery, DeliveryFilter, DeliveryStatus, Endpoint};
+use billing_core::webhook::{Delivery, DeliveryContext, DeliveryFilter, DeliveryStatus, Endpoint};
 use diesel::prelude::*;
 use uuid::Uuid;
 
@@ -186,7 +186,7 @@ impl billing_core::webhook::WebhookTx for PgTx<'_> {
         row.map(DeliveryRow::into_domain).transpose()
     }
 
-    fn webhook_delivery_context(&mut self, id: Uuid) -> StoreResult<Option<(Delivery, Option<Endpoint>, Option<Event>)>> {
+    fn webhook_delivery_context(&mut self, id: Uuid) -> StoreResult<Option<DeliveryContext>> {
         use crate::event::{events, EventRow};
         use webhook_deliveries::dsl as wd;
         // One statement (so an attempt's read is one round trip: `Store::read_one`).

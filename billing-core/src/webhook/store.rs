@@ -9,6 +9,9 @@ use uuid::Uuid;
 /// Webhook endpoint and delivery reads and writes inside one transaction. (Events reach
 /// deliveries through the due-work queue: [`crate::event::record`] enqueues each event's fan-out
 /// in the event's own transaction.)
+/// A delivery with its endpoint (deleted or not) and its event, either of which may be gone.
+pub type DeliveryContext = (Delivery, Option<Endpoint>, Option<crate::event::Event>);
+
 pub trait WebhookTx: crate::event::EventTx {
     fn insert_webhook_endpoint(&mut self, e: &Endpoint) -> StoreResult<()>;
     /// The endpoint with this id, deleted or not, of any branch.
@@ -23,7 +26,7 @@ pub trait WebhookTx: crate::event::EventTx {
     fn webhook_delivery(&mut self, id: Uuid) -> StoreResult<Option<Delivery>>;
     /// What an attempt of the delivery needs, in one lookup: the delivery, its endpoint
     /// (deleted or not) and its event, either of which may be gone.
-    fn webhook_delivery_context(&mut self, id: Uuid) -> StoreResult<Option<(Delivery, Option<Endpoint>, Option<crate::event::Event>)>> {
+    fn webhook_delivery_context(&mut self, id: Uuid) -> StoreResult<Option<DeliveryContext>> {
         let Some(d) = self.webhook_delivery(id)? else { return Ok(None) };
         let e = self.webhook_endpoint(d.endpoint_id)?;
         let ev = self.event_by_id(d.event_id)?;
