@@ -282,10 +282,11 @@ impl<S: Store> Billing<S> {
         let ok = outcome.succeeded();
         let done_at = self.clock().now();
         // Only the holder of the item's lease writes its delivery (scheduled attempts and manual
-        // retries both claim the item first), and the lease is checked below before anything is
-        // kept: so the delivery read here is current, with row locks alone.
+        // retries both claim the item first), and the lease is checked below, in the transaction
+        // that writes, before anything is kept: so the delivery read before the call is still
+        // current and need not be read again.
         self.store.write_leased(|tx| {
-            let mut d = tx.webhook_delivery(id)?.ok_or_else(|| Error::not_found("Webhook delivery", id))?;
+            let mut d = d.clone();
             let offset = org_now(tx, server_now, d.org_id)? - server_now;
             let now = done_at + offset;
             // The attempt's time is when it started; retries count from it.
