@@ -122,6 +122,11 @@ fn main() {
         ids.extend(made.iter().map(|c| c.id));
     }
     eprintln!("loaded {} consumers in {:.1}s", ids.len(), t.elapsed().as_secs_f64());
+    if let Some(db) = &temp_db {
+        // As autovacuum would soon after a bulk load: planner statistics for the new rows (the
+        // trigram search index is chosen only with them).
+        pgbench::psql(db.url(), "VACUUM ANALYZE consumers");
+    }
 
     let server_rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(args.server_threads)
@@ -245,7 +250,7 @@ mod pgbench {
         pub insert: f64,
     }
 
-    fn psql(url: &str, sql: &str) {
+    pub fn psql(url: &str, sql: &str) {
         let out = Command::new("psql")
             .args([url, "-v", "ON_ERROR_STOP=1", "-q", "-c", sql])
             .output()
