@@ -135,6 +135,15 @@ impl<S: Store> Billing<S> {
         self.store.read_one(|tx| Ok(find(tx)?))?.ok_or_else(|| Error::not_found(what, id))
     }
 
+    /// Whether the store answers a read (what a readiness probe asks): the database is
+    /// reachable and its schema is the one this version reads (migrations run when it opens).
+    pub fn check_store(&self) -> Result<()> {
+        self.store.read(|tx| {
+            tx.org(crate::ids::OrgId(uuid::Uuid::nil()))?;
+            Ok(())
+        })
+    }
+
     pub fn clock(&self) -> &dyn Clock {
         &*self.clock
     }

@@ -19,6 +19,14 @@ impl Backend {
     /// plain path for SQLite.
     /// `pool_size` is the most connections a PostgreSQL pool opens (SQLite ignores it).
     pub fn open(url: &str, pool_size: u32) -> std::result::Result<Self, StoreError> {
+        // A URL of another scheme (`mysql://`, a misspelt `postgress://`) is not a file path.
+        if let Some((scheme, _)) = url.split_once("://") {
+            if !matches!(scheme, "postgres" | "postgresql" | "sqlite") {
+                return Err(StoreError::backend(format!(
+                    "unsupported database URL scheme '{scheme}://': use a SQLite file path, sqlite://path, sqlite::memory: or postgres://user@host:port/database"
+                )));
+            }
+        }
         if url.starts_with("postgres://") || url.starts_with("postgresql://") {
             let options = billing_store_postgres::PgStoreOptions {
                 max_connections: pool_size.max(1),
@@ -28,6 +36,22 @@ impl Backend {
             return Ok(Backend::Postgres(PgStore::connect_with(url, options)?, permits));
         }
         Ok(Backend::Sqlite(SqliteStore::open_url(url)?))
+    }
+
+    /// `url` as it may be logged: the password of a `postgres://user:password@…` URL replaced.
+    pub fn redacted(url: &str) -> String {
+        let Some((scheme, rest)) = url.split_once("://") else {
+            return url.to_string();
+        };
+        let authority_end = rest.find(['/', '?']).unwrap_or(rest.len());
+        let (authority, tail) = rest.split_at(authority_end);
+        match authority.rsplit_once('@') {
+            Some((userinfo, host)) => match userinfo.split_once(':') {
+                Some((user, _)) => format!("{scheme}://{user}:***@{host}{tail}"),
+                None => url.to_string(),
+            },
+            None => url.to_string(),
+        }
     }
 
     /// Runs `f` (authentication and a read operation) in one read transaction where the backend

@@ -3,6 +3,7 @@
 pub mod api;
 pub mod backend;
 pub mod connections;
+pub mod health;
 pub mod http;
 pub mod router;
 pub mod webhook_transport;
@@ -106,6 +107,8 @@ pub const DEFAULT_WORK_LEASE_MARGIN: std::time::Duration = std::time::Duration::
 pub struct App {
     pub billing: Billing<Backend>,
     pub config: Config,
+    /// Requests being answered: what a graceful shutdown waits for.
+    pub in_flight: health::InFlight,
 }
 
 impl App {
@@ -136,7 +139,11 @@ impl App {
                 }
             }),
         );
-        let app = Arc::new(App { billing, config });
+        let app = Arc::new(App {
+            billing,
+            config,
+            in_flight: Default::default(),
+        });
         app.billing.set_webhook_transport(Arc::new(transport));
         if app.config.worker {
             let options = worker::WorkerOptions {
@@ -174,7 +181,12 @@ pub async fn handle(app: Arc<App>, req: Request<hyper::body::Incoming>) -> HttpR
             let id = uuid::Builder::from_random_bytes(rand::random()).into_uuid();
             id.hyphenated().encode_lower(&mut uuid::Uuid::encode_buffer()).to_string()
         });
-    let mut resp = respond(app, req).await;
+    let counted = app.clone();
+    let _in_flight = counted.in_flight.start();
+    let mut resp = match health::probe(&app, req.uri().path()).await {
+        Some(r) => r,
+        None => respond(app, req).await,
+    };
     if let Ok(v) = HeaderValue::from_str(&request_id) {
         resp.headers_mut().insert("x-request-id", v);
     }

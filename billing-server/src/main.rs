@@ -84,6 +84,10 @@ struct ServeArgs {
     /// milliseconds (a 408 past it).
     #[arg(long, env = "BILLING_BODY_TIMEOUT_MS", default_value_t = 30_000)]
     body_timeout_ms: u64,
+    /// On SIGTERM or SIGINT, how long requests in flight may take to finish before the process
+    /// exits anyway, in milliseconds.
+    #[arg(long, env = "BILLING_SHUTDOWN_GRACE_MS", default_value_t = 30_000)]
+    shutdown_grace_ms: u64,
     #[command(flatten)]
     db: DbArgs,
 }
@@ -139,6 +143,8 @@ fn main() -> ExitCode {
     tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::try_from_env("BILLING_LOG").unwrap_or_else(|_| "info".into()))
         .with_writer(std::io::stderr)
+        // Colour codes only for a person at a terminal, never in a log file or pipe.
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
     let cli = Cli::parse();
     match run(cli) {
@@ -256,8 +262,11 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
 
 fn print_bootstrap(boot: &billing_core::org::Bootstrap) {
     println!(
-        "Created sandbox organization {} with branch {} and admin {}.",
-        boot.org.id, boot.branch.id, boot.user.email
+        "Created {} organization {} with branch {} and admin {}.",
+        if boot.org.sandbox { "sandbox" } else { "live" },
+        boot.org.id,
+        boot.branch.id,
+        boot.user.email
     );
     println!(
         "Your API key (shown once; send it in the x-api-key header):\n\n    {}\n",
@@ -282,10 +291,27 @@ fn serve(mut args: ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     rt.block_on(async move {
         let listener = tokio::net::TcpListener::from_std(listener)?;
-        tracing::info!(address = %listener.local_addr()?, public_url = %app.config.public_url, database = %app.config.database_url, "billing-server listening");
-        tokio::select! {
-            _ = billing_server::serve(app, listener) => {},
-            _ = tokio::signal::ctrl_c() => tracing::info!("shutting down"),
+        let database = billing_server::backend::Backend::redacted(&app.config.database_url);
+        tracing::info!(address = %listener.local_addr()?, public_url = %app.config.public_url, %database, "billing-server listening");
+        let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+        let signal = tokio::select! {
+            _ = billing_server::serve(app.clone(), listener) => "the listener stopped",
+            _ = tokio::signal::ctrl_c() => "SIGINT",
+            _ = terminate.recv() => "SIGTERM",
+        };
+        // The listener is closed (the accept loop is gone): no new connection is taken, and
+        // the requests already being answered get their answers.
+        let waiting = app.in_flight.count();
+        tracing::info!(
+            signal,
+            in_flight = waiting,
+            grace_ms = args.shutdown_grace_ms,
+            "shutting down: no new connections; finishing the requests in flight"
+        );
+        let left = app.in_flight.drained(std::time::Duration::from_millis(args.shutdown_grace_ms)).await;
+        match left {
+            0 => tracing::info!("every request in flight was answered; stopped"),
+            n => tracing::warn!(unanswered = n, "the shutdown grace period ended with requests still in flight"),
         }
         Ok::<_, Box<dyn std::error::Error>>(())
     })

@@ -20,6 +20,7 @@ mod invoice_events;
 mod lanes;
 mod link_checkout;
 mod multi_process;
+mod operating;
 mod org;
 mod payment;
 mod payment_links;

@@ -1,0 +1,225 @@
+//! Running the real binary: health probes, graceful shutdown on SIGTERM, database URLs it
+//! refuses, a database password kept out of the log, and `init --live`.
+
+use serde_json::Value;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_billing-server");
+
+/// A server process (killed when dropped) and its log lines.
+struct Server {
+    child: Child,
+    port: u16,
+    /// The log up to and with the "listening" line.
+    started: Vec<String>,
+    log: mpsc::Receiver<String>,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn start(database_url: &str, extra: &[&str]) -> Server {
+    let mut child = Command::new(BIN)
+        .args(["--listen", "127.0.0.1:0", "--no-worker", "--database-url", database_url])
+        .args(extra)
+        .env("BILLING_LOG", "info")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (send, log) = mpsc::channel();
+    let stderr = child.stderr.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if send.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut started = Vec::new();
+    let port = loop {
+        let line = log
+            .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+            .expect("the server logs where it listens");
+        started.push(line.clone());
+        // Plain text (no colour codes in a pipe): `… billing-server listening address=127.0.0.1:PORT …`.
+        if let Some(at) = line.find("address=127.0.0.1:").filter(|_| line.contains("listening")) {
+            assert!(!line.contains('\u{1b}'), "no colour codes when the log is not a terminal: {line:?}");
+            break line[at + 18..].chars().take_while(char::is_ascii_digit).collect::<String>().parse().unwrap();
+        }
+    };
+    Server { child, port, started, log }
+}
+
+impl Server {
+    /// Log lines until one contains `text` (or ten seconds pass): all of them.
+    fn log_until(&self, text: &str) -> Vec<String> {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let mut seen = Vec::new();
+        while let Ok(line) = self.log.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+            let done = line.contains(text);
+            seen.push(line);
+            if done {
+                return seen;
+            }
+        }
+        panic!("no log line with {text:?}; got {seen:#?}");
+    }
+}
+
+fn request(port: u16, raw: &str) -> (u16, Value) {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.write_all(raw.as_bytes()).unwrap();
+    read_response(&mut s)
+}
+
+fn read_response(s: &mut TcpStream) -> (u16, Value) {
+    let mut text = String::new();
+    s.read_to_string(&mut text).unwrap();
+    let status = text[9..12].parse().unwrap();
+    let body = text.split("\r\n\r\n").nth(1).unwrap_or("");
+    (status, serde_json::from_str(body).unwrap_or(Value::Null))
+}
+
+fn sqlite_url(dir: &tempfile::TempDir) -> String {
+    format!("sqlite://{}", dir.path().join("ops.db").display())
+}
+
+#[test]
+fn probes_answer_without_credentials() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(&sqlite_url(&dir), &[]);
+    let (status, body) = request(server.port, "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    assert_eq!((status, body["status"].as_str()), (200, Some("ok")));
+    let (status, body) = request(server.port, "GET /readyz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    assert_eq!((status, body["status"].as_str()), (200, Some("ready")));
+    // The API itself still wants credentials.
+    let (status, _) = request(server.port, "GET /api/v2/consumers HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    assert_eq!(status, 401);
+}
+
+#[test]
+fn readiness_fails_when_the_database_is_gone() {
+    let Some(pg) = billing_store_postgres::testing::server_url() else {
+        eprintln!("SKIPPED: {} is not set", billing_store_postgres::testing::DATABASE_URL_ENV);
+        return;
+    };
+    let db = billing_store_postgres::testing::TempDatabase::create(&pg).unwrap();
+    let server = start(db.url(), &[]);
+    let ready = |port| request(port, "GET /readyz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").0;
+    assert_eq!(ready(server.port), 200);
+    let name = db.url().rsplit('/').next().unwrap().split('?').next().unwrap().to_string();
+    drop(db); // DROP DATABASE … WITH (FORCE): every connection of the server is cut.
+    let (status, _) = request(server.port, "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    assert_eq!(status, 200, "the process still answers");
+    assert_eq!(ready(server.port), 503, "database {name} is gone");
+}
+
+#[test]
+fn sigterm_finishes_the_request_in_flight_then_exits_zero() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = sqlite_url(&dir);
+    let init = Command::new(BIN).args(["init", "--json", "--database-url", &url]).output().unwrap();
+    let creds: Value = serde_json::from_slice(&init.stdout).unwrap();
+    let key = creds["x_api_key"].as_str().unwrap().to_string();
+    let mut server = start(&url, &["--shutdown-grace-ms", "10000"]);
+    // A request whose body is still arriving when the signal comes.
+    let body = r#"{"name":"Late","email":"late@example.com"}"#;
+    let mut s = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
+    let head = format!(
+        "POST /api/v2/consumers HTTP/1.1\r\nHost: x\r\nConnection: close\r\nx-api-key: {key}\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
+        body.len()
+    );
+    s.write_all(head.as_bytes()).unwrap();
+    s.write_all(&body.as_bytes()[..10]).unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let pid = server.child.id().to_string();
+    assert!(Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());
+    let lines = server.log_until("shutting down");
+    assert!(lines.iter().any(|l| l.contains("SIGTERM") && l.contains("in_flight=1")), "{lines:#?}");
+    // No new connection is taken once the signal is in.
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(TcpStream::connect(("127.0.0.1", server.port)).is_err(), "the listener is closed");
+    // The request in flight still gets its answer, and is committed.
+    s.write_all(&body.as_bytes()[10..]).unwrap();
+    let (status, created) = read_response(&mut s);
+    assert_eq!(status, 200, "{created}");
+    assert_eq!(created["name"], "Late");
+    server.log_until("every request in flight was answered");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let code = loop {
+        if let Some(code) = server.child.try_wait().unwrap() {
+            break code;
+        }
+        assert!(Instant::now() < deadline, "the server did not exit");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(code.success(), "exit status {code}");
+    // What it answered is on disk: a new process finds it.
+    let again = start(&url, &[]);
+    let (status, list) = request(
+        again.port,
+        &format!("GET /api/v2/consumers HTTP/1.1\r\nHost: x\r\nConnection: close\r\nx-api-key: {key}\r\n\r\n"),
+    );
+    assert_eq!(status, 200);
+    assert_eq!(list["data"][0]["name"], "Late", "{list}");
+}
+
+#[test]
+fn database_urls_of_other_schemes_are_refused_and_create_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    for url in ["postgress://postgres@127.0.0.1/db", "mysql://root@127.0.0.1/test", "sqllite://x.db"] {
+        let out = Command::new(BIN)
+            .current_dir(dir.path())
+            .args(["init", "--database-url", url])
+            .output()
+            .unwrap();
+        assert!(!out.status.success(), "{url} was accepted");
+        let err = String::from_utf8_lossy(&out.stderr);
+        let scheme = url.split("://").next().unwrap();
+        assert!(err.contains(&format!("'{scheme}://'")) && err.contains("postgres://"), "{url}: {err}");
+        assert!(!err.contains("Backend") && !err.contains("{ "), "one sentence, not a debug dump: {err}");
+    }
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "no file was created");
+}
+
+#[test]
+fn the_database_password_stays_out_of_the_log() {
+    let Some(pg) = billing_store_postgres::testing::server_url() else {
+        eprintln!("SKIPPED: {} is not set", billing_store_postgres::testing::DATABASE_URL_ENV);
+        return;
+    };
+    // Trust authentication ignores the password; it must still not be printed.
+    let db = billing_store_postgres::testing::TempDatabase::create(&pg).unwrap();
+    let with_password = db.url().replacen("postgres://postgres@", "postgres://postgres:s3cret-Pa55@", 1);
+    assert_ne!(with_password, db.url(), "the test URL names user postgres");
+    let server = start(&with_password, &[]);
+    let pid = server.child.id().to_string();
+    Command::new("kill").args(["-TERM", &pid]).status().unwrap();
+    let mut lines = server.started.clone();
+    lines.extend(server.log_until("stopped"));
+    let all = lines.join("\n");
+    assert!(!all.contains("s3cret-Pa55"), "{all}");
+    assert!(all.contains("postgres:***@"), "the URL is logged, without its password: {all}");
+}
+
+#[test]
+fn init_live_says_live() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = sqlite_url(&dir);
+    let out = Command::new(BIN).args(["init", "--live", "--database-url", &url]).output().unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("Created live organization"), "{text}");
+    let out = Command::new(BIN).args(["init", "--database-url", &url]).output().unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("Created sandbox organization"));
+}
