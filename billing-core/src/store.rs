@@ -77,6 +77,11 @@ pub trait Store: Send + Sync + 'static {
     fn auth_generation(&self) -> Option<u64> {
         None
     }
+    /// Returns once every other process on the database has had time to hear of the auth
+    /// changes committed so far (PostgreSQL: twice the feed's poll interval), so that an
+    /// operation such as a key revocation is in force everywhere when it answers. Stores of one
+    /// process return at once.
+    fn await_auth_propagation(&self) {}
 }
 
 /// Reads and writes inside one transaction: every resource's slice.

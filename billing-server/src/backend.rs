@@ -122,6 +122,12 @@ impl Store for Backend {
             Backend::Postgres(s, _) => s.read_one(f),
         }
     }
+    fn await_auth_propagation(&self) {
+        match self {
+            Backend::Sqlite(s) => s.await_auth_propagation(),
+            Backend::Postgres(s, _) => s.await_auth_propagation(),
+        }
+    }
     fn auth_generation(&self) -> Option<u64> {
         match self {
             Backend::Sqlite(s) => s.auth_generation(),

@@ -2,7 +2,7 @@
 
 use crate::support::*;
 use billing_core::auth::ApiKey;
-use billing_core::ids::BranchId;
+use billing_core::ids::{ApiKeyId, BranchId, OrgId};
 use billing_core::store::StoreResult;
 use diesel::prelude::*;
 use uuid::Uuid;
@@ -104,6 +104,29 @@ impl billing_core::auth::ApiKeyTx for PgTx<'_> {
         Ok(self
             .read(|c| api_keys::table.filter(api_keys::key.eq(key)).select(ApiKeyRow::as_select()).first(c).optional())?
             .map(ApiKeyRow::into_domain))
+    }
+
+    fn list_api_keys(&mut self, org: OrgId) -> StoreResult<Vec<ApiKey>> {
+        use api_keys::dsl as k;
+        let rows = self.read(|c| {
+            k::api_keys
+                .filter(k::org_id.eq(org.0))
+                .order_by((k::created_at, k::id))
+                .select(ApiKeyRow::as_select())
+                .load(c)
+        })?;
+        Ok(rows.into_iter().map(ApiKeyRow::into_domain).collect())
+    }
+
+    fn revoke_api_key(&mut self, org: OrgId, id: ApiKeyId, at: billing_core::clock::Timestamp) -> StoreResult<()> {
+        use api_keys::dsl as k;
+        self.state.auth_changed = true;
+        self.change(|c| {
+            diesel::update(k::api_keys.filter(k::org_id.eq(org.0)).filter(k::id.eq(id.0)).filter(k::revoked_at.is_null()))
+                .set(k::revoked_at.eq(Some(at)))
+                .execute(c)
+        })
+        .map(drop)
     }
 
     fn count_api_keys_defaulting_to(&mut self, branch: BranchId) -> StoreResult<u64> {

@@ -395,6 +395,10 @@ impl Store for PgStore {
     fn auth_generation(&self) -> Option<u64> {
         self.auth.generation()
     }
+
+    fn await_auth_propagation(&self) {
+        std::thread::sleep(auth_feed::POLL * 2);
+    }
 }
 
 thread_local! {

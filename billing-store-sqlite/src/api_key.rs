@@ -6,7 +6,8 @@ use crate::org::Orgs;
 use crate::sql::*;
 use billing_core::auth::{ApiKey, ApiKeyTx};
 use billing_core::branch::Branch;
-use billing_core::ids::BranchId;
+use billing_core::clock::Timestamp;
+use billing_core::ids::{ApiKeyId, BranchId, OrgId};
 use billing_core::org::Organization;
 use billing_core::store::StoreResult;
 use rusqlite::types::Value as SqlValue;
@@ -61,6 +62,22 @@ impl ApiKeyTx for SqliteTx<'_> {
                 Ok((ApiKeys::read(r, 0)?, Orgs::read(r, keys)?, b))
             },
         )
+    }
+
+    fn list_api_keys(&mut self, org: OrgId) -> StoreResult<Vec<ApiKey>> {
+        self.all(
+            sql!("SELECT {} FROM api_keys WHERE org_id = ?1 ORDER BY created_at, id", ApiKeys::sql().select),
+            vec![u(org)],
+            ApiKeys::row,
+        )
+    }
+
+    fn revoke_api_key(&mut self, org: OrgId, id: ApiKeyId, at: Timestamp) -> StoreResult<()> {
+        self.exec(
+            "UPDATE api_keys SET revoked_at = ?3 WHERE org_id = ?1 AND id = ?2 AND revoked_at IS NULL",
+            vec![u(org), u(id), t(&at)],
+        )
+        .map(drop)
     }
 
     fn count_api_keys_defaulting_to(&mut self, branch: BranchId) -> StoreResult<u64> {

@@ -3,6 +3,7 @@
 //! [`Scope`]: the organization, the one branch the request acts in, and the actor with its role.
 
 pub mod cache;
+pub mod keys;
 pub mod ops;
 mod store;
 

@@ -2,7 +2,7 @@
 
 use super::ApiKey;
 use crate::branch::{Branch, BranchTx};
-use crate::ids::BranchId;
+use crate::ids::{ApiKeyId, BranchId, OrgId};
 use crate::org::{OrgTx, Organization};
 use crate::store::StoreResult;
 
@@ -19,6 +19,10 @@ pub trait ApiKeyTx: OrgTx + BranchTx {
         let b = self.branch(k.org_id, branch.unwrap_or(k.default_branch_id))?;
         Ok(Some((k, org, b)))
     }
+    /// The organization's keys, revoked ones too, oldest first (ties by id).
+    fn list_api_keys(&mut self, org: OrgId) -> StoreResult<Vec<ApiKey>>;
+    /// Marks the key revoked at `at`, if it was not already (then it keeps its first time).
+    fn revoke_api_key(&mut self, org: OrgId, id: ApiKeyId, at: crate::clock::Timestamp) -> StoreResult<()>;
     /// Unrevoked keys whose default branch is `branch`.
     fn count_api_keys_defaulting_to(&mut self, branch: BranchId) -> StoreResult<u64>;
 }

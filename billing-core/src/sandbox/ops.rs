@@ -89,6 +89,8 @@ impl<S: Store> Billing<S> {
         self.move_clock_forward(scope, target)?;
         let ran = self.run_due_work(Some(org), budget)?.claimed;
         progress.done(stops, ran);
+        // The clock is the organization's: when the advance answers, every process uses it.
+        self.store.await_auth_propagation();
         Ok(target)
     }
 

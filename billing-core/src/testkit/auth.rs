@@ -328,3 +328,61 @@ pub fn kept_authentications_follow_changes<H: Harness>() {
     };
     expect_code(w.billing.authenticate(&wrong, None), Code::UNAUTHORIZED);
 }
+
+/// Keys managed by an organization admin: a revoked key is refused on its very next request,
+/// even right after it was used (and kept); a rotated key's replacement has its branches; a
+/// branch admin manages none; another organization's key is not found.
+pub fn revoked_and_rotated_keys_are_refused_at_once<H: Harness>() {
+    use crate::auth::NewApiKey;
+    let w = World::new(H::store());
+    let b = w.new_branch("Scoped");
+    let req = NewApiKey {
+        name: "integration".into(),
+        branch_ids: vec![b.id],
+        default_branch_id: None,
+        is_all_branches: false,
+    };
+    let (key, pair) = w.billing.create_api_key_in(&w.admin, &req).unwrap();
+    let cred = Credential::ApiKey {
+        key: pair.key.clone(),
+        secret: pair.secret.clone(),
+    };
+    // Used twice, so a caching store keeps it.
+    for _ in 0..2 {
+        assert_eq!(w.billing.authenticate(&cred, None).unwrap().branch.id, b.id);
+    }
+    let listed = w.billing.list_api_keys(&w.admin).unwrap();
+    assert!(listed.iter().any(|k| k.id == key.id && k.revoked_at.is_none()));
+
+    // A branch admin (this very key) cannot revoke or list keys.
+    let scoped = w.billing.authenticate(&cred, None).unwrap();
+    expect_code(w.billing.revoke_api_key(&scoped, key.id), Code::PERMISSION_FORBIDDEN);
+    expect_code(w.billing.list_api_keys(&scoped), Code::PERMISSION_FORBIDDEN);
+
+    // Rotation: a new key with the same branches; the old one is refused at once.
+    w.tick(1);
+    let (new_key, new_pair) = w.billing.rotate_api_key(&w.admin, key.id).unwrap();
+    assert_eq!((new_key.branch_ids.clone(), new_key.default_branch_id), (vec![b.id], b.id));
+    assert_ne!(new_key.key, key.key);
+    expect_code(w.billing.authenticate(&cred, None), Code::UNAUTHORIZED);
+    let new_cred = Credential::ApiKey {
+        key: new_pair.key.clone(),
+        secret: new_pair.secret.clone(),
+    };
+    assert_eq!(w.billing.authenticate(&new_cred, None).unwrap().branch.id, b.id);
+    expect_code(w.billing.rotate_api_key(&w.admin, key.id), Code::INVALID_STATUS);
+
+    // Revocation of the replacement, right after it was used.
+    let revoked = w.billing.revoke_api_key(&w.admin, new_key.id).unwrap();
+    assert!(revoked.revoked_at.is_some());
+    expect_code(w.billing.authenticate(&new_cred, None), Code::UNAUTHORIZED);
+    // Again is a no-op that keeps the first time.
+    assert_eq!(w.billing.revoke_api_key(&w.admin, new_key.id).unwrap().revoked_at, revoked.revoked_at);
+    // The admin's own key still works; unknown and foreign keys are not found.
+    w.billing.authenticate(&w.admin_key(), None).unwrap();
+    expect_code(w.billing.revoke_api_key(&w.admin, crate::ids::ApiKeyId::new()), Code::NOT_FOUND);
+    let other = w.other_org("Other Org", false);
+    let other_scope = w.billing.authenticate(&World::<H::S>::key_of(&other), None).unwrap();
+    expect_code(w.billing.revoke_api_key(&other_scope, w.admin.actor.api_key_id.unwrap()), Code::NOT_FOUND);
+    w.billing.authenticate(&w.admin_key(), None).unwrap();
+}

@@ -338,6 +338,7 @@ macro_rules! conformance_suite {
                 branch_user_jwt_sees_only_its_branches,
                 user_without_branches_is_forbidden,
                 kept_authentications_follow_changes,
+                revoked_and_rotated_keys_are_refused_at_once,
             ],
             branches: [
                 bootstrap_creates_default_branch,

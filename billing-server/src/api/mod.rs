@@ -3,6 +3,7 @@
 //! input (billing-core's parsers) and calls one billing-core operation. There is no business
 //! logic here. Adding a resource: one file here with its `ROUTES`, and a line in [`TABLES`].
 
+mod api_key;
 mod branch;
 mod checkout;
 mod consumer;
@@ -25,6 +26,7 @@ use std::str::FromStr;
 /// Every resource's route rows.
 pub static TABLES: &[&[Route]] = &[
     org::ROUTES,
+    api_key::ROUTES,
     branch::ROUTES,
     sandbox::ROUTES,
     consumer::ROUTES,

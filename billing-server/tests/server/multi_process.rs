@@ -414,3 +414,63 @@ fn one_phone_created_through_both_processes_at_once_is_created_once() {
         won_by[0], won_by[1]
     );
 }
+
+/// A key revoked through one process is refused by the other on its very next request, though
+/// that process had just authenticated it (and kept the authentication); so is a rotated one,
+/// and its replacement works in both at once. A sandbox clock advanced through one process is
+/// the time the other uses next.
+#[test]
+fn a_key_revoked_through_one_process_is_refused_by_the_other_at_once() {
+    let Some(c) = Cluster::start("a_key_revoked_through_one_process_is_refused_by_the_other_at_once") else {
+        return;
+    };
+    for round in 0..3 {
+        let made = c.call(
+            0,
+            "POST",
+            "/api/v2/api-keys",
+            Some(&json!({"name": format!("round {round}"), "is_all_branches": true})),
+        );
+        assert_eq!(made.status, 200, "{}", made.text);
+        let key = made.body["x_api_key"].as_str().unwrap().to_string();
+        let id = made.body["id"].as_str().unwrap().to_string();
+        // Process b authenticates it (twice: kept).
+        for _ in 0..2 {
+            assert_eq!(request(c.addr(1), "GET", "/api/v2/consumers", &key, None).unwrap().status, 200);
+        }
+        let revoked = c.call(0, "DELETE", &format!("/api/v2/api-keys/{id}"), None);
+        assert_eq!(revoked.status, 200, "{}", revoked.text);
+        assert!(revoked.body["revoked_at"].is_string());
+        let after = request(c.addr(1), "GET", "/api/v2/consumers", &key, None).unwrap();
+        assert_eq!((after.status, after.code()), (401, "UNAUTHORIZED"), "round {round}: {}", after.text);
+    }
+    // Rotation through b; the old key refused by a at once, the new one accepted by both.
+    let made = c.call(1, "POST", "/api/v2/api-keys", Some(&json!({"name": "rotating", "is_all_branches": true})));
+    let (old_key, id) = (
+        made.body["x_api_key"].as_str().unwrap().to_string(),
+        made.body["id"].as_str().unwrap().to_string(),
+    );
+    assert_eq!(request(c.addr(0), "GET", "/api/v2/consumers", &old_key, None).unwrap().status, 200);
+    let rotated = c.call(1, "POST", &format!("/api/v2/api-keys/{id}/rotate"), None);
+    assert_eq!(rotated.status, 200, "{}", rotated.text);
+    let new_key = rotated.body["x_api_key"].as_str().unwrap().to_string();
+    assert_eq!(request(c.addr(0), "GET", "/api/v2/consumers", &old_key, None).unwrap().status, 401);
+    for i in 0..2 {
+        assert_eq!(request(c.addr(i), "GET", "/api/v2/consumers", &new_key, None).unwrap().status, 200);
+    }
+    // The sandbox clock: advanced through a, read through b.
+    let before = c.call(1, "GET", "/api/v2/sandbox/clock", None);
+    assert_eq!(before.status, 200, "{}", before.text);
+    let adv = c.call(0, "POST", "/api/v2/sandbox/clock/advance", Some(&json!({"seconds": 86400})));
+    assert_eq!(adv.status, 200, "{}", adv.text);
+    let made = c.call(1, "POST", "/api/v2/consumers", Some(&json!({"name": "After the advance"})));
+    assert_eq!(made.status, 200, "{}", made.text);
+    let created = made.body["created_at"].as_str().unwrap().to_string();
+    let now_b = c.call(1, "GET", "/api/v2/sandbox/clock", None);
+    assert!(
+        created.as_str() >= adv.body["now"].as_str().unwrap_or(""),
+        "created {created} before the advanced time {}",
+        adv.body
+    );
+    assert_eq!(now_b.status, 200);
+}

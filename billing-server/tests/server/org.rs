@@ -306,7 +306,51 @@ http_tests!(
     branch_admin_invites_only_to_its_branches,
     branch_user_cannot_invite,
     invite_refuses_bad_input,
+    api_keys_are_listed_created_rotated_and_revoked,
 );
 
 // Paths that reach the store differently on PostgreSQL (see `postgres_smoke!`).
-postgres_smoke!(me_as_admin_key, org_admin_invites_to_any_branch,);
+postgres_smoke!(
+    me_as_admin_key,
+    org_admin_invites_to_any_branch,
+    api_keys_are_listed_created_rotated_and_revoked,
+);
+
+/// `/api-keys`: an organization admin lists, creates (the secret shown once), rotates and
+/// revokes keys; a revoked key is a 401 on its next request; a branch admin gets a 403; a bad
+/// body is a 422 that creates nothing.
+fn api_keys_are_listed_created_rotated_and_revoked(s: &TestServer) {
+    let made = s.post("/api/v2/api-keys", json!({"name": "ci", "is_all_branches": true}));
+    assert_eq!(made.status, 200, "{}", made.body);
+    let (id, key) = (
+        made.body["id"].as_str().unwrap().to_string(),
+        made.body["x_api_key"].as_str().unwrap().to_string(),
+    );
+    assert!(made.body["api_secret"].is_string());
+    assert!(made.body.get("secret_hash").is_none());
+    let listed = s.get("/api/v2/api-keys");
+    let row = listed.body["data"].as_array().unwrap().iter().find(|k| k["id"] == id.as_str()).unwrap().clone();
+    assert!(
+        row.get("api_secret").is_none() && row.get("x_api_key").is_none(),
+        "the secret is shown once: {row}"
+    );
+    assert!(row["revoked_at"].is_null());
+    assert_eq!(s.call_as(&key, None, Method::GET, "/api/v2/consumers", None).status, 200);
+
+    let bad = s.post("/api/v2/api-keys", json!({"branch_ids": ["not-a-uuid"]}));
+    assert_eq!(bad.status, 422, "{}", bad.body);
+    assert_eq!(
+        s.get("/api/v2/api-keys").body["data"].as_array().unwrap().len(),
+        listed.body["data"].as_array().unwrap().len()
+    );
+
+    let rotated = s.post(&format!("/api/v2/api-keys/{id}/rotate"), json!({}));
+    assert_eq!(rotated.status, 200, "{}", rotated.body);
+    let new_key = rotated.body["x_api_key"].as_str().unwrap().to_string();
+    assert_eq!(s.call_as(&key, None, Method::GET, "/api/v2/consumers", None).status, 401);
+    assert_eq!(s.call_as(&new_key, None, Method::GET, "/api/v2/consumers", None).status, 200);
+    let gone = s.delete(&format!("/api/v2/api-keys/{}", rotated.body["id"].as_str().unwrap()));
+    assert_eq!(gone.status, 200, "{}", gone.body);
+    assert_eq!(s.call_as(&new_key, None, Method::GET, "/api/v2/consumers", None).status, 401);
+    assert_eq!(s.delete(&format!("/api/v2/api-keys/{}", uuid::Uuid::new_v4())).status, 404);
+}

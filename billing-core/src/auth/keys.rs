@@ -1,0 +1,130 @@
+//! API keys managed over the API (`/api-keys`): list, create, revoke, rotate. Organization
+//! admins only. A revoked key is refused from its very next request, in every process (see
+//! [`crate::store::Store::await_auth_propagation`]).
+
+use super::{ApiKey, KeyPair, NewApiKey, Scope};
+use crate::billing::Billing;
+use crate::clock::format_rfc3339;
+use crate::error::{Error, Result};
+use crate::ids::ApiKeyId;
+use crate::lane::Lane;
+use crate::store::Store;
+use crate::wire::{uuid_item, Body};
+use serde_json::{json, Value};
+
+pub mod lane {
+    use super::Lane;
+    pub const LIST: Lane = Lane::Read;
+    pub const CREATE: Lane = Lane::Write;
+    pub const REVOKE: Lane = Lane::Write;
+    pub const ROTATE: Lane = Lane::Write;
+}
+
+fn require_org_admin(scope: &Scope) -> Result<()> {
+    match scope.actor.is_org_admin() {
+        true => Ok(()),
+        false => Err(Error::forbidden("only organization admins manage API keys")),
+    }
+}
+
+impl NewApiKey {
+    /// `{"name", "branch_ids": [uuid], "default_branch_id", "is_all_branches"}`.
+    pub fn parse(v: &Value) -> Result<Self> {
+        let mut b = Body::new(v);
+        let name = b.opt_text("name", 255);
+        let branch_ids = b.opt_list("branch_ids", |v, loc, p| uuid_item(v, loc, p));
+        let default_branch_id = b.opt_uuid("default_branch_id");
+        let is_all_branches = b.opt_bool("is_all_branches");
+        b.finish()?;
+        Ok(NewApiKey {
+            name: name.unwrap_or_else(|| "api".into()),
+            branch_ids: branch_ids.unwrap_or_default(),
+            default_branch_id,
+            is_all_branches: is_all_branches.unwrap_or(false),
+        })
+    }
+}
+
+impl ApiKey {
+    /// What the API shows of a key: never its secret nor the secret's hash.
+    pub fn to_json(&self) -> Value {
+        json!({
+            "id": self.id,
+            "name": self.name,
+            "api_key": self.key,
+            "branch_ids": self.branch_ids,
+            "default_branch_id": self.default_branch_id,
+            "is_all_branches": self.is_all_branches,
+            "created_at": format_rfc3339(&self.created_at),
+            "revoked_at": self.revoked_at.as_ref().map(format_rfc3339),
+        })
+    }
+
+    /// A new key with its secret, shown this once.
+    pub fn to_created_json(&self, pair: &KeyPair) -> Value {
+        let mut v = self.to_json();
+        v["api_secret"] = json!(pair.secret);
+        v["x_api_key"] = json!(pair.header_value());
+        v
+    }
+}
+
+impl<S: Store> Billing<S> {
+    pub fn list_api_keys(&self, scope: &Scope) -> Result<Vec<ApiKey>> {
+        require_org_admin(scope)?;
+        self.store.read(|tx| Ok(tx.list_api_keys(scope.org_id())?))
+    }
+
+    pub fn create_api_key_in(&self, scope: &Scope, req: &NewApiKey) -> Result<(ApiKey, KeyPair)> {
+        require_org_admin(scope)?;
+        self.create_api_key(scope.org_id(), req)
+    }
+
+    /// Revokes the key (again is a no-op); answers once it is refused everywhere.
+    pub fn revoke_api_key(&self, scope: &Scope, id: ApiKeyId) -> Result<ApiKey> {
+        require_org_admin(scope)?;
+        let now = self.clock().now();
+        let key = self.store.write(|tx| {
+            tx.revoke_api_key(scope.org_id(), id, now)?;
+            let keys = tx.list_api_keys(scope.org_id())?;
+            keys.into_iter().find(|k| k.id == id).ok_or_else(|| Error::not_found("API key", id))
+        })?;
+        self.store.await_auth_propagation();
+        Ok(key)
+    }
+
+    /// A new key with the same name, branches and default branch, and the old one revoked, in
+    /// one transaction.
+    pub fn rotate_api_key(&self, scope: &Scope, id: ApiKeyId) -> Result<(ApiKey, KeyPair)> {
+        require_org_admin(scope)?;
+        let now = self.clock().now();
+        let (org, user) = (scope.org.clone(), scope.actor.user_id);
+        let made = self.store.write(|tx| {
+            let keys = tx.list_api_keys(scope.org_id())?;
+            let old = keys.into_iter().find(|k| k.id == id).ok_or_else(|| Error::not_found("API key", id))?;
+            if old.revoked_at.is_some() {
+                return Err(Error::rule(crate::error::Code::INVALID_STATUS, format!("API key '{id}' is revoked")));
+            }
+            let owner = tx
+                .user(org.id, old.user_id)?
+                .or(tx.user(org.id, user)?)
+                .ok_or_else(|| Error::not_found("User", old.user_id))?;
+            let pair = KeyPair::generate();
+            let key = super::new_key(
+                &org,
+                &owner,
+                &pair,
+                &old.name,
+                old.branch_ids.clone(),
+                old.default_branch_id,
+                old.is_all_branches,
+                now,
+            );
+            tx.insert_api_key(&key)?;
+            tx.revoke_api_key(org.id, id, now)?;
+            Ok((key, pair))
+        })?;
+        self.store.await_auth_propagation();
+        Ok(made)
+    }
+}
