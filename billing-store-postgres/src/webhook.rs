@@ -200,7 +200,11 @@ impl billing_core::webhook::WebhookTx for PgTx<'_> {
                 .optional()
         })?;
         let Some((d, e, ev)) = row else { return Ok(None) };
-        Ok(Some((d.into_domain()?, e.map(EndpointRow::into_domain).transpose()?, ev.map(EventRow::into_domain).transpose()?)))
+        Ok(Some((
+            d.into_domain()?,
+            e.map(EndpointRow::into_domain).transpose()?,
+            ev.map(EventRow::into_domain).transpose()?,
+        )))
     }
 
     fn update_webhook_delivery(&mut self, d: &Delivery) -> StoreResult<()> {

@@ -190,7 +190,11 @@ fn main() {
         committed.as_secs_f64(),
         args.events,
         took.as_secs_f64(),
-        if args.concurrent_writes { " from the first write" } else { " once the worker started" },
+        if args.concurrent_writes {
+            " from the first write"
+        } else {
+            " once the worker started"
+        },
         args.events as f64 / took.as_secs_f64()
     );
 }

@@ -23,6 +23,7 @@ pub trait WebhookTx: crate::event::EventTx {
     fn webhook_delivery(&mut self, id: Uuid) -> StoreResult<Option<Delivery>>;
     /// What an attempt of the delivery needs, in one lookup: the delivery, its endpoint
     /// (deleted or not) and its event, either of which may be gone.
+    #[allow(clippy::type_complexity)]
     fn webhook_delivery_context(&mut self, id: Uuid) -> StoreResult<Option<(Delivery, Option<Endpoint>, Option<crate::event::Event>)>> {
         let Some(d) = self.webhook_delivery(id)? else { return Ok(None) };
         let e = self.webhook_endpoint(d.endpoint_id)?;
