@@ -23,13 +23,20 @@ pub static ROUTES: &[PublicRoute] = &[
     public(Method::GET, "/pay/{short_id}/result", result, lane::PAGE),
     public(Method::GET, "/pay/assets/checkout.js", checkout_js, Lane::Read),
     public(Method::GET, "/pay/assets/checkout.css", checkout_css, Lane::Read),
+    public(Method::GET, "/embed.js", embed_js, Lane::Read),
 ];
 
 const CHECKOUT_JS: &str = include_str!("../../assets/checkout.js");
 const CHECKOUT_CSS: &str = include_str!("../../assets/checkout.css");
+const EMBED_JS: &str = include_str!("../../assets/embed.js");
 
 fn checkout_js(_: &Billing<Backend>, _: Request) -> Result<Reply> {
     Ok(Reply::Page(Page::asset("text/javascript; charset=utf-8", CHECKOUT_JS)))
+}
+
+/// The embedding script: `window.BillingCheckout.mount(opts)` (see the README and the file).
+fn embed_js(_: &Billing<Backend>, _: Request) -> Result<Reply> {
+    Ok(Reply::Page(Page::asset("text/javascript; charset=utf-8", EMBED_JS)))
 }
 
 fn checkout_css(_: &Billing<Backend>, _: Request) -> Result<Reply> {

@@ -281,6 +281,12 @@ fn assets_are_served_by_the_binary(srv: &TestServer) {
         );
     }
     assert_eq!(page(srv, "/pay/assets/nothing.js").status, 404);
+    let r = page(srv, "/embed.js");
+    assert_eq!(r.status, 200);
+    assert_eq!(header(&r, "content-type"), "text/javascript; charset=utf-8");
+    for s in ["window.BillingCheckout", "mount", "getIframe", "destroy", "embed", "e.origin !== origin"] {
+        assert!(r.text.contains(s), "{s} missing from /embed.js");
+    }
 }
 
 http_tests!(
