@@ -14,12 +14,12 @@ pub fn page(srv: &TestServer, path: &str) -> Resp {
     srv.raw(Method::GET, path, &[], None)
 }
 
-fn short(l: &Value) -> &str {
+pub fn short(l: &Value) -> &str {
     l["short_id"].as_str().unwrap()
 }
 
 /// A link of two products (one with a 10 % coupon on the link) at `price` each.
-fn link(srv: &TestServer, name: &str, extra: Value) -> Value {
+pub fn link(srv: &TestServer, name: &str, extra: Value) -> Value {
     let a = id_of(&one_off_product(srv, "Gym pass", "200.00"));
     let b = id_of(&one_off_product(srv, "Towel", "100.00"));
     let ten = id_of(&percent_coupon(srv, "TEN", "10"));

@@ -7,6 +7,7 @@
 mod common;
 
 mod branch;
+mod checkout_browser;
 mod checkout_pages;
 mod cli;
 mod connections;
