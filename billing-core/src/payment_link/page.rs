@@ -48,6 +48,9 @@ pub struct CheckoutPage {
     /// Sum of the items' amounts before coupons.
     pub subtotal: Money,
     pub vat: Money,
+    /// Whether the VAT is part of the prices (every item's is inclusive or exempt): the page
+    /// shows it as included rather than added.
+    pub vat_included: bool,
     /// What the payer pays.
     pub total: Money,
     pub state: PageState,
@@ -111,6 +114,7 @@ fn page_of(l: &PaymentLink, names: &[(crate::ids::ProductId, String)], state: Pa
         coupons,
         subtotal: l.original_amount,
         vat: l.total_vat_amount,
+        vat_included: l.items.iter().all(|it| it.line.vat_mode != crate::product::VatMode::Exclusive),
         total: l.amount,
         state,
         deactivate_message: (l.status == PaymentLinkStatus::Inactive).then(|| l.deactivate_message.clone()).flatten(),

@@ -69,6 +69,7 @@ struct Texts {
     subtotal: &'static str,
     discount: &'static str,
     vat: &'static str,
+    vat_included: &'static str,
     total: &'static str,
     your_details: &'static str,
     name: &'static str,
@@ -121,6 +122,7 @@ const AR: Texts = Texts {
     subtotal: "المجموع الفرعي",
     discount: "خصم",
     vat: "ضريبة القيمة المضافة",
+    vat_included: "ضريبة القيمة المضافة (مشمولة)",
     total: "الإجمالي",
     your_details: "بياناتك",
     name: "الاسم",
@@ -173,6 +175,7 @@ const EN: Texts = Texts {
     subtotal: "Subtotal",
     discount: "Discount",
     vat: "VAT",
+    vat_included: "VAT (included)",
     total: "Total",
     your_details: "Your details",
     name: "Full name",
@@ -350,7 +353,7 @@ fn checkout_main(p: &CheckoutPage, lang: Language, t: &Texts) -> String {
     for c in &p.coupons {
         row(&mut m, "coupon", &format!("{} ({})", t.discount, c.name), format!("−{}", money(c.discount)));
     }
-    row(&mut m, "vat", t.vat, money(p.vat));
+    row(&mut m, "vat", if p.vat_included { t.vat_included } else { t.vat }, money(p.vat));
     row(&mut m, "total", t.total, money(p.total));
     m.push_str("</dl>\n</section>\n");
     // The form.
@@ -432,7 +435,7 @@ data-form-error=\"{form_error}\" data-network-error=\"{network_error}\">\n<noscr
         let _ = write!(
             m,
             "<fieldset class=\"plans\" id=\"plans\"><legend>{}</legend>\n\
-<label class=\"plan\"><input type=\"radio\" name=\"installments\" id=\"installments-1\" value=\"1\" checked> <span>{}</span> <bdi class=\"parts\">{}</bdi></label>\n",
+<label class=\"plan\"><input type=\"radio\" name=\"installments\" id=\"installments-1\" value=\"1\" checked> <span>{}</span> <span class=\"parts\" dir=\"ltr\">{}</span></label>\n",
             t.plan,
             t.full,
             money(p.total)
@@ -446,7 +449,7 @@ data-form-error=\"{form_error}\" data-network-error=\"{network_error}\">\n<noscr
             let _ = writeln!(
                 m,
                 "<label class=\"plan\"><input type=\"radio\" name=\"installments\" id=\"installments-{n}\" value=\"{n}\"> <span>{label}</span> \
-<bdi class=\"parts\" dir=\"ltr\">{parts} {cur}</bdi></label>",
+<span class=\"parts\" dir=\"ltr\">{parts} {cur}</span></label>",
                 n = o.count,
                 label = esc(&label),
                 parts = parts.join(" + "),

@@ -58,6 +58,14 @@ fn invoice_of(srv: &TestServer, url: &str) -> Value {
     ok(srv.get(&invoice_path(&param(url, "invoice_id").expect("invoice_id in the redirect"))))
 }
 
+/// A screenshot of the whole page: the window is made as tall as the page for it.
+fn full_shot(b: &Browser, width: u32, name: &str) {
+    let h = b.js("return document.documentElement.scrollHeight", json!([])).as_u64().unwrap() as u32;
+    b.set_window(width, h + 140);
+    b.screenshot(&screenshots().join(name));
+    b.set_window(width, 1000);
+}
+
 fn text(b: &Browser) -> String {
     b.js("return document.body.innerText", json!([])).as_str().unwrap_or_default().to_string()
 }
@@ -102,7 +110,7 @@ fn checkout_in_a_real_browser() {
         json!(["ar", "rtl"])
     );
     assert!(text(&b).contains("ملخص الطلب"));
-    b.screenshot(&shots.join("checkout-ar.png"));
+    full_shot(&b, 1280, "checkout-ar.png");
     fill(&b, Some(&phone(301)), "4111111111111111");
     b.click("#pay-button");
     let url = result_url(&b);
@@ -119,7 +127,7 @@ fn checkout_in_a_real_browser() {
         b.js("return [document.documentElement.lang, document.documentElement.dir]", json!([])),
         json!(["en", "ltr"])
     );
-    b.screenshot(&shots.join("checkout-en.png"));
+    full_shot(&b, 1280, "checkout-en.png");
     fill(&b, Some(&phone(302)), "4111111111111112");
     b.click("#pay-button");
     b.wait_for("the field error", 20, "return document.getElementById('err-method-number').textContent");
@@ -158,13 +166,13 @@ fn checkout_in_a_real_browser() {
     assert_eq!((inv["status"].as_str(), inv["type"].as_str()), (Some("ACCEPTED"), Some("INSTALLMENTS")));
 
     // A 375 px wide phone: nothing wider than the screen.
-    b.set_window(375, 812);
     for lang in ["ar", "en"] {
+        b.set_window(375, 812);
         b.goto(&format!("{}/pay/{}?language={lang}", srv.base, short(&l3)));
         let w = b.js("return [window.innerWidth, document.documentElement.scrollWidth]", json!([]));
         assert!(w[0].as_u64().unwrap() <= 400, "{w}");
         assert!(w[1].as_u64().unwrap() <= w[0].as_u64().unwrap(), "wider than the screen: {w}");
-        b.screenshot(&shots.join(format!("checkout-phone-{lang}.png")));
+        full_shot(&b, 375, &format!("checkout-phone-{lang}.png"));
     }
     b.set_window(1280, 1000);
 
