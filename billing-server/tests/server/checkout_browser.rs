@@ -165,6 +165,32 @@ fn checkout_in_a_real_browser() {
     assert_eq!(parts, [("133.33", "SUCCEEDED"), ("133.33", "PENDING"), ("133.34", "PENDING")]);
     assert_eq!((inv["status"].as_str(), inv["type"].as_str()), (Some("ACCEPTED"), Some("INSTALLMENTS")));
 
+    // The mobile wallet (250 SAR is in the sandbox's paid range): installments are by card only.
+    let p = id_of(&one_off_product(&srv, "Headphones", "250.00"));
+    let lw = create_link(&srv, link_body(&[(&p, 1)]));
+    b.goto(&format!("{}/pay/{}?language=en", srv.base, short(&lw)));
+    b.type_into("#customer-name", "Sara Al-Harbi");
+    b.type_into("#customer-phone_number", &phone(305));
+    b.click("#method-type-wallet");
+    assert_eq!(b.js("return document.getElementById('installments-2').disabled", json!([])), json!(true));
+    assert_eq!(b.js("return document.getElementById('card-fields').hidden", json!([])), json!(true));
+    b.type_into("#method-phone_number", "+966501234567");
+    b.screenshot(&shots.join("checkout-en-wallet.png"));
+    b.click("#pay-button");
+    let url = result_url(&b);
+    assert_eq!(invoice_of(&srv, &url)["status"], "COMPLETED");
+
+    // A declined card: the failure page, and nothing is created.
+    let invoices_before = ids(&srv.get("/api/v2/invoices")).len();
+    b.goto(&format!("{}/pay/{}?language=en", srv.base, short(&lw)));
+    fill(&b, Some(&phone(306)), "4123120001090000");
+    b.click("#pay-button");
+    let url = result_url(&b);
+    assert_eq!(param(&url, "status").as_deref(), Some("failed"));
+    assert!(text(&b).contains("Payment failed") && text(&b).contains("INSUFFICIENT FUNDS"), "{}", text(&b));
+    b.screenshot(&shots.join("result-failed-en.png"));
+    assert_eq!(ids(&srv.get("/api/v2/invoices")).len(), invoices_before);
+
     // A 375 px wide phone: nothing wider than the screen.
     for lang in ["ar", "en"] {
         b.set_window(375, 812);
