@@ -215,6 +215,28 @@ fn links_that_take_no_payment(srv: &TestServer) {
     ok(srv.post("/api/v2/sandbox/clock/advance", json!({"seconds": 7200})));
     let t = page(srv, &format!("/pay/{}?language=en", short(&e))).text;
     assert!(t.contains("This payment link has expired.") && !t.contains("<form"), "{t}");
+    // Completed: its one payment taken.
+    let p = id_of(&one_off_product(srv, "Once", "100.00"));
+    let mut b = link_body(&[(&p, 1)]);
+    b["max_number_of_payments"] = json!(1);
+    let c = create_link(srv, b);
+    let body = json!({"customer": {"name": "Sara Al-Harbi", "phone_number": phone(62)},
+        "method": {"type": "card", "number": "4111111111111111", "name": "Sara Al-Harbi", "expiry_month": 12, "expiry_year": 2030, "cvc": "123"}});
+    let r = srv.raw(
+        Method::POST,
+        &format!("/pay/{}/attempts", short(&c)),
+        &[("content-type", "application/json")],
+        Some(serde_json::to_vec(&body).unwrap()),
+    );
+    assert_eq!(ok(r)["status"], "paid");
+    let t = page(srv, &format!("/pay/{}?language=en", short(&c))).text;
+    assert!(t.contains("This payment link is completed") && !t.contains("<form"), "{t}");
+    assert!(page(srv, &format!("/pay/{}", short(&c))).text.contains("اكتمل رابط الدفع هذا"));
+    // Recurring products are paid with subscriptions, not here yet.
+    let r = id_of(&recurring_product(srv, "Monthly", "100.00"));
+    let l = create_link(srv, link_body(&[(&r, 1)]));
+    let t = page(srv, &format!("/pay/{}?language=en", short(&l))).text;
+    assert!(t.contains("subscription") && !t.contains("<form"), "{t}");
 }
 
 fn unknown_links_are_404_pages(srv: &TestServer) {
