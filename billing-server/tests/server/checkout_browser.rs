@@ -41,7 +41,7 @@ fn fill(b: &Browser, phone: Option<&str>, number: &str) {
 fn result_url(b: &Browser) -> String {
     let v = b.wait_for(
         "the result page",
-        30,
+        60,
         "return location.pathname.endsWith('/result') && document.readyState === 'complete' && location.href",
     );
     v.as_str().unwrap().to_string()
