@@ -113,7 +113,8 @@
       var err = document.getElementById('err-' + id);
       var input = document.getElementById(id);
       if (err && input) {
-        err.textContent = String(detail[i].msg || '').replace(/^Value error, /, '');
+        // The page's own words when it has them (Arabic), else the endpoint's message.
+        err.textContent = err.getAttribute('data-msg') || String(detail[i].msg || '').replace(/^Value error, /, '');
         input.setAttribute('aria-invalid', 'true');
         if (!first) first = input;
       } else {

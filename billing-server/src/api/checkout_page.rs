@@ -111,6 +111,9 @@ struct Texts {
     message: &'static str,
     other_language: &'static str,
     noscript: &'static str,
+    /// The page's own words for a field the endpoint refused (by field id); a field without
+    /// one shows the endpoint's message (English).
+    field_errors: &'static [(&'static str, &'static str)],
 }
 
 const AR: Texts = Texts {
@@ -164,6 +167,17 @@ const AR: Texts = Texts {
     message: "الرسالة",
     other_language: "English",
     noscript: "يتطلب الدفع تفعيل JavaScript.",
+    field_errors: &[
+        ("customer-name", "اكتب اسمك."),
+        ("customer-phone_number", "اكتب رقم جوال صحيحًا بالصيغة الدولية، مثل ‎+966501234567."),
+        ("customer-email", "اكتب بريدًا إلكترونيًا صحيحًا."),
+        ("method-number", "رقم البطاقة غير صحيح."),
+        ("method-name", "اكتب الاسم كما هو على البطاقة (كلمتان على الأقل)."),
+        ("method-expiry_month", "شهر الانتهاء من 1 إلى 12."),
+        ("method-expiry_year", "البطاقة منتهية الصلاحية أو السنة غير صحيحة."),
+        ("method-cvc", "رمز الأمان 3 أرقام (4 لبطاقات أمريكان إكسبريس)."),
+        ("method-phone_number", "اكتب رقم جوال المحفظة بالصيغة الدولية، مثل ‎+966501234567."),
+    ],
 };
 
 const EN: Texts = Texts {
@@ -217,6 +231,7 @@ const EN: Texts = Texts {
     message: "Message",
     other_language: "العربية",
     noscript: "Paying needs JavaScript enabled.",
+    field_errors: &[],
 };
 
 /// The page's language (`?language=`, Arabic by default; anything unknown is Arabic too) and
@@ -313,12 +328,16 @@ fn page(b: &Billing<Backend>, r: Request) -> Result<Reply> {
 
 /// One labelled input with its error line: `id` is the JSON field's location after `body`
 /// (`method-number` for `["body", "method", "number"]`), which the script maps 422s onto.
-fn field(out: &mut String, id: &str, label: &str, attrs: &str) {
+fn field(out: &mut String, t: &Texts, id: &str, label: &str, attrs: &str) {
+    let msg = match t.field_errors.iter().find(|(f, _)| *f == id) {
+        Some((_, m)) => format!(" data-msg=\"{}\"", esc(m)),
+        None => String::new(),
+    };
     let _ = writeln!(
         out,
         "<div class=\"field\"><label for=\"{id}\">{label}</label>\
 <input id=\"{id}\" name=\"{id}\" {attrs} aria-describedby=\"err-{id}\">\
-<p class=\"field-error\" id=\"err-{id}\" aria-live=\"polite\"></p></div>",
+<p class=\"field-error\" id=\"err-{id}\" aria-live=\"polite\"{msg}></p></div>",
         label = esc(label),
     );
 }
@@ -372,15 +391,22 @@ data-form-error=\"{form_error}\" data-network-error=\"{network_error}\">\n<noscr
     );
     if let Some(kind) = p.collect_contact {
         let _ = writeln!(m, "<fieldset class=\"contact\"><legend>{}</legend>", t.your_details);
-        field(&mut m, "customer-name", t.name, "type=\"text\" autocomplete=\"name\" required");
+        field(&mut m, t, "customer-name", t.name, "type=\"text\" autocomplete=\"name\" required");
         match kind {
             ContactInformationType::Phone => field(
                 &mut m,
+                t,
                 "customer-phone_number",
                 t.phone,
                 "type=\"tel\" autocomplete=\"tel\" inputmode=\"tel\" dir=\"ltr\" placeholder=\"+9665XXXXXXXX\" required",
             ),
-            ContactInformationType::Email => field(&mut m, "customer-email", t.email, "type=\"email\" autocomplete=\"email\" dir=\"ltr\" required"),
+            ContactInformationType::Email => field(
+                &mut m,
+                t,
+                "customer-email",
+                t.email,
+                "type=\"email\" autocomplete=\"email\" dir=\"ltr\" required",
+            ),
         }
         m.push_str("</fieldset>\n");
     }
@@ -394,12 +420,14 @@ data-form-error=\"{form_error}\" data-network-error=\"{network_error}\">\n<noscr
     m.push_str("<div id=\"card-fields\">\n");
     field(
         &mut m,
+        t,
         "method-number",
         t.card_number,
         "type=\"text\" inputmode=\"numeric\" autocomplete=\"cc-number\" dir=\"ltr\" maxlength=\"23\" placeholder=\"0000 0000 0000 0000\" required",
     );
     field(
         &mut m,
+        t,
         "method-name",
         t.card_name,
         "type=\"text\" autocomplete=\"cc-name\" dir=\"ltr\" required",
@@ -407,18 +435,21 @@ data-form-error=\"{form_error}\" data-network-error=\"{network_error}\">\n<noscr
     m.push_str("<div class=\"row3\">\n");
     field(
         &mut m,
+        t,
         "method-expiry_month",
         t.expiry_month,
         "type=\"text\" inputmode=\"numeric\" autocomplete=\"cc-exp-month\" dir=\"ltr\" maxlength=\"2\" placeholder=\"MM\" required",
     );
     field(
         &mut m,
+        t,
         "method-expiry_year",
         t.expiry_year,
         "type=\"text\" inputmode=\"numeric\" autocomplete=\"cc-exp-year\" dir=\"ltr\" maxlength=\"4\" placeholder=\"YYYY\" required",
     );
     field(
         &mut m,
+        t,
         "method-cvc",
         t.cvc,
         "type=\"password\" inputmode=\"numeric\" autocomplete=\"cc-csc\" dir=\"ltr\" maxlength=\"4\" placeholder=\"CVC\" required",
@@ -426,6 +457,7 @@ data-form-error=\"{form_error}\" data-network-error=\"{network_error}\">\n<noscr
     m.push_str("</div>\n</div>\n<div id=\"wallet-fields\" hidden>\n");
     field(
         &mut m,
+        t,
         "method-phone_number",
         t.wallet_phone,
         "type=\"tel\" inputmode=\"tel\" autocomplete=\"tel\" dir=\"ltr\" placeholder=\"+9665XXXXXXXX\"",

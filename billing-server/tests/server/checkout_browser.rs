@@ -111,7 +111,14 @@ fn checkout_in_a_real_browser() {
     );
     assert!(text(&b).contains("ملخص الطلب"));
     full_shot(&b, 1280, "checkout-ar.png");
+    // A card name of one word: the field error in Arabic, no payment.
     fill(&b, Some(&phone(301)), "4111111111111111");
+    b.type_into("#method-name", "Sara");
+    b.click("#pay-button");
+    let err = b.wait_for("the field error", 20, "return document.getElementById('err-method-name').textContent");
+    assert_eq!(err, json!("اكتب الاسم كما هو على البطاقة (كلمتان على الأقل)."));
+    full_shot(&b, 1280, "checkout-ar-error.png");
+    b.type_into("#method-name", "Sara Al-Harbi");
     b.click("#pay-button");
     let url = result_url(&b);
     assert!(text(&b).contains("تم الدفع بنجاح"), "{}", text(&b));

@@ -78,7 +78,14 @@ fn arabic_and_english(srv: &TestServer) {
         assert_eq!(r.status, 200, "{}", r.text);
         assert_page_headers(&r, false);
         assert!(r.text.contains("<html lang=\"ar\" dir=\"rtl\">"), "{}", r.text);
-        for s in ["ملخص الطلب", "الإجمالي", "رقم البطاقة", "ضريبة القيمة المضافة", "ادفع"] {
+        for s in [
+            "ملخص الطلب",
+            "الإجمالي",
+            "رقم البطاقة",
+            "ضريبة القيمة المضافة",
+            "ادفع",
+            "data-msg=\"رقم البطاقة غير صحيح.\"",
+        ] {
             assert!(r.text.contains(s), "{s} missing");
         }
     }
