@@ -23,6 +23,26 @@ pub fn bytes_response(status: StatusCode, bytes: Vec<u8>) -> HttpResponse {
     r
 }
 
+/// A hosted page or asset with its security headers (see [`crate::api::Page`]).
+pub fn page_response(p: crate::api::Page) -> HttpResponse {
+    let csp = p.csp();
+    let mut r = Response::new(Full::new(Bytes::from(p.body)));
+    *r.status_mut() = StatusCode::from_u16(p.status).unwrap_or(StatusCode::OK);
+    let h = r.headers_mut();
+    h.insert(CONTENT_TYPE, HeaderValue::from_static(p.content_type));
+    h.insert("x-content-type-options", HeaderValue::from_static("nosniff"));
+    h.insert("referrer-policy", HeaderValue::from_static("no-referrer"));
+    if let Ok(v) = HeaderValue::from_str(&csp) {
+        h.insert("content-security-policy", v);
+    }
+    if !p.frameable {
+        h.insert("x-frame-options", HeaderValue::from_static("DENY"));
+    }
+    let cache = if p.cacheable { "public, max-age=300" } else { "no-store" };
+    h.insert("cache-control", HeaderValue::from_static(cache));
+    r
+}
+
 pub fn ok(body: &Value) -> HttpResponse {
     json_response(StatusCode::OK, body)
 }

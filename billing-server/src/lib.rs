@@ -194,7 +194,7 @@ pub async fn handle(app: Arc<App>, req: Request<hyper::body::Incoming>) -> HttpR
 }
 
 async fn respond(app: Arc<App>, req: Request<hyper::body::Incoming>) -> HttpResponse {
-    if req.uri().path().starts_with("/pay/") {
+    if req.uri().path().starts_with("/pay/") || req.uri().path() == "/embed.js" {
         match resolve_public(req.method(), req.uri().path()) {
             Resolution::Found(r, params) => return respond_public(app, r, params, req).await,
             Resolution::MethodNotAllowed => return not_allowed(&req),
@@ -291,6 +291,7 @@ fn reply(result: Result<Reply, Error>) -> HttpResponse {
         Ok(Reply::Json(v)) => json_response(StatusCode::OK, &v),
         Ok(Reply::Bytes(b)) => http::bytes_response(StatusCode::OK, b),
         Ok(Reply::Empty) => json_response(StatusCode::OK, &serde_json::json!({})),
+        Ok(Reply::Page(p)) => http::page_response(p),
         Err(e) => error_response(&e),
     }
 }

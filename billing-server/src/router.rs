@@ -147,7 +147,7 @@ pub fn resolve(method: &Method, path: &str) -> Resolution {
     find(&COMPILED, method, rest)
 }
 
-/// The public row for `method` and `path` (a full path: `/pay/…`).
+/// The public row for `method` and `path` (a full path: `/pay/…`, or `/embed.js`).
 pub fn resolve_public(method: &Method, path: &str) -> Resolution<PublicRoute> {
     let Some(rest) = path.strip_prefix('/') else {
         return Resolution::NotFound;
@@ -238,7 +238,8 @@ mod tests {
         keys.dedup();
         assert_eq!(before, keys.len(), "a (method, path) pair is listed twice");
         for r in PUBLIC_TABLES.iter().flat_map(|t| t.iter()) {
-            assert!(r.path.starts_with("/pay/"), "public rows live under /pay/: {}", r.path);
+            // `respond` looks at the public rows for these paths only.
+            assert!(r.path.starts_with("/pay/") || r.path == "/embed.js", "public rows live under /pay/: {}", r.path);
             match resolve_public(&r.method, &r.path.replace(['{', '}'], "")) {
                 Resolution::Found(hit, _) => assert!(std::ptr::eq(hit, r), "{} {} is shadowed", r.method, r.path),
                 _ => panic!("{} {} does not resolve", r.method, r.path),

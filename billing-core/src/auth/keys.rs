@@ -32,7 +32,7 @@ impl NewApiKey {
     pub fn parse(v: &Value) -> Result<Self> {
         let mut b = Body::new(v);
         let name = b.opt_text("name", 255);
-        let branch_ids = b.opt_list("branch_ids", |v, loc, p| uuid_item(v, loc, p));
+        let branch_ids = b.opt_list("branch_ids", uuid_item);
         let default_branch_id = b.opt_uuid("default_branch_id");
         let is_all_branches = b.opt_bool("is_all_branches");
         b.finish()?;

@@ -48,6 +48,30 @@ pub fn available(settings: &OrgSettings, total: Money, n: u8) -> bool {
     split(total, n).iter().all(|p| p.amount() >= min.amount())
 }
 
+/// One installment plan a payer may choose: the number of parts and each part's amount.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InstallmentOption {
+    pub count: u8,
+    pub parts: Vec<Money>,
+}
+
+/// The installment plans `total` may be paid in under the organization's settings (those of
+/// [`INSTALLMENT_OPTIONS`] that are [`available`]), each with its parts; none when `offered` is
+/// false (the link or invoice does not allow installments).
+pub fn options(settings: &OrgSettings, total: Money, offered: bool) -> Vec<InstallmentOption> {
+    if !offered {
+        return vec![];
+    }
+    INSTALLMENT_OPTIONS
+        .iter()
+        .filter(|n| available(settings, total, **n))
+        .map(|n| InstallmentOption {
+            count: *n,
+            parts: split(total, *n),
+        })
+        .collect()
+}
+
 impl InstallmentPlan {
     pub fn new(total: Money, n: u8, first_due: Timestamp, split_months: u32) -> Self {
         let parts = split(total, n)
@@ -81,6 +105,19 @@ mod tests {
             "no minimum, no installments"
         );
         assert!(!available(&s, Money::new(Decimal::new(1000, 0), Currency::SAR), 5));
+    }
+
+    #[test]
+    fn options_are_the_available_plans() {
+        let s = OrgSettings::default();
+        let sar = |v: i64| Money::new(Decimal::new(v, 0), Currency::SAR);
+        let counts = |total, offered| options(&s, total, offered).iter().map(|o| o.count).collect::<Vec<_>>();
+        assert_eq!(counts(sar(400), true), vec![2, 3, 4]);
+        assert_eq!(counts(sar(350), true), vec![2, 3], "4 × 87.50 is below the minimum");
+        assert_eq!(counts(sar(400), false), Vec::<u8>::new());
+        let three = &options(&s, sar(400), true)[1];
+        let parts: Vec<String> = three.parts.iter().map(|m| m.to_string()).collect();
+        assert_eq!(parts, ["133.33", "133.33", "133.34"]);
     }
 
     #[test]

@@ -7,12 +7,14 @@
 //! - [`ops`]: create, get, list, change status, change coupons.
 //! - [`pay`]: paying a link (the checkout's one operation), [`checkout`]: its request, outcome
 //!   and redirect address, and `attempt`: payments in flight, recorded before the gateway call.
+//! - [`page`]: what the hosted checkout page shows ([`page::CheckoutPage`]).
 //! - [`store`]: the [`PaymentLinkTx`] slice of the store contract.
 //! - [`wire`] and `view`: request parsing and PaymentLinkDetailed.
 
 mod attempt;
 pub mod checkout;
 pub mod ops;
+pub mod page;
 pub mod pay;
 mod store;
 mod view;
@@ -131,6 +133,13 @@ impl PaymentLink {
     /// The API address (webhook `data.payment_link.url`).
     pub fn api_url(public_url: &str, id: PaymentLinkId) -> String {
         format!("{public_url}/api/v2/payment_links/{id}")
+    }
+
+    /// Whether the link lets the payer pay in installments (its payment methods allow them
+    /// and every product is one-time); which plans the amount allows is
+    /// [`crate::invoice::installments::options`].
+    pub fn offers_installments(&self) -> bool {
+        self.payment_methods.installment && self.items.iter().all(|i| i.line.one_time)
     }
 
     pub fn is_recurring(&self) -> bool {

@@ -23,6 +23,8 @@ pub mod lane {
     pub const UPDATE_COUPONS: Lane = Lane::Write;
     /// [`Billing::pay_link`] (in `pay.rs`): the gateway is called between its transactions.
     pub const PAY: Lane = Lane::Io;
+    /// [`Billing::checkout_page`] (in `page.rs`): the hosted checkout page, a read.
+    pub const PAGE: Lane = Lane::Read;
 }
 
 fn items_problem(msg: impl Into<String>) -> Error {

@@ -93,7 +93,7 @@ fn parts_of(scope: &Scope, l: &PaymentLink, req: &PayRequest, now: Timestamp) ->
     if n == 1 {
         return Ok(vec![(l.amount, now)]);
     }
-    if !l.payment_methods.installment || l.items.iter().any(|i| !i.line.one_time) {
+    if !l.offers_installments() {
         return Err(Error::rule(Code::PAYMENT_FLOW_NOT_ALLOWED, "The payment link does not offer installments"));
     }
     if matches!(req.method, PayMethod::Wallet(_)) {

@@ -6,6 +6,7 @@
 mod api_key;
 mod branch;
 mod checkout;
+mod checkout_page;
 mod consumer;
 mod coupon;
 mod invoice;
@@ -38,8 +39,11 @@ pub static TABLES: &[&[Route]] = &[
     payment_link::ROUTES,
 ];
 
-/// The public rows (no credentials; full paths under `/pay/`): the checkout.
-pub static PUBLIC_TABLES: &[&[PublicRoute]] = &[checkout::ROUTES];
+/// The public rows (no credentials; full paths under `/pay/`, and `/embed.js`): the checkout
+/// and its pages.
+pub static PUBLIC_TABLES: &[&[PublicRoute]] = &[checkout::ROUTES, checkout_page::ROUTES];
+
+pub use checkout_page::esc as html_escape;
 
 pub enum Reply {
     Json(Value),
@@ -47,6 +51,53 @@ pub enum Reply {
     Bytes(Vec<u8>),
     /// The spec's "empty success body".
     Empty,
+    /// A hosted page or one of its assets (see [`Page`]).
+    Page(Page),
+}
+
+/// A hosted page or asset: its status, type and body. Every one is sent with
+/// `X-Content-Type-Options: nosniff` and a strict Content-Security-Policy (everything from this
+/// server, no inline script or style); a page refuses framing (`frame-ancestors 'none'`,
+/// `X-Frame-Options: DENY`) unless it is the embedded checkout (`?embed=true`).
+pub struct Page {
+    pub status: u16,
+    pub content_type: &'static str,
+    pub body: Vec<u8>,
+    /// Whether other sites may frame it (the embedded checkout).
+    pub frameable: bool,
+    /// Whether it may be cached (the compiled-in assets): pages are `no-store`.
+    pub cacheable: bool,
+}
+
+impl Page {
+    pub fn html(status: u16, frameable: bool, body: String) -> Page {
+        Page {
+            status,
+            content_type: "text/html; charset=utf-8",
+            body: body.into_bytes(),
+            frameable,
+            cacheable: false,
+        }
+    }
+
+    pub fn asset(content_type: &'static str, body: &'static str) -> Page {
+        Page {
+            status: 200,
+            content_type,
+            body: body.as_bytes().to_vec(),
+            frameable: false,
+            cacheable: true,
+        }
+    }
+
+    /// The Content-Security-Policy it is sent with.
+    pub fn csp(&self) -> String {
+        let frame = if self.frameable { "*" } else { "'none'" };
+        format!(
+            "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; \
+object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors {frame}"
+        )
+    }
 }
 
 impl Reply {

@@ -7,6 +7,8 @@
 mod common;
 
 mod branch;
+mod checkout_browser;
+mod checkout_pages;
 mod cli;
 mod connections;
 mod consumer;

@@ -19,6 +19,7 @@ pub mod invoice_fixtures;
 pub mod process;
 pub mod raw_http;
 pub mod snapshot;
+pub mod webdriver;
 
 pub struct TestServer {
     pub base: String,
@@ -85,6 +86,22 @@ impl TestServer {
     }
 
     pub fn start_with(database_url: String, db: Box<dyn std::any::Any + Send + Sync>, tweak: impl FnOnce(&mut Config)) -> Self {
+        Self::start_inner(database_url, db, tweak, false)
+    }
+
+    /// A server on a new SQLite file whose public URL is its own address (`http://127.0.0.1:PORT`),
+    /// so the addresses it hands out (hosted result pages) can be followed: for the browser test.
+    pub fn sqlite_at_own_address() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}", dir.path().join("billing.db").display());
+        Self::start_inner(url, Box::new(dir), |_| {}, true)
+    }
+
+    fn start_inner(database_url: String, db: Box<dyn std::any::Any + Send + Sync>, tweak: impl FnOnce(&mut Config), own_address: bool) -> Self {
+        let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+        // Bound first, so that the public URL can be the bound address.
+        let listener = rt.block_on(tokio::net::TcpListener::bind("127.0.0.1:0")).unwrap();
+        let addr = listener.local_addr().unwrap();
         let database_url_copy = database_url.clone();
         let mut config = Config {
             jwt_secret: JWT_SECRET.into(),
@@ -95,6 +112,9 @@ impl TestServer {
             webhook_allow_private: true,
             ..Config::new(database_url)
         };
+        if own_address {
+            config.public_url = format!("http://{addr}");
+        }
         tweak(&mut config);
         let app = App::open(config).expect("open app");
         let boot = app
@@ -105,8 +125,7 @@ impl TestServer {
                 sandbox: true,
             })
             .expect("bootstrap");
-        let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
-        let addr = rt.block_on(billing_server::spawn(app.clone(), "127.0.0.1:0".parse().unwrap())).unwrap();
+        rt.spawn(billing_server::serve(app.clone(), listener));
         let client = Client::builder(TokioExecutor::new()).build_http();
         let key = boot.api_key.header_value();
         TestServer {

@@ -1,0 +1,157 @@
+//! What the hosted checkout page (`GET /pay/{short id}`) shows: [`CheckoutPage`], read by
+//! [`Billing::checkout_page`] with no credentials (the short id is the capability). The server
+//! only renders it: every amount, whether the payer's details are asked, whether the link takes
+//! a payment now and which installment plans are offered are decided here.
+
+use super::{ContactInformationType, PaymentLink, PaymentLinkStatus, Unpayable};
+use crate::billing::Billing;
+use crate::error::{Error, Result};
+use crate::invoice::installments::{self, InstallmentOption};
+use crate::money::{Currency, Money};
+use crate::store::Store;
+
+/// One line as the payer sees it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PageItem {
+    /// The product's name (empty when the product was deleted since).
+    pub name: String,
+    pub quantity: u32,
+    /// Unit price × quantity, before coupons.
+    pub amount: Money,
+}
+
+/// One coupon's discount (item-level coupons first, then the link's, in order).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PageCoupon {
+    pub name: String,
+    pub discount: Money,
+}
+
+/// Whether the page takes a payment, and if not why.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PageState {
+    Payable,
+    Unpayable(Unpayable),
+    /// Recurring products are paid with a subscription, which this server does not take yet.
+    Recurring,
+}
+
+/// The hosted checkout page of one link.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CheckoutPage {
+    pub short_id: String,
+    pub name: String,
+    pub description: Option<String>,
+    pub currency: Currency,
+    pub items: Vec<PageItem>,
+    pub coupons: Vec<PageCoupon>,
+    /// Sum of the items' amounts before coupons.
+    pub subtotal: Money,
+    pub vat: Money,
+    /// Whether the VAT is part of the prices (every item's is inclusive or exempt): the page
+    /// shows it as included rather than added.
+    pub vat_included: bool,
+    /// What the payer pays.
+    pub total: Money,
+    pub state: PageState,
+    /// The deactivation message of an inactive link.
+    pub deactivate_message: Option<String>,
+    /// What the page asks besides the name when the link has no consumer; `None`: asks nothing.
+    pub collect_contact: Option<ContactInformationType>,
+    /// Installment plans the payer may choose (empty: pays in full).
+    pub installments: Vec<InstallmentOption>,
+    pub confirmation_message: Option<String>,
+}
+
+impl CheckoutPage {
+    pub fn payable(&self) -> bool {
+        self.state == PageState::Payable
+    }
+}
+
+/// How the hosted result page (`/pay/{short id}/result?status=…`) reads the redirect's
+/// `status`: `Some(true)` for paid or pending, `Some(false)` for a failure, `None` otherwise.
+pub fn result_is_success(status: &str) -> Option<bool> {
+    match status {
+        "paid" | "pending" => Some(true),
+        "failed" | "failed_internal_error" => Some(false),
+        _ => None,
+    }
+}
+
+fn page_of(l: &PaymentLink, names: &[(crate::ids::ProductId, String)], state: PageState, settings: &crate::org::OrgSettings) -> CheckoutPage {
+    let items = l
+        .items
+        .iter()
+        .map(|it| PageItem {
+            name: names
+                .iter()
+                .find(|(id, _)| *id == it.line.product_id)
+                .map(|(_, n)| n.clone())
+                .unwrap_or_default(),
+            quantity: it.line.quantity,
+            amount: it.line.original_amount,
+        })
+        .collect();
+    let coupons = l
+        .items
+        .iter()
+        .flat_map(|it| it.line.coupons.iter())
+        .chain(l.coupons.iter())
+        .filter(|c| !c.discount.is_zero())
+        .map(|c| PageCoupon {
+            name: c.name.clone(),
+            discount: c.discount,
+        })
+        .collect();
+    let payable = state == PageState::Payable;
+    CheckoutPage {
+        short_id: l.short_id.clone(),
+        name: l.name.clone(),
+        description: l.description.clone(),
+        currency: l.currency,
+        items,
+        coupons,
+        subtotal: l.original_amount,
+        vat: l.total_vat_amount,
+        vat_included: l.items.iter().all(|it| it.line.vat_mode != crate::product::VatMode::Exclusive),
+        total: l.amount,
+        state,
+        deactivate_message: (l.status == PaymentLinkStatus::Inactive).then(|| l.deactivate_message.clone()).flatten(),
+        collect_contact: l.consumer_id.is_none().then_some(l.contact_information_type),
+        installments: installments::options(settings, l.amount, payable && l.offers_installments()),
+        confirmation_message: l.checkout.confirmation_message.clone(),
+    }
+}
+
+impl<S: Store> Billing<S> {
+    /// The checkout page of the link with short id `short_id` (no credentials): 404 for an
+    /// unknown one. An inactive, expired or completed link is a page too (its state says why it
+    /// takes no payment).
+    pub fn checkout_page(&self, short_id: &str) -> Result<CheckoutPage> {
+        let well_formed = (1..=64).contains(&short_id.len()) && short_id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+        if !well_formed {
+            return Err(Error::not_found("Payment link", "?"));
+        }
+        self.store.read(|tx| {
+            let missing = || Error::not_found("Payment link", short_id);
+            let l = tx.payment_link_by_short_id(short_id)?.ok_or_else(missing)?;
+            let org = tx.org(l.org_id)?.ok_or_else(missing)?;
+            let mut names = vec![];
+            for it in &l.items {
+                if !names.iter().any(|(id, _)| *id == it.line.product_id) {
+                    if let Some(p) = tx.product(l.branch_id, it.line.product_id)? {
+                        names.push((p.id, p.name));
+                    }
+                }
+            }
+            let now = org.now(self.clock());
+            let state = match l.payable(now) {
+                Err(why) => PageState::Unpayable(why),
+                Ok(()) if l.is_recurring() => PageState::Recurring,
+                Ok(()) => PageState::Payable,
+            };
+            Ok(page_of(&l, &names, state, &org.settings))
+        })
+    }
+}

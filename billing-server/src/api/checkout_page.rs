@@ -1,0 +1,580 @@
+//! The hosted checkout pages (no credentials): `GET /pay/{short_id}` renders billing-core's
+//! [`CheckoutPage`] in Arabic (default, right-to-left) or English (`?language=en`), and
+//! `GET /pay/{short_id}/result` the hosted result page the attempts endpoint redirects to when
+//! the link has no redirect URLs. Their script and style (`/pay/assets/…`) and the embedding
+//! script (`/embed.js`) are compiled into the binary: nothing is loaded from elsewhere. Every
+//! value from the database or the query is HTML-escaped; no amount or rule is computed here.
+
+use super::{Page, Reply, Request};
+use crate::backend::Backend;
+use crate::router::{public, PublicRoute};
+use billing_core::error::{Code, Error, Result};
+use billing_core::fields::Language;
+use billing_core::money::Money;
+use billing_core::payment_link::ops::lane;
+use billing_core::payment_link::page::{result_is_success, CheckoutPage, PageState};
+use billing_core::payment_link::{ContactInformationType, Unpayable};
+use billing_core::{Billing, Lane};
+use hyper::Method;
+use std::fmt::Write;
+
+pub static ROUTES: &[PublicRoute] = &[
+    public(Method::GET, "/pay/{short_id}", page, lane::PAGE),
+    public(Method::GET, "/pay/{short_id}/result", result, lane::PAGE),
+    public(Method::GET, "/pay/assets/checkout.js", checkout_js, Lane::Read),
+    public(Method::GET, "/pay/assets/checkout.css", checkout_css, Lane::Read),
+    public(Method::GET, "/embed.js", embed_js, Lane::Read),
+];
+
+const CHECKOUT_JS: &str = include_str!("../../assets/checkout.js");
+const CHECKOUT_CSS: &str = include_str!("../../assets/checkout.css");
+const EMBED_JS: &str = include_str!("../../assets/embed.js");
+
+fn checkout_js(_: &Billing<Backend>, _: Request) -> Result<Reply> {
+    Ok(Reply::Page(Page::asset("text/javascript; charset=utf-8", CHECKOUT_JS)))
+}
+
+/// The embedding script: `window.BillingCheckout.mount(opts)` (see the README and the file).
+fn embed_js(_: &Billing<Backend>, _: Request) -> Result<Reply> {
+    Ok(Reply::Page(Page::asset("text/javascript; charset=utf-8", EMBED_JS)))
+}
+
+fn checkout_css(_: &Billing<Backend>, _: Request) -> Result<Reply> {
+    Ok(Reply::Page(Page::asset("text/css; charset=utf-8", CHECKOUT_CSS)))
+}
+
+/// HTML-escapes `s` for text and double-quoted attribute values.
+pub fn esc(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// What the page says, in one language.
+struct Texts {
+    checkout: &'static str,
+    summary: &'static str,
+    item: &'static str,
+    qty: &'static str,
+    amount: &'static str,
+    subtotal: &'static str,
+    discount: &'static str,
+    vat: &'static str,
+    vat_included: &'static str,
+    total: &'static str,
+    your_details: &'static str,
+    name: &'static str,
+    phone: &'static str,
+    email: &'static str,
+    pay_with: &'static str,
+    card: &'static str,
+    wallet: &'static str,
+    card_number: &'static str,
+    card_name: &'static str,
+    expiry_month: &'static str,
+    expiry_year: &'static str,
+    cvc: &'static str,
+    wallet_phone: &'static str,
+    plan: &'static str,
+    full: &'static str,
+    two: &'static str,
+    n_parts: &'static str,
+    card_only: &'static str,
+    pay: &'static str,
+    processing: &'static str,
+    redirecting: &'static str,
+    form_error: &'static str,
+    network_error: &'static str,
+    inactive: &'static str,
+    expired: &'static str,
+    completed: &'static str,
+    recurring: &'static str,
+    no_payment: &'static str,
+    not_found: &'static str,
+    not_found_body: &'static str,
+    paid_title: &'static str,
+    paid_body: &'static str,
+    failed_title: &'static str,
+    failed_body: &'static str,
+    internal_body: &'static str,
+    try_again: &'static str,
+    reference: &'static str,
+    message: &'static str,
+    other_language: &'static str,
+    noscript: &'static str,
+    /// The page's own words for a field the endpoint refused (by field id); a field without
+    /// one shows the endpoint's message (English).
+    field_errors: &'static [(&'static str, &'static str)],
+}
+
+const AR: Texts = Texts {
+    checkout: "الدفع",
+    summary: "ملخص الطلب",
+    item: "المنتج",
+    qty: "الكمية",
+    amount: "المبلغ",
+    subtotal: "المجموع الفرعي",
+    discount: "خصم",
+    vat: "ضريبة القيمة المضافة",
+    vat_included: "ضريبة القيمة المضافة (مشمولة)",
+    total: "الإجمالي",
+    your_details: "بياناتك",
+    name: "الاسم",
+    phone: "رقم الجوال",
+    email: "البريد الإلكتروني",
+    pay_with: "طريقة الدفع",
+    card: "بطاقة",
+    wallet: "محفظة الجوال",
+    card_number: "رقم البطاقة",
+    card_name: "الاسم على البطاقة",
+    expiry_month: "شهر الانتهاء",
+    expiry_year: "سنة الانتهاء",
+    cvc: "رمز الأمان",
+    wallet_phone: "رقم جوال المحفظة",
+    plan: "خطة الدفع",
+    full: "دفعة واحدة",
+    two: "دفعتان",
+    n_parts: "دفعات",
+    card_only: "التقسيط متاح بالبطاقة فقط.",
+    pay: "ادفع",
+    processing: "جارٍ معالجة الدفع…",
+    redirecting: "جارٍ التحويل…",
+    form_error: "يرجى تصحيح الحقول المشار إليها.",
+    network_error: "تعذّر الاتصال بالخادم. حاول مرة أخرى.",
+    inactive: "رابط الدفع هذا غير نشط.",
+    expired: "انتهت صلاحية رابط الدفع هذا.",
+    completed: "اكتمل رابط الدفع هذا ولم يعد يقبل مدفوعات.",
+    recurring: "هذا الرابط لاشتراك لا يمكن دفعه هنا بعد.",
+    no_payment: "لن يُخصم أي مبلغ.",
+    not_found: "رابط الدفع غير موجود",
+    not_found_body: "تحقق من العنوان أو اطلب رابطًا جديدًا من التاجر.",
+    paid_title: "تم الدفع بنجاح",
+    paid_body: "شكرًا لك، تم استلام دفعتك.",
+    failed_title: "لم يتم الدفع",
+    failed_body: "لم تنجح عملية الدفع، ولم يُخصم أي مبلغ. يمكنك المحاولة مرة أخرى.",
+    internal_body: "حدث خطأ أثناء معالجة الدفع. تواصل مع الدعم: قد يكون المبلغ خُصم وقد لا يكون.",
+    try_again: "حاول مرة أخرى",
+    reference: "المرجع",
+    message: "الرسالة",
+    other_language: "English",
+    noscript: "يتطلب الدفع تفعيل JavaScript.",
+    field_errors: &[
+        ("customer-name", "اكتب اسمك."),
+        ("customer-phone_number", "اكتب رقم جوال صحيحًا بالصيغة الدولية، مثل ‎+966501234567."),
+        ("customer-email", "اكتب بريدًا إلكترونيًا صحيحًا."),
+        ("method-number", "رقم البطاقة غير صحيح."),
+        ("method-name", "اكتب الاسم كما هو على البطاقة (كلمتان على الأقل)."),
+        ("method-expiry_month", "شهر الانتهاء من 1 إلى 12."),
+        ("method-expiry_year", "البطاقة منتهية الصلاحية أو السنة غير صحيحة."),
+        ("method-cvc", "رمز الأمان 3 أرقام (4 لبطاقات أمريكان إكسبريس)."),
+        ("method-phone_number", "اكتب رقم جوال المحفظة بالصيغة الدولية، مثل ‎+966501234567."),
+    ],
+};
+
+const EN: Texts = Texts {
+    checkout: "Checkout",
+    summary: "Order summary",
+    item: "Item",
+    qty: "Qty",
+    amount: "Amount",
+    subtotal: "Subtotal",
+    discount: "Discount",
+    vat: "VAT",
+    vat_included: "VAT (included)",
+    total: "Total",
+    your_details: "Your details",
+    name: "Full name",
+    phone: "Mobile number",
+    email: "E-mail",
+    pay_with: "Pay with",
+    card: "Card",
+    wallet: "Mobile wallet",
+    card_number: "Card number",
+    card_name: "Name on card",
+    expiry_month: "Expiry month",
+    expiry_year: "Expiry year",
+    cvc: "Security code",
+    wallet_phone: "Wallet phone number",
+    plan: "How to pay",
+    full: "Pay in full",
+    two: "2 installments",
+    n_parts: "installments",
+    card_only: "Installments are paid by card.",
+    pay: "Pay",
+    processing: "Processing your payment…",
+    redirecting: "Redirecting…",
+    form_error: "Please correct the marked fields.",
+    network_error: "Could not reach the server. Please try again.",
+    inactive: "This payment link is not active.",
+    expired: "This payment link has expired.",
+    completed: "This payment link is completed: it takes no more payments.",
+    recurring: "This link is for a subscription, which cannot be paid here yet.",
+    no_payment: "No payment will be taken.",
+    not_found: "Payment link not found",
+    not_found_body: "Check the address, or ask the merchant for a new link.",
+    paid_title: "Payment successful",
+    paid_body: "Thank you, your payment was received.",
+    failed_title: "Payment failed",
+    failed_body: "The payment did not go through and nothing was charged. You can try again.",
+    internal_body: "Something went wrong while processing the payment. Contact support: the amount may or may not have been charged.",
+    try_again: "Try again",
+    reference: "Reference",
+    message: "Message",
+    other_language: "العربية",
+    noscript: "Paying needs JavaScript enabled.",
+    field_errors: &[],
+};
+
+/// The page's language (`?language=`, Arabic by default; anything unknown is Arabic too) and
+/// whether it is embedded (`?embed=true`).
+fn options(r: &Request) -> (Language, bool) {
+    let lang = r.query.get("language").and_then(|l| Language::parse(l).ok()).unwrap_or_default();
+    (lang, r.query.get("embed") == Some("true"))
+}
+
+fn texts(lang: Language) -> &'static Texts {
+    match lang {
+        Language::Ar => &AR,
+        Language::En => &EN,
+    }
+}
+
+fn money(m: Money) -> String {
+    format!("{m} {}", m.currency().code())
+}
+
+/// The document around `main`.
+fn document(lang: Language, embed: bool, title: &str, main: &str, switch_href: &str) -> String {
+    let t = texts(lang);
+    let (code, dir) = match lang {
+        Language::Ar => ("ar", "rtl"),
+        Language::En => ("en", "ltr"),
+    };
+    let other = match lang {
+        Language::Ar => "en",
+        Language::En => "ar",
+    };
+    let embed_q = if embed { "&amp;embed=true" } else { "" };
+    format!(
+        "<!doctype html>\n<html lang=\"{code}\" dir=\"{dir}\">\n<head>\n<meta charset=\"utf-8\">\n\
+<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<meta name=\"referrer\" content=\"no-referrer\">\n\
+<title>{title}</title>\n<link rel=\"stylesheet\" href=\"/pay/assets/checkout.css\">\n\
+<script src=\"/pay/assets/checkout.js\" defer></script>\n</head>\n<body data-embed=\"{embed}\">\n\
+<nav class=\"lang\"><a href=\"{switch_href}?language={other}{embed_q}\" lang=\"{other}\" hreflang=\"{other}\">{other_name}</a></nav>\n\
+<main class=\"sheet\">\n{main}</main>\n</body>\n</html>\n",
+        title = esc(title),
+        other_name = t.other_language,
+    )
+}
+
+fn html(status: u16, embed: bool, body: String) -> Reply {
+    Reply::Page(Page::html(status, embed, body))
+}
+
+/// A page that takes no payment: a title and a message.
+fn notice(lang: Language, embed: bool, status: u16, title: &str, lines: &[&str], switch_href: &str) -> Reply {
+    let mut main = format!("<h1>{}</h1>\n", esc(title));
+    for l in lines.iter().filter(|l| !l.is_empty()) {
+        let _ = writeln!(main, "<p class=\"notice\">{}</p>", esc(l));
+    }
+    html(status, embed, document(lang, embed, title, &main, switch_href))
+}
+
+fn not_found(lang: Language, embed: bool, short_id: &str) -> Reply {
+    let t = texts(lang);
+    let href = format!("/pay/{}", esc(short_id));
+    notice(lang, embed, 404, t.not_found, &[t.not_found_body], &href)
+}
+
+/// The link's page, or `None` for an unknown link (a 404 page).
+fn load(b: &Billing<Backend>, short_id: &str) -> Result<Option<CheckoutPage>> {
+    match b.checkout_page(short_id) {
+        Ok(p) => Ok(Some(p)),
+        Err(Error::Rule { code: Code::NOT_FOUND, .. }) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+fn page(b: &Billing<Backend>, r: Request) -> Result<Reply> {
+    let (lang, embed) = options(&r);
+    let short_id = r.param("short_id");
+    let Some(p) = load(b, short_id)? else {
+        return Ok(not_found(lang, embed, short_id));
+    };
+    let t = texts(lang);
+    let href = format!("/pay/{}", esc(&p.short_id));
+    if !p.payable() {
+        let why = match p.state {
+            PageState::Unpayable(Unpayable::Inactive) => t.inactive,
+            PageState::Unpayable(Unpayable::Expired) => t.expired,
+            PageState::Unpayable(Unpayable::Completed) => t.completed,
+            PageState::Recurring | PageState::Payable => t.recurring,
+        };
+        let message = p.deactivate_message.as_deref().unwrap_or_default();
+        return Ok(notice(lang, embed, 200, &p.name, &[why, message, t.no_payment], &href));
+    }
+    let main = checkout_main(&p, lang, t);
+    Ok(html(200, embed, document(lang, embed, &format!("{} · {}", p.name, t.checkout), &main, &href)))
+}
+
+/// One labelled input with its error line: `id` is the JSON field's location after `body`
+/// (`method-number` for `["body", "method", "number"]`), which the script maps 422s onto.
+fn field(out: &mut String, t: &Texts, id: &str, label: &str, attrs: &str) {
+    let msg = match t.field_errors.iter().find(|(f, _)| *f == id) {
+        Some((_, m)) => format!(" data-msg=\"{}\"", esc(m)),
+        None => String::new(),
+    };
+    let _ = writeln!(
+        out,
+        "<div class=\"field\"><label for=\"{id}\">{label}</label>\
+<input id=\"{id}\" name=\"{id}\" {attrs} aria-describedby=\"err-{id}\">\
+<p class=\"field-error\" id=\"err-{id}\" aria-live=\"polite\"{msg}></p></div>",
+        label = esc(label),
+    );
+}
+
+fn checkout_main(p: &CheckoutPage, lang: Language, t: &Texts) -> String {
+    let mut m = String::new();
+    let _ = writeln!(m, "<h1>{}</h1>", esc(&p.name));
+    if let Some(d) = p.description.as_deref().filter(|d| !d.is_empty()) {
+        let _ = writeln!(m, "<p class=\"description\">{}</p>", esc(d));
+    }
+    // The summary.
+    let _ = write!(
+        m,
+        "<section class=\"summary\" aria-labelledby=\"summary-title\">\n<h2 id=\"summary-title\">{}</h2>\n\
+<table class=\"items\">\n<thead><tr><th scope=\"col\">{}</th><th scope=\"col\" class=\"num\">{}</th><th scope=\"col\" class=\"num\">{}</th></tr></thead>\n<tbody>\n",
+        t.summary, t.item, t.qty, t.amount
+    );
+    for it in &p.items {
+        let _ = writeln!(
+            m,
+            "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\"><bdi>{}</bdi></td></tr>",
+            esc(&it.name),
+            it.quantity,
+            money(it.amount)
+        );
+    }
+    m.push_str("</tbody>\n</table>\n<dl class=\"totals\">\n");
+    let row = |m: &mut String, class: &str, k: &str, v: String| {
+        let _ = writeln!(m, "<div class=\"{class}\"><dt>{}</dt><dd><bdi>{v}</bdi></dd></div>", esc(k));
+    };
+    row(&mut m, "subtotal", t.subtotal, money(p.subtotal));
+    for c in &p.coupons {
+        row(&mut m, "coupon", &format!("{} ({})", t.discount, c.name), format!("−{}", money(c.discount)));
+    }
+    row(&mut m, "vat", if p.vat_included { t.vat_included } else { t.vat }, money(p.vat));
+    row(&mut m, "total", t.total, money(p.total));
+    m.push_str("</dl>\n</section>\n");
+    // The form.
+    let _ = write!(
+        m,
+        "<form id=\"pay-form\" class=\"pay\" method=\"post\" action=\"/pay/{short}/attempts\" novalidate \
+data-language=\"{lang}\" data-processing=\"{processing}\" data-redirecting=\"{redirecting}\" \
+data-form-error=\"{form_error}\" data-network-error=\"{network_error}\">\n<noscript><p class=\"notice\">{noscript}</p></noscript>\n",
+        short = esc(&p.short_id),
+        lang = lang.as_str(),
+        processing = esc(t.processing),
+        redirecting = esc(t.redirecting),
+        form_error = esc(t.form_error),
+        network_error = esc(t.network_error),
+        noscript = esc(t.noscript),
+    );
+    if let Some(kind) = p.collect_contact {
+        let _ = writeln!(m, "<fieldset class=\"contact\"><legend>{}</legend>", t.your_details);
+        field(&mut m, t, "customer-name", t.name, "type=\"text\" autocomplete=\"name\" required");
+        match kind {
+            ContactInformationType::Phone => field(
+                &mut m,
+                t,
+                "customer-phone_number",
+                t.phone,
+                "type=\"tel\" autocomplete=\"tel\" inputmode=\"tel\" dir=\"ltr\" placeholder=\"+9665XXXXXXXX\" required",
+            ),
+            ContactInformationType::Email => field(
+                &mut m,
+                t,
+                "customer-email",
+                t.email,
+                "type=\"email\" autocomplete=\"email\" dir=\"ltr\" required",
+            ),
+        }
+        m.push_str("</fieldset>\n");
+    }
+    let _ = write!(
+        m,
+        "<fieldset class=\"methods\"><legend>{}</legend>\n<div class=\"choices\">\
+<label class=\"choice\"><input type=\"radio\" name=\"method-type\" id=\"method-type-card\" value=\"card\" checked> {}</label>\
+<label class=\"choice\"><input type=\"radio\" name=\"method-type\" id=\"method-type-wallet\" value=\"wallet\"> {}</label></div>\n",
+        t.pay_with, t.card, t.wallet
+    );
+    m.push_str("<div id=\"card-fields\">\n");
+    field(
+        &mut m,
+        t,
+        "method-number",
+        t.card_number,
+        "type=\"text\" inputmode=\"numeric\" autocomplete=\"cc-number\" dir=\"ltr\" maxlength=\"23\" placeholder=\"0000 0000 0000 0000\" required",
+    );
+    field(
+        &mut m,
+        t,
+        "method-name",
+        t.card_name,
+        "type=\"text\" autocomplete=\"cc-name\" dir=\"ltr\" required",
+    );
+    m.push_str("<div class=\"row3\">\n");
+    field(
+        &mut m,
+        t,
+        "method-expiry_month",
+        t.expiry_month,
+        "type=\"text\" inputmode=\"numeric\" autocomplete=\"cc-exp-month\" dir=\"ltr\" maxlength=\"2\" placeholder=\"MM\" required",
+    );
+    field(
+        &mut m,
+        t,
+        "method-expiry_year",
+        t.expiry_year,
+        "type=\"text\" inputmode=\"numeric\" autocomplete=\"cc-exp-year\" dir=\"ltr\" maxlength=\"4\" placeholder=\"YYYY\" required",
+    );
+    field(
+        &mut m,
+        t,
+        "method-cvc",
+        t.cvc,
+        "type=\"password\" inputmode=\"numeric\" autocomplete=\"cc-csc\" dir=\"ltr\" maxlength=\"4\" placeholder=\"CVC\" required",
+    );
+    m.push_str("</div>\n</div>\n<div id=\"wallet-fields\" hidden>\n");
+    field(
+        &mut m,
+        t,
+        "method-phone_number",
+        t.wallet_phone,
+        "type=\"tel\" inputmode=\"tel\" autocomplete=\"tel\" dir=\"ltr\" placeholder=\"+9665XXXXXXXX\"",
+    );
+    m.push_str("</div>\n</fieldset>\n");
+    if !p.installments.is_empty() {
+        let _ = write!(
+            m,
+            "<fieldset class=\"plans\" id=\"plans\"><legend>{}</legend>\n\
+<label class=\"plan\"><input type=\"radio\" name=\"installments\" id=\"installments-1\" value=\"1\" checked> <span>{}</span> <span class=\"parts\" dir=\"ltr\">{}</span></label>\n",
+            t.plan,
+            t.full,
+            money(p.total)
+        );
+        for o in &p.installments {
+            let label = match o.count {
+                2 => t.two.to_string(),
+                n => format!("{n} {}", t.n_parts),
+            };
+            let parts: Vec<String> = o.parts.iter().map(|m| m.to_string()).collect();
+            let _ = writeln!(
+                m,
+                "<label class=\"plan\"><input type=\"radio\" name=\"installments\" id=\"installments-{n}\" value=\"{n}\"> <span>{label}</span> \
+<span class=\"parts\" dir=\"ltr\">{parts} {cur}</span></label>",
+                n = o.count,
+                label = esc(&label),
+                parts = parts.join(" + "),
+                cur = p.currency.code(),
+            );
+        }
+        let _ = writeln!(m, "<p class=\"hint\" id=\"card-only\" hidden>{}</p>\n</fieldset>", t.card_only);
+    }
+    let _ = write!(
+        m,
+        "<p class=\"form-error\" id=\"form-error\" role=\"alert\" hidden></p>\n\
+<button type=\"submit\" id=\"pay-button\" class=\"pay-button\">{} <bdi>{}</bdi></button>\n\
+<p class=\"progress\" id=\"progress\" role=\"status\" aria-live=\"polite\"></p>\n</form>\n",
+        t.pay,
+        money(p.total)
+    );
+    m
+}
+
+fn result(b: &Billing<Backend>, r: Request) -> Result<Reply> {
+    let (lang, embed) = options(&r);
+    let short_id = r.param("short_id");
+    let Some(p) = load(b, short_id)? else {
+        return Ok(not_found(lang, embed, short_id));
+    };
+    let t = texts(lang);
+    let status = r.query.get("status").unwrap_or_default();
+    let href = format!("/pay/{}/result", esc(&p.short_id));
+    let (title, body) = match result_is_success(status) {
+        Some(true) => (t.paid_title, t.paid_body),
+        _ if status == "failed_internal_error" => (t.failed_title, t.internal_body),
+        _ => (t.failed_title, t.failed_body),
+    };
+    let success = result_is_success(status) == Some(true);
+    let mut m = format!(
+        "<div class=\"result {}\">\n<h1>{}</h1>\n<p class=\"link-name\">{}</p>\n<p>{}</p>\n",
+        if success { "success" } else { "failure" },
+        esc(title),
+        esc(&p.name),
+        esc(body)
+    );
+    if success {
+        if let Some(c) = p.confirmation_message.as_deref().filter(|c| !c.is_empty()) {
+            let _ = writeln!(m, "<p class=\"confirmation\">{}</p>", esc(c));
+        }
+    }
+    m.push_str("<dl class=\"totals\">\n");
+    if let Some(msg) = r.query.get("message").filter(|v| !v.is_empty()) {
+        let _ = writeln!(m, "<div><dt>{}</dt><dd dir=\"ltr\">{}</dd></div>", t.message, esc(msg));
+    }
+    if let Some(id) = r.query.get("id").filter(|v| !v.is_empty()) {
+        let _ = writeln!(m, "<div><dt>{}</dt><dd dir=\"ltr\" class=\"reference\">{}</dd></div>", t.reference, esc(id));
+    }
+    m.push_str("</dl>\n");
+    if !success && p.payable() {
+        let _ = writeln!(
+            m,
+            "<p><a class=\"pay-button\" href=\"/pay/{}?language={}\">{}</a></p>",
+            esc(&p.short_id),
+            lang.as_str(),
+            t.try_again
+        );
+    }
+    m.push_str("</div>\n");
+    // The language switch keeps the outcome's parameters.
+    let mut keep = String::new();
+    for k in [
+        "id",
+        "payment_link_id",
+        "status",
+        "message",
+        "login_method",
+        "invoice_id",
+        "consent_id",
+        "payment_id",
+        "organization_consumer_id",
+    ] {
+        if let Some(v) = r.query.get(k) {
+            let _ = write!(keep, "&amp;{k}={}", esc(&billing_core::payment_link::checkout::encode(v)));
+        }
+    }
+    let doc = document(lang, embed, title, &m, &href);
+    let doc = doc.replacen(
+        &format!("{href}?language={}", other(lang)),
+        &format!("{href}?language={}{keep}", other(lang)),
+        1,
+    );
+    Ok(html(200, embed, doc))
+}
+
+fn other(lang: Language) -> &'static str {
+    match lang {
+        Language::Ar => "en",
+        Language::En => "ar",
+    }
+}
