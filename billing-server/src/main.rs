@@ -137,6 +137,23 @@ enum KeysCommand {
         #[arg(long)]
         json: bool,
     },
+    /// List an organization's keys (never their secrets).
+    List {
+        /// Organization (default: the first one in the database).
+        #[arg(long)]
+        org_id: Option<OrgId>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Revoke a key: from its next request on it is refused, in every process.
+    Revoke {
+        /// Organization (default: the first one in the database).
+        #[arg(long)]
+        org_id: Option<OrgId>,
+        /// The key's id (as `keys list` shows it).
+        #[arg(long)]
+        id: billing_core::ids::ApiKeyId,
+    },
 }
 
 fn main() -> ExitCode {
@@ -229,15 +246,7 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
                 },
         }) => {
             let app = App::open(config(&args))?;
-            let org = match org_id {
-                Some(o) => o,
-                None => app
-                    .billing
-                    .organizations()?
-                    .first()
-                    .map(|o| o.id)
-                    .ok_or("the database has no organization; run `billing-server init` first")?,
-            };
+            let org = org_or_first(&app, org_id)?;
             let (key, pair) = app.billing.create_api_key(
                 org,
                 &NewApiKey {
@@ -257,6 +266,50 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
             }
             Ok(())
         }
+        Some(Command::Keys {
+            command: KeysCommand::List { org_id, json },
+        }) => {
+            let app = App::open(config(&args))?;
+            let keys = app.billing.api_keys_of(org_or_first(&app, org_id)?)?;
+            if json {
+                println!("{}", serde_json::Value::Array(keys.iter().map(|k| k.to_json()).collect()));
+            } else {
+                for k in &keys {
+                    let state = match &k.revoked_at {
+                        Some(at) => format!("revoked {}", billing_core::clock::format_rfc3339(at)),
+                        None => "active".into(),
+                    };
+                    let reach = if k.is_all_branches {
+                        "all branches".to_string()
+                    } else {
+                        format!("{} branch(es)", k.branch_ids.len())
+                    };
+                    println!("{}  {}  {}  {reach}  {state}", k.id, k.key, k.name);
+                }
+            }
+            Ok(())
+        }
+        Some(Command::Keys {
+            command: KeysCommand::Revoke { org_id, id },
+        }) => {
+            let app = App::open(config(&args))?;
+            let k = app.billing.revoke_api_key_of(org_or_first(&app, org_id)?, id)?;
+            println!("API key {} ({}) is revoked.", k.id, k.name);
+            Ok(())
+        }
+    }
+}
+
+/// The organization a `keys` command acts on: the one named, else the first in the database.
+fn org_or_first(app: &App, org: Option<OrgId>) -> Result<OrgId, Box<dyn std::error::Error>> {
+    match org {
+        Some(o) => Ok(o),
+        None => Ok(app
+            .billing
+            .organizations()?
+            .first()
+            .map(|o| o.id)
+            .ok_or("the database has no organization; run `billing-server init` first")?),
     }
 }
 

@@ -23,6 +23,7 @@ mod writer;
 
 // One file per resource, each implementing its slice of `billing_core::store::Tx`.
 mod api_key;
+mod auth_watch;
 mod branch;
 mod consumer;
 mod coupon;
@@ -63,6 +64,8 @@ struct Inner {
     delete_on_drop: bool,
     /// The write executor's queue, started on first use.
     executor: std::sync::OnceLock<Mutex<std::sync::mpsc::Sender<executor::Job>>>,
+    /// Commits by other processes, for the auth generation.
+    auth_watch: auth_watch::AuthWatch,
 }
 
 impl Drop for Inner {
@@ -186,6 +189,7 @@ impl SqliteStore {
                 constraints,
                 delete_on_drop: false,
                 executor: Default::default(),
+                auth_watch: Default::default(),
             }),
         })
     }
@@ -217,6 +221,7 @@ impl SqliteStore {
                 constraints,
                 delete_on_drop: false,
                 executor: Default::default(),
+                auth_watch: Default::default(),
             }),
         })
     }
@@ -340,6 +345,17 @@ impl Store for SqliteStore {
     /// process), which moves the generation after committing it. The in-memory store reads
     /// on the writer itself and keeps nothing.
     fn auth_generation(&self) -> Option<u64> {
-        self.inner.path.as_ref().map(|_| self.inner.writer.auth_generation())
+        self.inner.path.as_ref()?;
+        let others = self.inner.auth_watch.generation(|| self.reader().ok());
+        Some(self.inner.writer.auth_generation() + others)
+    }
+
+    /// Another process on the same file (the command line revoking a key) is noticed within
+    /// [`auth_watch::POLL`] of a request asking: waiting twice that makes the change in force
+    /// there when this returns.
+    fn await_auth_propagation(&self) {
+        if self.inner.path.is_some() {
+            std::thread::sleep(auth_watch::POLL * 2);
+        }
     }
 }

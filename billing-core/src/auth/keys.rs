@@ -6,7 +6,7 @@ use super::{ApiKey, KeyPair, NewApiKey, Scope};
 use crate::billing::Billing;
 use crate::clock::format_rfc3339;
 use crate::error::{Error, Result};
-use crate::ids::ApiKeyId;
+use crate::ids::{ApiKeyId, OrgId};
 use crate::lane::Lane;
 use crate::store::Store;
 use crate::wire::{uuid_item, Body};
@@ -72,7 +72,13 @@ impl ApiKey {
 impl<S: Store> Billing<S> {
     pub fn list_api_keys(&self, scope: &Scope) -> Result<Vec<ApiKey>> {
         require_org_admin(scope)?;
-        self.store.read(|tx| Ok(tx.list_api_keys(scope.org_id())?))
+        self.api_keys_of(scope.org_id())
+    }
+
+    /// An organization's keys, for the command line (`keys list`), which runs with the
+    /// database's own access rather than a credential.
+    pub fn api_keys_of(&self, org: OrgId) -> Result<Vec<ApiKey>> {
+        self.store.read(|tx| Ok(tx.list_api_keys(org)?))
     }
 
     pub fn create_api_key_in(&self, scope: &Scope, req: &NewApiKey) -> Result<(ApiKey, KeyPair)> {
@@ -83,10 +89,15 @@ impl<S: Store> Billing<S> {
     /// Revokes the key (again is a no-op); answers once it is refused everywhere.
     pub fn revoke_api_key(&self, scope: &Scope, id: ApiKeyId) -> Result<ApiKey> {
         require_org_admin(scope)?;
+        self.revoke_api_key_of(scope.org_id(), id)
+    }
+
+    /// Revokes a key of `org` (the command line's `keys revoke`); see [`Self::revoke_api_key`].
+    pub fn revoke_api_key_of(&self, org: OrgId, id: ApiKeyId) -> Result<ApiKey> {
         let now = self.clock().now();
         let key = self.store.write(|tx| {
-            tx.revoke_api_key(scope.org_id(), id, now)?;
-            let keys = tx.list_api_keys(scope.org_id())?;
+            tx.revoke_api_key(org, id, now)?;
+            let keys = tx.list_api_keys(org)?;
             keys.into_iter().find(|k| k.id == id).ok_or_else(|| Error::not_found("API key", id))
         })?;
         self.store.await_auth_propagation();

@@ -223,3 +223,51 @@ fn init_live_says_live() {
     let out = Command::new(BIN).args(["init", "--database-url", &url]).output().unwrap();
     assert!(String::from_utf8_lossy(&out.stdout).contains("Created sandbox organization"));
 }
+
+/// `keys list` and `keys revoke` from the command line, while a server runs on the same SQLite
+/// file and has just used the key: its next request is refused.
+#[test]
+fn a_key_revoked_from_the_command_line_is_refused_by_the_running_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = sqlite_url(&dir);
+    assert!(Command::new(BIN)
+        .args(["init", "--json", "--database-url", &url])
+        .output()
+        .unwrap()
+        .status
+        .success());
+    let made = Command::new(BIN)
+        .args(["keys", "create", "--all-branches", "--json", "--name", "ops", "--database-url", &url])
+        .output()
+        .unwrap();
+    assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
+    let made: Value = serde_json::from_slice(&made.stdout).unwrap();
+    let (id, key) = (made["id"].as_str().unwrap().to_string(), made["x_api_key"].as_str().unwrap().to_string());
+    let server = start(&url, &[]);
+    let get = |key: &str| {
+        request(
+            server.port,
+            &format!("GET /api/v2/consumers HTTP/1.1\r\nHost: x\r\nConnection: close\r\nx-api-key: {key}\r\n\r\n"),
+        )
+        .0
+    };
+    assert_eq!((get(&key), get(&key)), (200, 200));
+    let listed = Command::new(BIN).args(["keys", "list", "--json", "--database-url", &url]).output().unwrap();
+    let listed: Value = serde_json::from_slice(&listed.stdout).unwrap();
+    let row = listed.as_array().unwrap().iter().find(|k| k["id"] == id.as_str()).unwrap().clone();
+    assert!(row["revoked_at"].is_null() && row.get("api_secret").is_none(), "{row}");
+    let out = Command::new(BIN)
+        .args(["keys", "revoke", "--id", &id, "--database-url", &url])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("revoked"));
+    assert_eq!(get(&key), 401, "refused on its next request");
+    let out = Command::new(BIN)
+        .args(["keys", "revoke", "--id", &uuid::Uuid::new_v4().to_string(), "--database-url", &url])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("not found") || err.contains("API key"), "{err}");
+}
