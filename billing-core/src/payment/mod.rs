@@ -10,6 +10,7 @@
 mod attempt;
 pub mod charge;
 pub mod gateway;
+pub(crate) mod installment;
 pub mod ops;
 mod store;
 mod wire;

@@ -433,6 +433,10 @@ impl<S: Store> Billing<S> {
         for pay in &payments {
             tx.insert_payment(pay)?;
         }
+        // The later installments are charged to the saved card on their dates.
+        for later in &payments[1..] {
+            crate::payment::installment::schedule(tx, later)?;
+        }
         let created = Invoice {
             status: InvoiceStatus::Created,
             ..inv.clone()

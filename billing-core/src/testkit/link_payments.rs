@@ -465,6 +465,71 @@ pub fn unrecorded_attempt_is_voided<H: Harness>() {
     assert_eq!(pay(&w, &l, &body).unwrap().status, PayStatus::Paid, "payable again");
 }
 
+/// Later installments are charged to the saved card on their dates, by the due-work queue
+/// that the sandbox clock drives: not before, once however often the queue runs; a decline
+/// (the consumer's latest card is now one that declines) is PAYMENT_FAILED and the payment
+/// stays payable; paying it then completes the invoice.
+pub fn later_installments_are_charged_on_their_dates<H: Harness>() {
+    let w = World::new(H::store());
+    let s = &w.admin;
+    let gw = Gate::new(Act::Sandbox);
+    w.billing.set_sandbox_gateway(gw.clone());
+    let charges = || gw.calls().iter().filter(|c| c.0 == "charge").count();
+    let l = link_of(&w, "400.00", json!({}));
+    let mut body = pay_body(card(PAID_CARD), "+966501234567");
+    body["installments"] = json!(3);
+    let out = pay(&w, &l, &body).unwrap();
+    let id = out.invoice_id.unwrap();
+    assert_eq!(charges(), 1);
+    let payment_events = |from: usize| -> Vec<EventType> {
+        kinds(&events(&w)[from..])
+            .into_iter()
+            .filter(|k| matches!(k, EventType::PaymentSucceeded | EventType::PaymentFailed | EventType::InvoiceCompleted))
+            .collect()
+    };
+
+    // A day before the second one is due: nothing.
+    w.billing.advance_sandbox_clock(s, Advance::To(super::ts("2026-02-14T09:00:00Z"))).unwrap();
+    assert_eq!(charges(), 1);
+    let n = events(&w).len();
+    // Due: charged once, whatever runs the queue again.
+    w.billing.advance_sandbox_clock(s, Advance::To(super::ts("2026-02-16T09:00:00Z"))).unwrap();
+    w.billing.run_due_work(None, 100).unwrap();
+    w.billing.advance_sandbox_clock(s, Advance::By(Duration::hours(1))).unwrap();
+    assert_eq!(charges(), 2);
+    let (inv, pays) = w.billing.get_invoice(s, id).unwrap();
+    let statuses: Vec<PaymentStatus> = pays.iter().map(|p| p.status).collect();
+    assert_eq!(statuses, [PaymentStatus::Succeeded, PaymentStatus::Succeeded, PaymentStatus::Pending]);
+    assert_eq!((inv.status, inv.paid_amount), (InvoiceStatus::Accepted, sar("266.66")));
+    assert_eq!(payment_events(n), [EventType::PaymentSucceeded]);
+
+    // The consumer's latest card now declines: the third fails, and stays payable.
+    let consumer = out.consumer_id.unwrap();
+    w.billing.save_card(s, consumer, "4123120001090000", 12, 2030, true).unwrap();
+    let n = events(&w).len();
+    w.billing.advance_sandbox_clock(s, Advance::To(super::ts("2026-03-16T09:00:00Z"))).unwrap();
+    w.billing.run_due_work(None, 100).unwrap();
+    assert_eq!(charges(), 3);
+    let (inv, pays) = w.billing.get_invoice(s, id).unwrap();
+    assert_eq!(pays[2].status, PaymentStatus::Failed);
+    assert!(pays[2].status.is_payable());
+    assert_eq!(inv.status, InvoiceStatus::Accepted);
+    assert_eq!(payment_events(n), [EventType::PaymentFailed]);
+    // Paid by card afterwards: the invoice is complete, and nothing is charged again.
+    let card = CardDetails {
+        name: "Sara Al-Harbi".into(),
+        number: PAID_CARD.into(),
+        expiry_month: 12,
+        expiry_year: 2030,
+        cvc: "123".into(),
+    };
+    w.billing.pay_by_card(s, id, &[pays[2].id], &card).unwrap();
+    let (inv, _) = w.billing.get_invoice(s, id).unwrap();
+    assert_eq!(inv.status, InvoiceStatus::Completed);
+    w.billing.advance_sandbox_clock(s, Advance::By(Duration::days(60))).unwrap();
+    assert_eq!(charges(), 4, "the card payment only");
+}
+
 /// What a scripted gateway does when charged.
 enum Act {
     Sandbox,

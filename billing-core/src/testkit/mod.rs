@@ -457,6 +457,7 @@ macro_rules! conformance_suite {
                 refusals_write_nothing,
                 concurrent_attempts_charge_once,
                 unrecorded_attempt_is_voided,
+                later_installments_are_charged_on_their_dates,
             ],
             webhooks: [
                 work_round_trip_and_leases,

@@ -9,6 +9,7 @@ pub fn registry<S: Store>() -> Vec<Handler<S>> {
     let mut all = Vec::new();
     all.extend(crate::webhook::work_handlers());
     all.extend(crate::payment::work_handlers());
+    all.extend(crate::payment::installment::work_handlers());
     all.extend(crate::payment_link::work_handlers());
     all
 }
