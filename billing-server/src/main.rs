@@ -31,8 +31,8 @@ struct DbArgs {
 
 #[derive(Args, Clone)]
 struct ServeArgs {
-    /// Address to listen on.
-    #[arg(long, env = "BILLING_LISTEN", default_value = "127.0.0.1:8080")]
+    /// Address to listen on (`host:port`; a name such as `localhost:9000` is resolved).
+    #[arg(long, env = "BILLING_LISTEN", default_value = "127.0.0.1:8080", value_parser = parse_listen)]
     listen: SocketAddr,
     /// HS256 secret for bearer tokens. Without it a random one is used, so tokens from
     /// `init` stop working at restart.
@@ -300,6 +300,22 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
     }
 }
 
+/// `--listen`: an address, or a host name and port resolved now (its first address).
+fn parse_listen(s: &str) -> Result<SocketAddr, String> {
+    use std::net::ToSocketAddrs;
+    if let Ok(a) = s.parse() {
+        return Ok(a);
+    }
+    let mut addrs = s.to_socket_addrs().map_err(|e| format!("{s:?} is not a host:port address ({e})"))?;
+    // Prefer IPv4 for names such as `localhost`, which most clients try first.
+    let all: Vec<SocketAddr> = addrs.by_ref().collect();
+    all.iter()
+        .find(|a| a.is_ipv4())
+        .or(all.first())
+        .copied()
+        .ok_or_else(|| format!("{s:?} resolves to no address"))
+}
+
 /// The organization a `keys` command acts on: the one named, else the first in the database.
 fn org_or_first(app: &App, org: Option<OrgId>) -> Result<OrgId, Box<dyn std::error::Error>> {
     match org {
@@ -329,7 +345,13 @@ fn print_bootstrap(boot: &billing_core::org::Bootstrap) {
 
 fn serve(mut args: ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
     // Bind first, so that the default public URL names the real port when listening on port 0.
-    let listener = std::net::TcpListener::bind(args.listen)?;
+    let listener = std::net::TcpListener::bind(args.listen).map_err(|e| match e.kind() {
+        std::io::ErrorKind::AddrInUse => format!(
+            "address {} is already in use (another billing-server?); choose another with --listen, e.g. --listen 127.0.0.1:8081",
+            args.listen
+        ),
+        _ => format!("cannot listen on {}: {e}", args.listen),
+    })?;
     listener.set_nonblocking(true)?;
     args.listen = listener.local_addr()?;
     let app = App::open(serve_config(&args, true))?;

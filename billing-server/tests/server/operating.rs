@@ -27,8 +27,10 @@ impl Drop for Server {
 }
 
 fn start(database_url: &str, extra: &[&str]) -> Server {
+    let listen: &[&str] = if extra.contains(&"--listen") { &[] } else { &["--listen", "127.0.0.1:0"] };
     let mut child = Command::new(BIN)
-        .args(["--listen", "127.0.0.1:0", "--no-worker", "--database-url", database_url])
+        .args(listen)
+        .args(["--no-worker", "--database-url", database_url])
         .args(extra)
         .env("BILLING_LOG", "info")
         .stdout(Stdio::null())
@@ -270,4 +272,34 @@ fn a_key_revoked_from_the_command_line_is_refused_by_the_running_server() {
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("not found") || err.contains("API key"), "{err}");
+}
+
+/// `--listen` takes a host name; an address in use is one clear sentence naming it.
+#[test]
+fn listen_takes_a_name_and_says_when_the_address_is_taken() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = sqlite_url(&dir);
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port();
+    let out = Command::new(BIN)
+        .args(["--listen", &format!("127.0.0.1:{port}"), "--no-worker", "--database-url", &url])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!("address 127.0.0.1:{port} is already in use")) && err.contains("--listen"),
+        "{err}"
+    );
+    drop(taken);
+    let out = Command::new(BIN)
+        .args(["--listen", "nowhere.invalid:80", "--database-url", &url])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not a host:port address"));
+    // A name: the server comes up on localhost.
+    let server = start(&url, &["--listen", "localhost:0"]);
+    let (status, _) = request(server.port, "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    assert_eq!(status, 200);
 }
