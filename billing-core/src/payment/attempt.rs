@@ -265,23 +265,33 @@ impl<S: Store> Billing<S> {
             rec.abandoned = true;
             lease = None;
         }
-        let org = self.store.read(|tx| Ok(tx.org(item.org_id)?))?;
-        let Some(org) = org else { return Ok(abandoned) };
+        self.void_abandoned(item, lease, &rec.reference, &rec.to_value())?;
+        Ok(abandoned)
+    }
+
+    /// The last step of recovering a charge nobody recorded (card or link), once its payer side
+    /// is settled: void it at the gateway, then end the item (`lease`: the claim still held, or
+    /// none once the first step gave it back), or keep it for another try when the gateway
+    /// refuses the void. Nothing happens if the organization is gone.
+    pub(crate) fn void_abandoned(&self, item: &DueWork, lease: Option<Timestamp>, reference: &str, payload: &serde_json::Value) -> Result<()> {
+        let server_now = self.clock().now();
+        let Some(org) = self.store.read(|tx| Ok(tx.org(item.org_id)?))? else {
+            return Ok(());
+        };
         let gw = self.gateway_for(&org);
-        let voided = self.call_out("the payment gateway", || gw.void(&rec.reference))?;
+        let voided = self.call_out("the payment gateway", || gw.void(reference))?;
         self.store.write_leased(|tx| {
             let now = org_now(tx, item.org_id, server_now)?;
             let kept = if voided.approved {
                 tx.complete_work(item.id, lease)?
             } else {
-                tx.reschedule_work(item.id, lease, now + VOID_RETRY, &rec.to_value())?
+                tx.reschedule_work(item.id, lease, now + VOID_RETRY, payload)?
             };
             if !kept {
                 return Err(StoreError::LeaseLost(item.id).into());
             }
             Ok(())
-        })?;
-        Ok(abandoned)
+        })
     }
 
     /// Refunds `targets` (payments paid together) through the gateway: records the attempt,

@@ -25,7 +25,7 @@ use crate::event::{EntityType, Event, EventType};
 use crate::ids::{BranchId, EventId, OrgId, PaymentLinkId};
 use crate::money::Money;
 use crate::payment::gateway::GatewayOutcome;
-use crate::payment::{org_now, ATTEMPT_TIMEOUT, VOID_RETRY};
+use crate::payment::{org_now, ATTEMPT_TIMEOUT};
 use crate::store::{Store, Tx};
 use crate::work::ops::is_lease_lost;
 use crate::work::{DueWork, Handler};
@@ -185,22 +185,7 @@ impl<S: Store> Billing<S> {
             rec.abandoned = true;
             lease = None;
         }
-        let org = self.store.read(|tx| Ok(tx.org(item.org_id)?))?;
-        let Some(org) = org else { return Ok(abandoned) };
-        let gw = self.gateway_for(&org);
-        let voided = self.call_out("the payment gateway", || gw.void(&rec.reference))?;
-        self.store.write_leased(|tx| {
-            let now = org_now(tx, item.org_id, server_now)?;
-            let kept = if voided.approved {
-                tx.complete_work(item.id, lease)?
-            } else {
-                tx.reschedule_work(item.id, lease, now + VOID_RETRY, &rec.to_value())?
-            };
-            if !kept {
-                return Err(StoreError::LeaseLost(item.id).into());
-            }
-            Ok(())
-        })?;
+        self.void_abandoned(item, lease, &rec.reference, &rec.to_value())?;
         Ok(abandoned)
     }
 }
