@@ -19,11 +19,18 @@ struct Cli {
     serve: ServeArgs,
 }
 
+const DEFAULT_DATABASE_URL: &str = "./billing.db";
+
 #[derive(Args, Clone)]
 struct DbArgs {
     /// Database: a SQLite file path, `sqlite://path`, `sqlite::memory:`, or `postgres://user@host:port/db`.
-    #[arg(long, env = "BILLING_DATABASE_URL", default_value = "./billing.db", global = true)]
+    #[arg(long, env = "BILLING_DATABASE_URL", default_value = DEFAULT_DATABASE_URL, global = true)]
     database_url: String,
+    /// Create the SQLite database file when there is none at the path. Without it only `init`
+    /// and the default `./billing.db` make a new file, so a misspelt path is an error rather
+    /// than a new, empty database.
+    #[arg(long, env = "BILLING_CREATE", global = true)]
+    create: bool,
     /// Most connections this process opens to PostgreSQL (SQLite ignores it).
     #[arg(long, env = "BILLING_DATABASE_POOL_SIZE", default_value_t = billing_server::DEFAULT_DATABASE_POOL_SIZE, global = true)]
     database_pool_size: u32,
@@ -200,8 +207,25 @@ fn serve_config(args: &ServeArgs, serving: bool) -> Config {
     }
 }
 
+/// A SQLite path with no file is refused unless `--create` (or the default path): a misspelt
+/// path must not quietly start a new, empty database with a new organization.
+fn require_existing_sqlite(db: &DbArgs) -> Result<(), Box<dyn std::error::Error>> {
+    let url = db.database_url.as_str();
+    if db.create || url == DEFAULT_DATABASE_URL || (url.contains("://") && !url.starts_with("sqlite://")) {
+        return Ok(());
+    }
+    let path = url.strip_prefix("sqlite://").or_else(|| url.strip_prefix("sqlite:")).unwrap_or(url);
+    if path == ":memory:" || std::path::Path::new(path).exists() {
+        return Ok(());
+    }
+    Err(format!("there is no database at {path}: pass --create to make a new one there, or run `billing-server init --database-url {url}`").into())
+}
+
 fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
     let args = cli.serve.clone();
+    if !matches!(cli.command, Some(Command::Init { .. })) {
+        require_existing_sqlite(&args.db)?;
+    }
     match cli.command {
         None | Some(Command::Serve) => serve(args),
         Some(Command::Init {

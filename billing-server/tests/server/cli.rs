@@ -77,6 +77,7 @@ fn first_run_bootstraps_and_prints_a_working_key_once() {
     // Database URL and listen address from the environment this time.
     let mut child = Command::new(BIN)
         .env("BILLING_DATABASE_URL", &db)
+        .env("BILLING_CREATE", "true")
         .env("BILLING_LISTEN", "127.0.0.1:0")
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

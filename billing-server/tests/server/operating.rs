@@ -30,7 +30,7 @@ fn start(database_url: &str, extra: &[&str]) -> Server {
     let listen: &[&str] = if extra.contains(&"--listen") { &[] } else { &["--listen", "127.0.0.1:0"] };
     let mut child = Command::new(BIN)
         .args(listen)
-        .args(["--no-worker", "--database-url", database_url])
+        .args(["--no-worker", "--create", "--database-url", database_url])
         .args(extra)
         .env("BILLING_LOG", "info")
         .stdout(Stdio::null())
@@ -282,7 +282,7 @@ fn listen_takes_a_name_and_says_when_the_address_is_taken() {
     let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = taken.local_addr().unwrap().port();
     let out = Command::new(BIN)
-        .args(["--listen", &format!("127.0.0.1:{port}"), "--no-worker", "--database-url", &url])
+        .args(["--listen", &format!("127.0.0.1:{port}"), "--no-worker", "--create", "--database-url", &url])
         .output()
         .unwrap();
     assert!(!out.status.success());
@@ -302,4 +302,27 @@ fn listen_takes_a_name_and_says_when_the_address_is_taken() {
     let server = start(&url, &["--listen", "localhost:0"]);
     let (status, _) = request(server.port, "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
     assert_eq!(status, 200);
+}
+
+/// A SQLite path with no database is refused (a misspelt path must not start a new, empty
+/// database), and nothing is created; `--create` makes it; `init` needs no flag.
+#[test]
+fn a_missing_sqlite_file_is_created_only_when_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = sqlite_url(&dir);
+    for args in [vec!["--listen", "127.0.0.1:0"], vec!["keys", "list"]] {
+        let out = Command::new(BIN).args(&args).args(["--database-url", &url]).output().unwrap();
+        assert!(!out.status.success(), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("there is no database at") && err.contains("--create") && err.contains("init"),
+            "{err}"
+        );
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "nothing created");
+    }
+    let server = start(&url, &[]); // with --create
+    assert_eq!(request(server.port, "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").0, 200);
+    drop(server);
+    let other = format!("sqlite://{}", dir.path().join("fresh.db").display());
+    assert!(Command::new(BIN).args(["init", "--database-url", &other]).output().unwrap().status.success());
 }

@@ -437,11 +437,11 @@ fn the_flag_and_its_variable_are_used() {
     let bin = env!("CARGO_BIN_EXE_billing-server");
     let mut by_flag = std::process::Command::new(bin);
     by_flag
-        .args(["--listen", "127.0.0.1:0", "--database-url", &url, "--webhook-ca-file"])
+        .args(["--listen", "127.0.0.1:0", "--create", "--database-url", &url, "--webhook-ca-file"])
         .arg(&junk);
     let mut by_env = std::process::Command::new(bin);
     by_env
-        .args(["--listen", "127.0.0.1:0", "--database-url", &url])
+        .args(["--listen", "127.0.0.1:0", "--create", "--database-url", &url])
         .env("BILLING_WEBHOOK_CA_FILE", &junk);
     for mut cmd in [by_flag, by_env] {
         cmd.stdin(std::process::Stdio::null())
