@@ -10,6 +10,7 @@ use billing_core::pricing::totals::{lines_from_stored, lines_to_stored};
 use billing_core::product::{RecurringInterval, VatMode};
 use diesel::pg::Pg;
 use diesel::prelude::*;
+use serde_json::Map;
 
 diesel::table! {
     payment_links (id) {
@@ -456,6 +457,36 @@ impl billing_core::payment_link::PaymentLinkTx for PgTx<'_> {
             return Err(StoreError::NotFound("payment link".into()));
         }
         self.write_link_items(link)
+    }
+
+    fn payment_link_metadata(&mut self, branch: BranchId, id: PaymentLinkId) -> StoreResult<Option<Map<String, Value>>> {
+        use payment_links::dsl as l;
+        let found: Option<Value> = self.read(|c| {
+            l::payment_links
+                .filter(l::id.eq(id.0))
+                .filter(l::branch_id.eq(branch.0))
+                .select(l::custom_metadata)
+                .first(c)
+                .optional()
+        })?;
+        Ok(found.map(|v| match v {
+            Value::Object(m) => m,
+            _ => Map::new(),
+        }))
+    }
+
+    fn add_payment_link_collected(&mut self, branch: BranchId, id: PaymentLinkId, amount: Money) -> StoreResult<()> {
+        use payment_links::dsl as l;
+        let add = m(amount)?;
+        let n = self.write(|c| {
+            diesel::update(l::payment_links.filter(l::id.eq(id.0)).filter(l::branch_id.eq(branch.0)))
+                .set(l::amount_collected.eq(l::amount_collected + add))
+                .execute(c)
+        })?;
+        if n == 0 {
+            return Err(StoreError::NotFound("payment link".into()));
+        }
+        Ok(())
     }
 
     fn list_payment_links(&mut self, branch: BranchId, q: &ListQuery<PaymentLinkSort>, f: &PaymentLinkFilter) -> StoreResult<Page<PaymentLink>> {

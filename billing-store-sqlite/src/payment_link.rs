@@ -176,6 +176,22 @@ impl PaymentLinkTx for SqliteTx<'_> {
         self.write_link_items(l)
     }
 
+    fn payment_link_metadata(&mut self, branch: BranchId, id: PaymentLinkId) -> StoreResult<Option<Map<String, Value>>> {
+        self.one(
+            "SELECT custom_metadata FROM payment_links WHERE id = ?1 AND branch_id = ?2",
+            vec![u(id), u(branch)],
+            |r| get_json::<Map<String, Value>>(r, 0),
+        )
+    }
+
+    fn add_payment_link_collected(&mut self, branch: BranchId, id: PaymentLinkId, amount: Money) -> StoreResult<()> {
+        self.update_one(
+            "UPDATE payment_links SET amount_collected = amount_collected + ?3 WHERE id = ?1 AND branch_id = ?2",
+            vec![u(id), u(branch), m(&amount)?],
+            "payment link",
+        )
+    }
+
     fn list_payment_links(&mut self, branch: BranchId, q: &ListQuery<PaymentLinkSort>, f: &PaymentLinkFilter) -> StoreResult<Page<PaymentLink>> {
         let mut w = Filter::new("FROM payment_links WHERE branch_id = ?1", vec![u(branch)]);
         if let Some(term) = &q.search {

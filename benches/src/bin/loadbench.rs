@@ -7,7 +7,11 @@
 //! Starts billing-server in this process on a fresh SQLite file (WAL, synchronous=FULL), loads
 //! the consumers through billing-core, then drives, at 64 keep-alive connections each:
 //! a bare hyper JSON endpoint (the ceiling of the stack), `GET /api/v2/consumers/{id}`,
-//! `GET /api/v2/consumers?search_term=…` and durable `POST /api/v2/consumers`.
+//! `GET /api/v2/consumers?search_term=…`, durable `POST /api/v2/consumers`, and paid attempts
+//! of the public checkout (`POST /pay/{short_id}/attempts` of a one-product link, a new payer
+//! and an approved sandbox card each time: the attempt is recorded, the sandbox gateway is
+//! called with no transaction open, then consumer + saved card + invoice + payment + events are
+//! committed durably).
 //!
 //! With `--database-url postgres://…` the server runs on a new database of that PostgreSQL
 //! server instead (dropped at the end), and `--pgbench` then measures, on the same cluster and
@@ -34,7 +38,7 @@ struct Args {
     seconds: u64,
     #[arg(long, default_value_t = 64)]
     connections: usize,
-    /// Run only these scenarios (bare, get, search, post); all by default.
+    /// Run only these scenarios (bare, get, search, post, pay); all by default.
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,
     /// Worker threads of the server's runtime (the load generator gets its own).
@@ -228,6 +232,46 @@ fn main() {
         "group commit: {txs} transactions in {commits} commits ({:.1} per fsync)",
         txs as f64 / commits.max(1) as f64
     );
+
+    let pay_r = if !want("pay") {
+        skipped("pay")
+    } else {
+        let short_id = one_product_link(&app.billing, &scope);
+        let offset = 2 * args.consumers as u64;
+        let pay: RequestFn = Arc::new(move |n| {
+            let i = offset + n;
+            let body = serde_json::json!({
+                "customer": {"name": format!("Payer {i}"), "phone_number": format!("+9665{:08}", 10_000_000 + i)},
+                "method": {"type": "card", "number": "4111111111111111", "name": "Sara Al-Harbi", "expiry_month": 12, "expiry_year": 2030, "cvc": "123"},
+                "installments": 1,
+                "language": "en"
+            });
+            (Method::POST, format!("/pay/{short_id}/attempts"), Some(serde_json::to_vec(&body).unwrap()))
+        });
+        let before = commit_stats();
+        let r = client_rt.block_on(run("POST /pay/{short_id}/attempts (paid)", addr, headers.clone(), c, warm, d, pay));
+        let after = commit_stats();
+        println!("{r}");
+        println!("group commit: {} transactions in {} commits", after.0 - before.0, after.1 - before.1);
+        r
+    };
+    if want("pay") {
+        let paid = app
+            .billing
+            .store
+            .read(|tx| {
+                Ok(tx
+                    .list_events(scope.org_id())?
+                    .iter()
+                    .filter(|e| e.event_type == billing_core::event::EventType::PaymentSucceeded)
+                    .count())
+            })
+            .unwrap();
+        println!(
+            "paid attempts recorded: {paid} PAYMENT_SUCCEEDED events ({} answered, {} errors)",
+            pay_r.requests, pay_r.errors
+        );
+    }
     println!("GET by id / bare endpoint: {:.2}", get_r.rps() / bare_r.rps());
     if let (true, Some(db)) = (args.pgbench, &temp_db) {
         let own = pgbench::measure(db.url(), args.consumers, args.seconds);
@@ -294,6 +338,28 @@ mod pgbench {
         );
         Rates { select, insert }
     }
+}
+
+/// A payment link of one 115.00 SAR product, without a consumer (each payer gives their
+/// details); returns its short id.
+fn one_product_link(b: &billing_core::Billing<billing_server::backend::Backend>, scope: &billing_core::auth::Scope) -> String {
+    use billing_core::payment_link::PaymentLinkCreate;
+    use billing_core::product::ProductFields;
+    let currency = scope.org.settings.default_currency;
+    let product = b
+        .create_product(
+            scope,
+            ProductFields::parse(&serde_json::json!({"name": "Gym day", "type": "ONE_OFF", "price": "115.00"}), true, currency).unwrap(),
+        )
+        .unwrap();
+    let link = serde_json::json!({
+        "name": "Gym day",
+        "items": [{"product_id": product.id.to_string(), "quantity": 1}],
+        "currency": "SAR",
+    });
+    b.create_payment_link(scope, PaymentLinkCreate::parse(&link, currency).unwrap())
+        .unwrap()
+        .short_id
 }
 
 fn consumer_from(scope: &billing_core::auth::Scope, f: ConsumerFields) -> billing_core::consumer::Consumer {

@@ -22,8 +22,8 @@ fn data(public_url: &str, inv: &Invoice, payment: Option<&Payment>, metadata: &V
 fn link_metadata(tx: &mut dyn Tx, inv: &Invoice) -> crate::Result<Value> {
     let Some(id) = inv.payment_link_id else { return Ok(json!({})) };
     Ok(tx
-        .payment_link(inv.branch_id, id.into())?
-        .map(|l| Value::Object(l.custom_metadata))
+        .payment_link_metadata(inv.branch_id, id.into())?
+        .map(Value::Object)
         .unwrap_or_else(|| json!({})))
 }
 

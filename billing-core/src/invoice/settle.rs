@@ -33,11 +33,8 @@ impl<S: Store> Billing<S> {
         }
         if let Some(link) = inv.payment_link_id {
             // What the link's invoices are paid is the link's collected amount.
-            if let Some(mut l) = tx.payment_link(inv.branch_id, link.into())? {
-                let sum: rust_decimal::Decimal = paid.iter().map(|p| p.amount.amount()).sum();
-                l.amount_collected = Money::new(l.amount_collected.amount() + sum, l.currency);
-                tx.update_payment_link(&l)?;
-            }
+            let sum: rust_decimal::Decimal = paid.iter().map(|p| p.amount.amount()).sum();
+            tx.add_payment_link_collected(inv.branch_id, link.into(), Money::new(sum, inv.currency))?;
         }
         let all_paid = all.iter().all(|p| p.status.is_paid() || paid.iter().any(|q| q.id == p.id));
         if all_paid && inv.status != InvoiceStatus::Completed {

@@ -305,13 +305,10 @@ impl<S: Store> Billing<S> {
                 .unwrap_or(PaymentMethod::PgwCardUnspecified),
             PayMethod::Wallet(_) => PaymentMethod::PgwCardUnspecified,
         };
-        let (inv, payment) = self.invoice_of_link(tx, p, &l, consumer, method, &o.code, &o.message)?;
-        // The invoice's payment added to the link's collected amount: read it back.
-        l = tx
-            .payment_link(a.branch_id, a.link_id)?
-            .ok_or_else(|| Error::not_found("Payment link", a.link_id))?;
+        // Counted before the invoice is paid: paying it adds to the collected amount in place.
         count_payment(&mut l, now);
         tx.update_payment_link(&l)?;
+        let (inv, payment) = self.invoice_of_link(tx, p, &l, consumer, method, &o.code, &o.message)?;
         out.status = PayStatus::Paid;
         out.invoice_id = Some(inv);
         out.payment_id = Some(payment);

@@ -3,7 +3,9 @@
 use super::{LinkAttempt, PaymentLink, PaymentLinkFilter, PaymentLinkSort, PaymentLinkStatus};
 use crate::ids::{BranchId, ConsumerId, PaymentLinkId};
 use crate::list::{ListQuery, Page};
+use crate::money::Money;
 use crate::store::StoreResult;
+use serde_json::{Map, Value};
 use uuid::Uuid;
 
 /// Payment link reads and writes inside one transaction.
@@ -25,6 +27,13 @@ pub trait PaymentLinkTx {
     /// lookup).
     fn payment_link_by_short_id(&mut self, short_id: &str) -> StoreResult<Option<PaymentLink>>;
     fn update_payment_link(&mut self, l: &PaymentLink) -> StoreResult<()>;
+    /// The link's `custom_metadata` alone (what every event of its invoices carries): one
+    /// column, so that emitting an event does not load the link with its items.
+    fn payment_link_metadata(&mut self, branch: BranchId, id: PaymentLinkId) -> StoreResult<Option<Map<String, Value>>>;
+    /// Adds `amount` (in the link's currency) to the link's `amount_collected` in place, so that
+    /// recording a payment need not read and rewrite the link; a missing link is
+    /// `StoreError::NotFound`.
+    fn add_payment_link_collected(&mut self, branch: BranchId, id: PaymentLinkId, amount: Money) -> StoreResult<()>;
     fn list_payment_links(&mut self, branch: BranchId, q: &ListQuery<PaymentLinkSort>, f: &PaymentLinkFilter) -> StoreResult<Page<PaymentLink>>;
     /// Whether the consumer is the payer of a link of `branch` in one of `statuses`.
     fn consumer_has_payment_links_in(&mut self, branch: BranchId, consumer: ConsumerId, statuses: &[PaymentLinkStatus]) -> StoreResult<bool>;

@@ -283,6 +283,24 @@ pub fn payment_link_round_trip<H: Harness>() {
     l.updated_at = Some(now);
     w.write(|tx| tx.update_payment_link(&l));
     assert_eq!(w.read(|tx| tx.payment_link(s.branch_id(), l.id)), Some(l.clone()));
+    // The metadata alone, as events read it; another branch sees none.
+    assert_eq!(w.read(|tx| tx.payment_link_metadata(s.branch_id(), l.id)), Some(l.custom_metadata.clone()));
+    assert_eq!(w.read(|tx| tx.payment_link_metadata(other.id, l.id)), None);
+    // The collected amount grows in place to the last thousandth, the rest of the link untouched.
+    w.write(|tx| tx.add_payment_link_collected(s.branch_id(), l.id, m("0.001")));
+    w.write(|tx| tx.add_payment_link_collected(s.branch_id(), l.id, m("998.749")));
+    l.amount_collected = m("1000.000");
+    assert_eq!(w.read(|tx| tx.payment_link(s.branch_id(), l.id)), Some(l.clone()));
+    let missing = w.try_write(|tx| tx.add_payment_link_collected(other.id, l.id, m("1.000")));
+    assert!(
+        matches!(missing, Err(crate::Error::Store(crate::error::StoreError::NotFound(_)))),
+        "{missing:?}"
+    );
+    assert_eq!(
+        w.read(|tx| tx.payment_link(s.branch_id(), l.id)),
+        Some(l.clone()),
+        "nothing added in another branch"
+    );
     let dup = PaymentLink {
         id: PaymentLinkId::new(),
         ..l.clone()
