@@ -1,16 +1,19 @@
 //! A small blocking HTTP/1.1 client for webhook requests, over `std::net`: one connection per
 //! request (`Connection: close`), a deadline over connecting, the TLS handshake, sending and
 //! reading, and only the first bytes of the response body kept. `https://` endpoints are
-//! reached over TLS (OpenSSL): the server's certificate must chain to the system's trusted CAs
-//! or to the extra CAs the transport was given, and must name the URL's host.
+//! reached over TLS (rustls, no system OpenSSL): the server's certificate must chain to the
+//! system's trusted CAs or to the extra CAs the transport was given, and must name the URL's
+//! host.
 
 use billing_core::webhook::destination::is_public_ip;
 use billing_core::webhook::{Outcome, WebhookTransport};
-use openssl::ssl::{HandshakeError, SslConnector, SslMethod};
-use openssl::x509::{X509VerifyResult, X509};
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, ServerName};
+use rustls::{CertificateError, ClientConfig, ClientConnection, RootCertStore, StreamOwned};
 use std::io::{self, Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
 use std::path::Path;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Most response bytes read (the log keeps an excerpt).
@@ -24,8 +27,8 @@ pub struct HttpTransport {
     /// Whether loopback, private and other non-public addresses may be connected to
     /// (development and tests); off by default.
     pub allow_private: bool,
-    /// Built once; a clone shares the same OpenSSL context (reference counted).
-    tls: SslConnector,
+    /// Built once (the trusted CAs are read at start-up); clones share it.
+    tls: Arc<ClientConfig>,
 }
 
 impl std::fmt::Debug for HttpTransport {
@@ -41,7 +44,7 @@ impl std::fmt::Debug for HttpTransport {
 impl HttpTransport {
     /// A transport that trusts the system's CA certificates for `https://` endpoints.
     pub fn new(timeout: Duration) -> Self {
-        Self::with_extra_cas(timeout, &[]).expect("an OpenSSL client context")
+        Self::with_extra_cas(timeout, Vec::new()).expect("a TLS client configuration")
     }
 
     /// A transport that trusts, besides the system's CAs, the certificates of the PEM file at
@@ -49,29 +52,39 @@ impl HttpTransport {
     /// an error.
     pub fn with_ca_file(timeout: Duration, ca_file: Option<&Path>) -> Result<Self, String> {
         let Some(path) = ca_file else {
-            return Self::with_extra_cas(timeout, &[]).map_err(|e| format!("cannot set up TLS: {e}"));
+            return Self::with_extra_cas(timeout, Vec::new()).map_err(|e| format!("cannot set up TLS: {e}"));
         };
         let pem = std::fs::read(path).map_err(|e| format!("cannot read the webhook CA file {}: {e}", path.display()))?;
-        let certs = X509::stack_from_pem(&pem).map_err(|e| format!("the webhook CA file {} is not valid PEM: {e}", path.display()))?;
+        let certs = CertificateDer::pem_slice_iter(&pem)
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| format!("the webhook CA file {} is not valid PEM: {e:?}", path.display()))?;
         if certs.is_empty() {
             return Err(format!("the webhook CA file {} holds no PEM certificate", path.display()));
         }
-        Self::with_extra_cas(timeout, &certs).map_err(|e| format!("cannot use the webhook CA file {}: {e}", path.display()))
+        Self::with_extra_cas(timeout, certs).map_err(|e| format!("the webhook CA file {} is not valid PEM: {e}", path.display()))
     }
 
-    /// A transport that trusts the system's CAs and `extra_cas`.
-    pub fn with_extra_cas(timeout: Duration, extra_cas: &[X509]) -> Result<Self, openssl::error::ErrorStack> {
-        // The builder trusts the default verify paths (the system store, `SSL_CERT_FILE`,
-        // `SSL_CERT_DIR`) and verifies the peer; `connect` also checks the host name or IP.
-        let mut builder = SslConnector::builder(SslMethod::tls_client())?;
+    /// A transport that trusts the system's CAs and `extra_cas` (DER); an extra CA that is not
+    /// a usable certificate is an error.
+    pub fn with_extra_cas(timeout: Duration, extra_cas: Vec<CertificateDer<'static>>) -> Result<Self, rustls::Error> {
+        let mut roots = RootCertStore::empty();
+        // The system's store, as OpenSSL would find it (SSL_CERT_FILE, SSL_CERT_DIR, the
+        // distribution's bundle); certificates it cannot parse are skipped, as OpenSSL does.
+        let system = rustls_native_certs::load_native_certs();
+        roots.add_parsable_certificates(system.certs);
         for cert in extra_cas {
-            builder.cert_store_mut().add_cert(cert.clone())?;
+            roots.add(cert)?;
         }
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let config = ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()?
+            .with_root_certificates(roots)
+            .with_no_client_auth();
         Ok(HttpTransport {
             timeout,
             lease_margin: Duration::from_secs(30),
             allow_private: false,
-            tls: builder.build(),
+            tls: Arc::new(config),
         })
     }
 }
@@ -172,7 +185,14 @@ fn is_timeout(e: &io::Error) -> bool {
     matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut)
 }
 
-fn send(tls: &SslConnector, allow_private: bool, url: &str, headers: &[(String, String)], body: &[u8], timeout: Duration) -> Result<(u16, String), String> {
+fn send(
+    tls: &Arc<ClientConfig>,
+    allow_private: bool,
+    url: &str,
+    headers: &[(String, String)],
+    body: &[u8],
+    timeout: Duration,
+) -> Result<(u16, String), String> {
     let deadline = Instant::now() + timeout;
     let timed_out = || format!("timed out after {} ms", timeout.as_millis());
     let t = parse(url)?;
@@ -211,27 +231,44 @@ fn send(tls: &SslConnector, allow_private: bool, url: &str, headers: &[(String, 
     if !t.tls {
         return exchange(stream, &request, timed_out);
     }
-    let stream = tls.connect(&t.host, stream).map_err(|e| handshake_error(&t.host, e, timed_out))?;
-    exchange(stream, &request, timed_out)
+    let name = ServerName::try_from(t.host.clone()).map_err(|e| format!("TLS setup for {} failed: {e}", t.host))?;
+    let mut conn = ClientConnection::new(tls.clone(), name).map_err(|e| format!("TLS setup for {} failed: {e}", t.host))?;
+    let mut stream = stream;
+    // The handshake completes before any request byte is sent: an untrusted receiver gets
+    // nothing.
+    while conn.is_handshaking() {
+        if let Err(e) = conn.complete_io(&mut stream) {
+            return Err(handshake_error(&t.host, e, timed_out));
+        }
+    }
+    exchange(StreamOwned::new(conn, stream), &request, timed_out)
 }
 
 /// The attempt error of a failed TLS handshake: a time-out, a certificate the transport does
 /// not trust (or that names another host), or another failure.
-fn handshake_error<S>(host: &str, e: HandshakeError<S>, timed_out: impl Fn() -> String) -> String {
-    match e {
-        HandshakeError::SetupFailure(e) => format!("TLS setup for {host} failed: {e}"),
-        HandshakeError::WouldBlock(_) => format!("TLS handshake with {host} {}", timed_out()),
-        HandshakeError::Failure(mid) => {
-            let verify = mid.ssl().verify_result();
-            let error = mid.error();
-            if verify != X509VerifyResult::OK {
-                format!("TLS handshake with {host} failed: certificate verify failed: {}", verify.error_string())
-            } else if error.io_error().is_some_and(is_timeout) {
-                format!("TLS handshake with {host} {}", timed_out())
-            } else {
-                format!("TLS handshake with {host} failed: {error}")
-            }
+fn handshake_error(host: &str, e: io::Error, timed_out: impl Fn() -> String) -> String {
+    if is_timeout(&e) {
+        return format!("TLS handshake with {host} {}", timed_out());
+    }
+    let tls = e.get_ref().and_then(|inner| inner.downcast_ref::<rustls::Error>());
+    match tls {
+        Some(rustls::Error::InvalidCertificate(c)) => {
+            let why = match c {
+                CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. } => {
+                    if host.parse::<std::net::IpAddr>().is_ok() {
+                        "IP address mismatch".to_string()
+                    } else {
+                        "hostname mismatch".to_string()
+                    }
+                }
+                CertificateError::UnknownIssuer => "unable to get local issuer certificate (unknown issuer)".to_string(),
+                CertificateError::Expired | CertificateError::ExpiredContext { .. } => "certificate has expired".to_string(),
+                other => format!("{other:?}"),
+            };
+            format!("TLS handshake with {host} failed: certificate verify failed: {why}")
         }
+        Some(other) => format!("TLS handshake with {host} failed: {other}"),
+        None => format!("TLS handshake with {host} failed: {e}"),
     }
 }
 

@@ -11,15 +11,9 @@ use crate::common::TestServer;
 use billing_core::store::Store;
 use billing_core::webhook::verify;
 use billing_server::{App, Config};
-use openssl::asn1::Asn1Time;
-use openssl::bn::{BigNum, MsbOption};
-use openssl::ec::{EcGroup, EcKey};
-use openssl::hash::MessageDigest;
-use openssl::nid::Nid;
-use openssl::pkey::{PKey, Private};
-use openssl::ssl::{SslAcceptor, SslMethod};
-use openssl::x509::extension::{AuthorityKeyIdentifier, BasicConstraints, ExtendedKeyUsage, KeyUsage, SubjectAlternativeName, SubjectKeyIdentifier};
-use openssl::x509::{X509Name, X509};
+use rcgen::{BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, KeyPair, KeyUsagePurpose, SanType};
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
+use rustls::{ServerConfig, ServerConnection, StreamOwned};
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::io::{Read, Write};
@@ -30,27 +24,10 @@ use std::time::{Duration, Instant};
 
 // --- certificates --------------------------------------------------------------------------------
 
-fn new_key() -> PKey<Private> {
-    let group = EcGroup::from_curve_name(Nid::X9_62_PRIME256V1).unwrap();
-    PKey::from_ec_key(EcKey::generate(&group).unwrap()).unwrap()
-}
-
-fn name(cn: &str) -> X509Name {
-    let mut n = X509Name::builder().unwrap();
-    n.append_entry_by_nid(Nid::COMMONNAME, cn).unwrap();
-    n.build()
-}
-
-fn serial() -> openssl::asn1::Asn1Integer {
-    let mut bn = BigNum::new().unwrap();
-    bn.rand(120, MsbOption::MAYBE_ZERO, false).unwrap();
-    bn.to_asn1_integer().unwrap()
-}
-
-/// A certificate authority made for one test.
+/// A certificate authority made for one test (rcgen, ECDSA P-256).
 struct Ca {
-    key: PKey<Private>,
-    cert: X509,
+    key: KeyPair,
+    cert: rcgen::Certificate,
 }
 
 /// A subject alternative name of a server certificate.
@@ -61,60 +38,42 @@ enum San {
 
 impl Ca {
     fn new(cn: &str) -> Ca {
-        let key = new_key();
-        let mut b = X509::builder().unwrap();
-        b.set_version(2).unwrap();
-        b.set_serial_number(&serial()).unwrap();
-        b.set_subject_name(&name(cn)).unwrap();
-        b.set_issuer_name(&name(cn)).unwrap();
-        b.set_pubkey(&key).unwrap();
-        b.set_not_before(&Asn1Time::days_from_now(0).unwrap()).unwrap();
-        b.set_not_after(&Asn1Time::days_from_now(2).unwrap()).unwrap();
-        b.append_extension(BasicConstraints::new().critical().ca().build().unwrap()).unwrap();
-        b.append_extension(KeyUsage::new().critical().key_cert_sign().crl_sign().build().unwrap())
-            .unwrap();
-        let ski = SubjectKeyIdentifier::new().build(&b.x509v3_context(None, None)).unwrap();
-        b.append_extension(ski).unwrap();
-        b.sign(&key, MessageDigest::sha256()).unwrap();
-        Ca { key, cert: b.build() }
+        let key = KeyPair::generate().unwrap();
+        let mut p = CertificateParams::default();
+        p.distinguished_name.push(DnType::CommonName, cn);
+        p.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        p.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign];
+        let cert = p.self_signed(&key).unwrap();
+        Ca { key, cert }
     }
 
-    /// A server certificate for `sans`, signed by this CA.
-    fn issue(&self, sans: &[San]) -> (PKey<Private>, X509) {
-        let key = new_key();
-        let mut b = X509::builder().unwrap();
-        b.set_version(2).unwrap();
-        b.set_serial_number(&serial()).unwrap();
-        b.set_subject_name(&name("webhook receiver")).unwrap();
-        b.set_issuer_name(self.cert.subject_name()).unwrap();
-        b.set_pubkey(&key).unwrap();
-        b.set_not_before(&Asn1Time::days_from_now(0).unwrap()).unwrap();
-        b.set_not_after(&Asn1Time::days_from_now(2).unwrap()).unwrap();
-        b.append_extension(BasicConstraints::new().build().unwrap()).unwrap();
-        b.append_extension(KeyUsage::new().critical().digital_signature().build().unwrap()).unwrap();
-        b.append_extension(ExtendedKeyUsage::new().server_auth().build().unwrap()).unwrap();
-        let mut san = SubjectAlternativeName::new();
-        for s in sans {
-            match s {
-                San::Ip(ip) => san.ip(ip),
-                San::Dns(dns) => san.dns(dns),
-            };
-        }
-        let san = san.build(&b.x509v3_context(Some(&self.cert), None)).unwrap();
-        b.append_extension(san).unwrap();
-        let aki = AuthorityKeyIdentifier::new()
-            .keyid(true)
-            .build(&b.x509v3_context(Some(&self.cert), None))
-            .unwrap();
-        b.append_extension(aki).unwrap();
-        b.sign(&self.key, MessageDigest::sha256()).unwrap();
-        (key, b.build())
+    /// A server certificate for `sans`, signed by this CA: its key and certificate (DER).
+    fn issue(&self, sans: &[San]) -> (PrivateKeyDer<'static>, CertificateDer<'static>) {
+        let key = KeyPair::generate().unwrap();
+        let mut p = CertificateParams::default();
+        p.distinguished_name.push(DnType::CommonName, "webhook receiver");
+        p.key_usages = vec![KeyUsagePurpose::DigitalSignature];
+        p.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
+        p.use_authority_key_identifier_extension = true;
+        p.subject_alt_names = sans
+            .iter()
+            .map(|s| match s {
+                San::Ip(ip) => SanType::IpAddress(ip.parse().unwrap()),
+                San::Dns(dns) => SanType::DnsName((*dns).try_into().unwrap()),
+            })
+            .collect();
+        let cert = p.signed_by(&key, &self.cert, &self.key).unwrap();
+        (PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(key.serialize_der())), cert.der().clone())
+    }
+
+    fn pem(&self) -> String {
+        self.cert.pem()
     }
 
     /// Writes the CA certificate as PEM into `dir`.
     fn write_pem(&self, dir: &Path, file: &str) -> PathBuf {
         let path = dir.join(file);
-        std::fs::write(&path, self.cert.to_pem().unwrap()).unwrap();
+        std::fs::write(&path, self.pem()).unwrap();
         path
     }
 }
@@ -140,12 +99,13 @@ struct TlsReceiver {
 impl TlsReceiver {
     fn start(ca: &Ca, sans: &[San]) -> TlsReceiver {
         let (key, cert) = ca.issue(sans);
-        let mut acceptor = SslAcceptor::mozilla_intermediate_v5(SslMethod::tls_server()).unwrap();
-        acceptor.set_private_key(&key).unwrap();
-        acceptor.set_certificate(&cert).unwrap();
-        acceptor.add_extra_chain_cert(ca.cert.clone()).unwrap();
-        acceptor.check_private_key().unwrap();
-        let acceptor = Arc::new(acceptor.build());
+        let config = ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_no_client_auth()
+            .with_single_cert(vec![cert, ca.cert.der().clone()], key)
+            .unwrap();
+        let config = Arc::new(config);
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listener.local_addr().unwrap().port();
         let state = Arc::new(Mutex::new(State::default()));
@@ -153,16 +113,18 @@ impl TlsReceiver {
         std::thread::spawn(move || {
             for stream in listener.incoming() {
                 let Ok(stream) = stream else { continue };
-                let (st, acceptor) = (st.clone(), acceptor.clone());
+                let (st, config) = (st.clone(), config.clone());
                 std::thread::spawn(move || {
                     let _ = stream.set_read_timeout(Some(Duration::from_secs(10)));
-                    let mut tls = match acceptor.accept(stream) {
-                        Ok(s) => s,
-                        Err(e) => {
+                    let mut stream = stream;
+                    let mut conn = ServerConnection::new(config).unwrap();
+                    while conn.is_handshaking() {
+                        if let Err(e) = conn.complete_io(&mut stream) {
                             st.lock().unwrap().failed_handshakes.push(e.to_string());
                             return;
                         }
-                    };
+                    }
+                    let mut tls = StreamOwned::new(conn, stream);
                     let Some(r) = read_request(&mut tls) else { return };
                     let status = {
                         let mut s = st.lock().unwrap();
@@ -172,7 +134,8 @@ impl TlsReceiver {
                     };
                     let body = format!("{{\"answer\":{status}}}");
                     let _ = write!(tls, "HTTP/1.1 {status} X\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}", body.len());
-                    let _ = tls.shutdown();
+                    tls.conn.send_close_notify();
+                    let _ = tls.flush();
                 });
             }
         });
@@ -420,8 +383,8 @@ fn bad_ca_file_stops_the_start() {
 
     // Two CAs in one file, as a bundle.
     let bundle = dir.path().join("bundle.pem");
-    let mut pem = Ca::new("First CA").cert.to_pem().unwrap();
-    pem.extend(Ca::new("Second CA").cert.to_pem().unwrap());
+    let mut pem = Ca::new("First CA").pem();
+    pem.push_str(&Ca::new("Second CA").pem());
     std::fs::write(&bundle, pem).unwrap();
     App::open(config(url, Some(bundle))).expect("a PEM bundle of CA certificates is accepted");
 }
