@@ -12,6 +12,7 @@ use crate::consumer::ConsumerTx;
 use crate::coupon::CouponTx;
 use crate::error::{Result, StoreError};
 use crate::event::EventTx;
+use crate::idempotency::IdempotencyTx;
 use crate::invoice::InvoiceTx;
 use crate::notification::NotificationTx;
 use crate::org::OrgTx;
@@ -98,7 +99,20 @@ pub trait Store: Send + Sync + 'static {
 /// written). Timestamps round-trip with microsecond precision; money round-trips exactly
 /// (stored in thousandths, [`crate::money::stored`]).
 pub trait Tx:
-    OrgTx + ApiKeyTx + BranchTx + NotificationTx + ConsumerTx + ProductTx + CouponTx + EventTx + InvoiceTx + PaymentTx + PaymentLinkTx + WorkTx + WebhookTx
+    OrgTx
+    + ApiKeyTx
+    + BranchTx
+    + NotificationTx
+    + ConsumerTx
+    + ProductTx
+    + CouponTx
+    + EventTx
+    + InvoiceTx
+    + PaymentTx
+    + PaymentLinkTx
+    + WorkTx
+    + WebhookTx
+    + IdempotencyTx
 {
 }
 
@@ -116,6 +130,7 @@ impl<T> Tx for T where
         + PaymentLinkTx
         + WorkTx
         + WebhookTx
+        + IdempotencyTx
         + ?Sized
 {
 }
