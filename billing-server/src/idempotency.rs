@@ -4,7 +4,8 @@
 //! its response (status, headers, body) is stored — on SQLite in the same commit as the
 //! operation's (the write executor's batch), on PostgreSQL in the transaction right after. A
 //! retry of the same request is answered with the stored response and `idempotent-replayed:
-//! true`; one arriving while the first still runs waits for it (up to [`WAIT`]).
+//! true`; one arriving while the first still runs waits for it (up to [`WAIT`]). Secrets shown
+//! once (a new API key's `api_secret` and `x_api_key`) are not stored: a replay has them `null`.
 
 use crate::api::Request as OpRequest;
 use crate::http::{error_response, HttpResponse};
@@ -93,7 +94,7 @@ pub async fn respond(app: Arc<App>, route: &'static Route, scope: Scope, id: Ide
         // In the operation's write batch on SQLite: stored in the same commit. A 5xx is not
         // kept: the key is released when nothing was committed under it.
         let keep = stored.status < 500;
-        if let Err(e) = app.billing.idempotency_finish(&running, keep.then(|| stored.clone())) {
+        if let Err(e) = app.billing.idempotency_finish(&running, keep.then(|| stored.clone().without_secrets())) {
             tracing::error!(error = %e, key = running.key.as_str(), "the response of an idempotent request was not stored");
         }
         Ok(stored)

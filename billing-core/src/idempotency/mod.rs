@@ -151,6 +151,31 @@ pub enum Begin {
     InProgress,
 }
 
+/// Fields of a response that are shown once and never stored (an API key's secret): a stored
+/// response keeps them as `null`, so a replay answers the same record without its secret.
+pub const SHOWN_ONCE: &[&str] = &["api_secret", "x_api_key"];
+
+impl StoredResponse {
+    /// The response as it may be stored: the [`SHOWN_ONCE`] fields of a JSON object body set to
+    /// `null` (the body is re-serialized only when it had one).
+    pub fn without_secrets(mut self) -> StoredResponse {
+        let Ok(serde_json::Value::Object(mut body)) = serde_json::from_slice::<serde_json::Value>(&self.body) else {
+            return self;
+        };
+        let mut changed = false;
+        for field in SHOWN_ONCE {
+            if let Some(v) = body.get_mut(*field).filter(|v| !v.is_null()) {
+                *v = serde_json::Value::Null;
+                changed = true;
+            }
+        }
+        if changed {
+            self.body = serde_json::to_vec(&body).expect("JSON values serialize");
+        }
+        self
+    }
+}
+
 thread_local! {
     static MARKING: RefCell<Option<(Claim, Arc<dyn Clock>)>> = const { RefCell::new(None) };
 }
@@ -218,6 +243,23 @@ mod tests {
                 Err(Error::Validation(d)) => assert_eq!(d[0].loc, vec!["header".into(), "idempotency-key".into()]),
                 other => panic!("{bad:?}: {other:?}"),
             }
+        }
+    }
+
+    #[test]
+    fn secrets_shown_once_are_not_stored() {
+        let r = |body: &[u8]| StoredResponse {
+            status: 200,
+            headers: vec![],
+            body: body.to_vec(),
+        };
+        let kept = r(br#"{"id":"k","api_secret":"s3cret","x_api_key":"eHl6","name":"n"}"#).without_secrets();
+        let v: serde_json::Value = serde_json::from_slice(&kept.body).unwrap();
+        assert_eq!(v, serde_json::json!({"id": "k", "api_secret": null, "x_api_key": null, "name": "n"}));
+        assert!(!String::from_utf8_lossy(&kept.body).contains("s3cret"));
+        // Anything else is kept byte for byte.
+        for body in [&br#"{"id": "k",  "name":"n"}"#[..], b"[1]", b"not json", br#"{"api_secret":null}"#] {
+            assert_eq!(r(body).without_secrets().body, body);
         }
     }
 

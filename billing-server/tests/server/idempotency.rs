@@ -278,7 +278,29 @@ fn keys_expire_after_24_hours_of_the_sandbox_clock(srv: &TestServer) {
     assert_eq!(count(srv, PRODUCTS), 2);
 }
 
+fn api_key_secrets_are_not_kept_for_replays(srv: &TestServer) {
+    let body = br#"{"name":"Integration","is_all_branches":true}"#;
+    let first = keyed(srv, &srv.key, "new-key", Method::POST, "/api/v2/api-keys", Some(body));
+    assert_eq!(first.status, 200, "{}", first.text);
+    let secret = first.body["api_secret"].as_str().expect("the secret, shown once").to_string();
+    let header = first.body["x_api_key"].as_str().expect("the header value").to_string();
+    let again = keyed(srv, &srv.key, "new-key", Method::POST, "/api/v2/api-keys", Some(body));
+    assert_eq!(again.headers[REPLAYED], "true");
+    assert_eq!(again.body["id"], first.body["id"], "the same key, not a second one");
+    assert_eq!((&again.body["api_secret"], &again.body["x_api_key"]), (&Value::Null, &Value::Null));
+    let keys = ok(srv.get("/api/v2/api-keys"))["data"].as_array().unwrap().len();
+    assert_eq!(keys, 2, "the bootstrap key and one new key");
+    // The secret is nowhere in the database (only its hash is kept).
+    let stored = srv.database_bytes().unwrap_or_else(|| srv.snapshot().into_bytes());
+    for s in [&secret, &header] {
+        assert!(!stored.windows(s.len()).any(|w| w == s.as_bytes()), "a secret shown once was stored");
+    }
+    // The key works.
+    assert_eq!(srv.call_as(&header, None, Method::GET, "/api/v2/me", None).status, 200);
+}
+
 http_tests!(
+    api_key_secrets_are_not_kept_for_replays,
     replays_the_first_response_byte_for_byte,
     another_request_under_the_key_is_refused,
     malformed_keys_are_refused,
@@ -290,6 +312,7 @@ http_tests!(
 );
 
 postgres_smoke!(
+    api_key_secrets_are_not_kept_for_replays,
     replays_the_first_response_byte_for_byte,
     another_request_under_the_key_is_refused,
     refusals_are_stored_and_replayed,
