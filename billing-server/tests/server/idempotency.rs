@@ -299,7 +299,37 @@ fn api_key_secrets_are_not_kept_for_replays(srv: &TestServer) {
     assert_eq!(srv.call_as(&header, None, Method::GET, "/api/v2/me", None).status, 200);
 }
 
+/// The server's store marks the claimed key in every write transaction run under it, with no
+/// help from the operation (the seam that makes "committed" durable with the operation).
+fn the_servers_store_marks_every_write_under_a_key(srv: &TestServer) {
+    use billing_core::idempotency::{Begin, Fingerprint, IdempotencyKey};
+    let scope = admin_scope(srv);
+    let billing = &srv.app.billing;
+    let key = IdempotencyKey::parse(b"seam").unwrap();
+    let print = Fingerprint::of("POST", PRODUCTS, "", scope.branch_id(), b"{}");
+    let Ok(Begin::Run(claim)) = billing.idempotency_begin(&scope, &key, &print) else {
+        panic!("the key is free")
+    };
+    assert_eq!(record(srv, "seam").unwrap().state, State::Running);
+    // A failed write under the key marks nothing.
+    {
+        let _marking = billing.idempotency_marking(&claim);
+        let failed: billing_core::Result<()> = billing.store.write(|_| Err(billing_core::Error::code(billing_core::Code::INVALID_STATUS)));
+        assert!(failed.is_err());
+    }
+    assert_eq!(record(srv, "seam").unwrap().state, State::Running);
+    // Outside the guard, nothing is marked either.
+    billing.store.write(|_| Ok(())).unwrap();
+    assert_eq!(record(srv, "seam").unwrap().state, State::Running);
+    {
+        let _marking = billing.idempotency_marking(&claim);
+        billing.store.write(|_| Ok(())).unwrap();
+    }
+    assert_eq!(record(srv, "seam").unwrap().state, State::Committed);
+}
+
 http_tests!(
+    the_servers_store_marks_every_write_under_a_key,
     api_key_secrets_are_not_kept_for_replays,
     replays_the_first_response_byte_for_byte,
     another_request_under_the_key_is_refused,
@@ -312,6 +342,7 @@ http_tests!(
 );
 
 postgres_smoke!(
+    the_servers_store_marks_every_write_under_a_key,
     api_key_secrets_are_not_kept_for_replays,
     replays_the_first_response_byte_for_byte,
     another_request_under_the_key_is_refused,
