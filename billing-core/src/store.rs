@@ -35,6 +35,9 @@ pub type StoreResult<T> = std::result::Result<T, StoreError>;
 ///   `f` must not have effects outside the transaction.
 /// - `read` runs `f` against a consistent snapshot and never waits for a writer.
 /// - While `f` runs, [`transaction_open`] is true on the calling thread (see [`OpenTransaction`]).
+/// - A host that serves idempotency keys wraps every write closure with
+///   [`crate::idempotency::marking`] (the server's store does), so that an operation run under a
+///   key marks it in each transaction it commits.
 pub trait Store: Send + Sync + 'static {
     fn read<R>(&self, f: impl FnMut(&mut dyn Tx) -> Result<R>) -> Result<R>;
     fn write<R>(&self, f: impl FnMut(&mut dyn Tx) -> Result<R>) -> Result<R>;
