@@ -328,7 +328,48 @@ fn the_servers_store_marks_every_write_under_a_key(srv: &TestServer) {
     assert_eq!(record(srv, "seam").unwrap().state, State::Committed);
 }
 
+/// What a crashed process leaves behind, as a retry through the API meets it: a claim that wrote
+/// nothing is taken over once its lease has run out; one whose operation committed is never run
+/// again (409 `IDEMPOTENCY_OUTCOME_UNKNOWN`); a live claim is waited for, then 409
+/// `IDEMPOTENCY_KEY_IN_USE`.
+fn leftovers_of_a_crash_are_taken_over_or_refused(srv: &TestServer) {
+    use billing_core::idempotency::Fingerprint;
+    let scope = admin_scope(srv);
+    let body = br#"{"name":"After a crash","type":"ONE_OFF","price":"9"}"#;
+    let now = chrono::Utc::now();
+    let leftover = |key: &str, state: State, lease: chrono::Duration| IdempotencyRecord {
+        org_id: srv.boot.org.id,
+        scope: billing_core::idempotency::ops::scope_of(&scope),
+        key: key.into(),
+        fingerprint: Fingerprint::of("POST", PRODUCTS, "", scope.branch_id(), body).0,
+        state,
+        owner: uuid::Uuid::now_v7(),
+        created_at: now,
+        lease_until: now + lease,
+        response: None,
+    };
+    for r in [
+        leftover("dead-before-writing", State::Running, chrono::Duration::seconds(-1)),
+        leftover("dead-after-commit", State::Committed, chrono::Duration::seconds(-1)),
+        leftover("still-running", State::Running, chrono::Duration::seconds(60)),
+    ] {
+        srv.app.billing.store.write(|tx| Ok(tx.insert_idempotency_record(&r)?)).unwrap();
+    }
+    let send = |key: &str| keyed(srv, &srv.key, key, Method::POST, PRODUCTS, Some(body));
+    srv.unchanged(|| assert_error(&send("dead-after-commit"), 409, "IDEMPOTENCY_OUTCOME_UNKNOWN"));
+    let began = std::time::Instant::now();
+    srv.unchanged(|| assert_error(&send("still-running"), 409, "IDEMPOTENCY_KEY_IN_USE"));
+    assert!(began.elapsed() >= Duration::from_secs(9), "it waited for the running request first");
+    let taken = send("dead-before-writing");
+    assert_eq!(taken.status, 200, "{}", taken.text);
+    assert!(taken.headers.get(REPLAYED).is_none());
+    assert_eq!(record(srv, "dead-before-writing").unwrap().state, State::Done);
+    assert_eq!(send("dead-before-writing").text, taken.text);
+    assert_eq!(count(srv, PRODUCTS), 1);
+}
+
 http_tests!(
+    leftovers_of_a_crash_are_taken_over_or_refused,
     the_servers_store_marks_every_write_under_a_key,
     api_key_secrets_are_not_kept_for_replays,
     replays_the_first_response_byte_for_byte,
@@ -342,6 +383,7 @@ http_tests!(
 );
 
 postgres_smoke!(
+    leftovers_of_a_crash_are_taken_over_or_refused,
     the_servers_store_marks_every_write_under_a_key,
     api_key_secrets_are_not_kept_for_replays,
     replays_the_first_response_byte_for_byte,
