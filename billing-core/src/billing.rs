@@ -144,6 +144,11 @@ impl<S: Store> Billing<S> {
         })
     }
 
+    /// The clock, shared.
+    pub(crate) fn clock_arc(&self) -> Arc<dyn Clock> {
+        self.clock.clone()
+    }
+
     pub fn clock(&self) -> &dyn Clock {
         &*self.clock
     }

@@ -16,6 +16,8 @@ pub enum ErrorClass {
     Gone,
     UnprocessableEntity,
     DuplicateValue,
+    /// The request collides with another one in progress (idempotency keys).
+    Conflict,
     MethodNotAllowed,
     PayloadTooLarge,
     RequestTimeout,
@@ -32,6 +34,7 @@ impl ErrorClass {
             ErrorClass::Forbidden | ErrorClass::PermissionForbidden => 403,
             ErrorClass::NotFound => 404,
             ErrorClass::MethodNotAllowed => 405,
+            ErrorClass::Conflict => 409,
             ErrorClass::Gone => 410,
             ErrorClass::RequestTimeout => 408,
             ErrorClass::PayloadTooLarge => 413,
@@ -96,6 +99,9 @@ codes! {
     CONSUMER_HAS_ACTIVE_PAYMENT_LINKS => BadRequest, "Consumer has active payment links";
     FEATURE_DISABLED => Unauthorized, "Feature is not enabled for this organization";
     SANDBOX_ONLY => Forbidden, "Only sandbox organizations have a test clock";
+    IDEMPOTENCY_KEY_MISMATCH => UnprocessableEntity, "The idempotency key was already used with a different request";
+    IDEMPOTENCY_KEY_IN_USE => Conflict, "A request with the same idempotency key is still in progress";
+    IDEMPOTENCY_OUTCOME_UNKNOWN => Conflict, "The request with this idempotency key was carried out but its response was not kept";
 }
 
 /// One field-level validation failure, as in the spec's `detail` list.

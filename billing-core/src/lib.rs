@@ -21,6 +21,7 @@ pub mod coupon;
 pub mod error;
 pub mod event;
 pub mod fields;
+pub mod idempotency;
 pub mod ids;
 pub mod invoice;
 pub mod lane;

@@ -12,6 +12,7 @@ use crate::consumer::ConsumerTx;
 use crate::coupon::CouponTx;
 use crate::error::{Result, StoreError};
 use crate::event::EventTx;
+use crate::idempotency::IdempotencyTx;
 use crate::invoice::InvoiceTx;
 use crate::notification::NotificationTx;
 use crate::org::OrgTx;
@@ -34,6 +35,9 @@ pub type StoreResult<T> = std::result::Result<T, StoreError>;
 ///   `f` must not have effects outside the transaction.
 /// - `read` runs `f` against a consistent snapshot and never waits for a writer.
 /// - While `f` runs, [`transaction_open`] is true on the calling thread (see [`OpenTransaction`]).
+/// - A host that serves idempotency keys wraps every write closure with
+///   [`crate::idempotency::marking`] (the server's store does), so that an operation run under a
+///   key marks it in each transaction it commits.
 pub trait Store: Send + Sync + 'static {
     fn read<R>(&self, f: impl FnMut(&mut dyn Tx) -> Result<R>) -> Result<R>;
     fn write<R>(&self, f: impl FnMut(&mut dyn Tx) -> Result<R>) -> Result<R>;
@@ -98,7 +102,20 @@ pub trait Store: Send + Sync + 'static {
 /// written). Timestamps round-trip with microsecond precision; money round-trips exactly
 /// (stored in thousandths, [`crate::money::stored`]).
 pub trait Tx:
-    OrgTx + ApiKeyTx + BranchTx + NotificationTx + ConsumerTx + ProductTx + CouponTx + EventTx + InvoiceTx + PaymentTx + PaymentLinkTx + WorkTx + WebhookTx
+    OrgTx
+    + ApiKeyTx
+    + BranchTx
+    + NotificationTx
+    + ConsumerTx
+    + ProductTx
+    + CouponTx
+    + EventTx
+    + InvoiceTx
+    + PaymentTx
+    + PaymentLinkTx
+    + WorkTx
+    + WebhookTx
+    + IdempotencyTx
 {
 }
 
@@ -116,6 +133,7 @@ impl<T> Tx for T where
         + PaymentLinkTx
         + WorkTx
         + WebhookTx
+        + IdempotencyTx
         + ?Sized
 {
 }

@@ -5,6 +5,7 @@ pub mod backend;
 pub mod connections;
 pub mod health;
 pub mod http;
+pub mod idempotency;
 pub mod router;
 pub mod webhook_transport;
 pub mod worker;
@@ -211,6 +212,8 @@ async fn respond(app: Arc<App>, req: Request<hyper::body::Incoming>) -> HttpResp
     // An empty header is the same as none.
     let branch = header(&parts.headers, "x-branch-id").map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
     let lane = route.lane;
+    let idempotency_key = idempotency::raw_key(&parts.method, &parts.headers);
+    let raw_query = parts.uri.query().unwrap_or("").to_string();
     let authenticate = move |app: &App| {
         let branch = match branch {
             Some(b) => Some(b.parse::<BranchId>().map_err(|_| {
@@ -227,7 +230,9 @@ async fn respond(app: Arc<App>, req: Request<hyper::body::Incoming>) -> HttpResp
     // A request with a body is authenticated before its body is read: a client without valid
     // credentials never gets to hold a body buffer (or a slow body's connection) open. One
     // without a body is authenticated with the operation, in its snapshot.
-    let scope = if hyper::body::Body::is_end_stream(&body) {
+    // A request with an idempotency key too: the key is claimed for its organization before
+    // the operation runs.
+    let scope = if hyper::body::Body::is_end_stream(&body) && idempotency_key.is_none() {
         Err(authenticate)
     } else {
         match on_read_lane(&app, move |app| authenticate(&app)).await {
@@ -240,6 +245,13 @@ async fn respond(app: Arc<App>, req: Request<hyper::body::Incoming>) -> HttpResp
         Err(e) => return read_failed(&app, e),
     };
     let input = OpRequest::new(&req, params);
+    if let (Some(raw), Ok(scope)) = (&idempotency_key, &scope) {
+        let id = match idempotency::Identity::new(raw, &req.method, &req.path, &raw_query, scope, &req.body) {
+            Ok(id) => id,
+            Err(e) => return error_response(&e),
+        };
+        return idempotency::respond(app, route, scope.clone(), id, input).await;
+    }
     let handler = route.handler;
     let run = move |app: Arc<App>| {
         let scope = match scope {
@@ -275,7 +287,7 @@ async fn respond_public(app: Arc<App>, route: &'static PublicRoute, params: Vec<
 }
 
 /// Runs an operation where its lane says (see `respond`).
-async fn on_lane<R: Send + 'static>(app: Arc<App>, lane: Lane, run: impl FnOnce(Arc<App>) -> Result<R, Error> + Send + 'static) -> Result<R, Error> {
+pub(crate) async fn on_lane<R: Send + 'static>(app: Arc<App>, lane: Lane, run: impl FnOnce(Arc<App>) -> Result<R, Error> + Send + 'static) -> Result<R, Error> {
     match lane {
         Lane::Read => on_read_lane(&app, run).await,
         Lane::Io => tokio::task::spawn_blocking(move || run(app)).await.unwrap_or_else(|e| Err(panicked(e))),
@@ -286,7 +298,7 @@ async fn on_lane<R: Send + 'static>(app: Arc<App>, lane: Lane, run: impl FnOnce(
     }
 }
 
-fn reply(result: Result<Reply, Error>) -> HttpResponse {
+pub(crate) fn reply(result: Result<Reply, Error>) -> HttpResponse {
     match result {
         Ok(Reply::Json(v)) => json_response(StatusCode::OK, &v),
         Ok(Reply::Bytes(b)) => http::bytes_response(StatusCode::OK, b),

@@ -28,6 +28,7 @@ mod branch;
 mod consumer;
 mod coupon;
 mod event;
+mod idempotency;
 mod invoice;
 mod notification;
 mod org;

@@ -40,6 +40,7 @@ pub mod catalog;
 pub mod concurrency;
 pub mod consumers;
 pub mod coupons;
+pub mod idempotency;
 pub mod invitations;
 pub mod invoices;
 pub mod link_payments;
@@ -485,6 +486,15 @@ macro_rules! conformance_suite {
                 refused_void_is_retried_until_confirmed,
                 concurrent_payers_charge_once,
                 refund_in_flight_is_recorded_and_finished,
+            ],
+            idempotency: [
+                record_round_trip_and_scoping,
+                finished_requests_replay_and_other_requests_are_refused,
+                running_requests_are_waited_for_then_taken_over,
+                marks_commit_and_roll_back_with_the_operation,
+                committed_requests_are_never_run_again,
+                keys_expire_after_24_hours_of_org_time,
+                racing_claims_let_one_run,
             ],
             concurrency: [
                 reads_do_not_wait_for_writers,

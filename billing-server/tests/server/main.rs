@@ -17,6 +17,7 @@ mod cross_branch;
 mod fuzz;
 mod hostile_input;
 mod http_basics;
+mod idempotency;
 mod invoice;
 mod invoice_events;
 mod lanes;
