@@ -184,14 +184,41 @@ pub async fn handle(app: Arc<App>, req: Request<hyper::body::Incoming>) -> HttpR
         });
     let counted = app.clone();
     let _in_flight = counted.in_flight.start();
+    let started = std::time::Instant::now();
+    let method = req.method().clone();
+    let route = router::template(&method, req.uri().path());
+    let key = api_key_name(req.headers());
     let mut resp = match health::probe(&app, req.uri().path()).await {
         Some(r) => r,
         None => respond(app, req).await,
     };
+    // The access log: one line per request, at `info` under the target `access` (filter it
+    // with BILLING_LOG=info,access=off). The route template, never the path (ids, short ids)
+    // nor the query; the API key's public name, never its secret; no body.
+    tracing::info!(
+        target: "access",
+        method = %method,
+        route = %route,
+        status = resp.status().as_u16(),
+        duration_ms = started.elapsed().as_secs_f64() * 1000.0,
+        request_id = %request_id,
+        key = key.as_deref().unwrap_or("-"),
+    );
     if let Ok(v) = HeaderValue::from_str(&request_id) {
         resp.headers_mut().insert("x-request-id", v);
     }
     resp
+}
+
+/// The public half (`key`) of an `x-api-key` credential (base64 of `key:secret`), for the
+/// access log: what names the key in `GET /api-keys`, never the secret.
+fn api_key_name(headers: &hyper::HeaderMap) -> Option<String> {
+    use base64::Engine;
+    let raw = headers.get("x-api-key")?.as_bytes();
+    let decoded = base64::engine::general_purpose::STANDARD.decode(raw).ok()?;
+    let text = String::from_utf8(decoded).ok()?;
+    let (key, _secret) = text.split_once(':')?;
+    (!key.is_empty() && key.len() <= 64 && key.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')).then(|| key.to_string())
 }
 
 async fn respond(app: Arc<App>, req: Request<hyper::body::Incoming>) -> HttpResponse {

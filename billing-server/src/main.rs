@@ -164,13 +164,11 @@ enum KeysCommand {
 }
 
 fn main() -> ExitCode {
-    tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::try_from_env("BILLING_LOG").unwrap_or_else(|_| "info".into()))
-        .with_writer(std::io::stderr)
-        // Colour codes only for a person at a terminal, never in a log file or pipe.
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .init();
     let cli = Cli::parse();
+    if let Err(e) = init_logging() {
+        eprintln!("error: {e}");
+        return ExitCode::FAILURE;
+    }
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
@@ -178,6 +176,22 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// Logs to stderr, filtered by `BILLING_LOG` (default `info`), as text or, with
+/// `BILLING_LOG_FORMAT=json`, one JSON object per line.
+fn init_logging() -> Result<(), String> {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("BILLING_LOG").unwrap_or_else(|_| "info".into());
+    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    match std::env::var("BILLING_LOG_FORMAT").as_deref() {
+        Ok("json") => builder.json().flatten_event(true).with_current_span(false).with_span_list(false).init(),
+        Ok("text") | Err(_) => builder
+            // Colour codes only for a person at a terminal, never in a log file or pipe.
+            .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+            .init(),
+        Ok(other) => return Err(format!("BILLING_LOG_FORMAT must be text or json, not {other:?}")),
+    }
+    Ok(())
 }
 
 /// The configuration of a command that does not serve (no background worker).

@@ -147,6 +147,22 @@ pub fn resolve(method: &Method, path: &str) -> Resolution {
     find(&COMPILED, method, rest)
 }
 
+/// The route template a request is logged and counted under: the matched row's path
+/// (`/api/v2/consumers/{consumer_id}`), so that ids never reach a log line as a path; `other`
+/// for what no row matches (the health probes are their own paths).
+pub fn template(method: &Method, path: &str) -> std::borrow::Cow<'static, str> {
+    if let Resolution::Found(r, _) = resolve(method, path) {
+        return format!("/api/v2{}", r.path).into();
+    }
+    if let Resolution::Found(r, _) = resolve_public(method, path) {
+        return r.path.into();
+    }
+    match path {
+        "/healthz" | "/readyz" => std::borrow::Cow::Owned(path.to_string()),
+        _ => "other".into(),
+    }
+}
+
 /// The public row for `method` and `path` (a full path: `/pay/…`, or `/embed.js`).
 pub fn resolve_public(method: &Method, path: &str) -> Resolution<PublicRoute> {
     let Some(rest) = path.strip_prefix('/') else {

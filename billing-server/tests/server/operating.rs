@@ -326,3 +326,132 @@ fn a_missing_sqlite_file_is_created_only_when_asked() {
     let other = format!("sqlite://{}", dir.path().join("fresh.db").display());
     assert!(Command::new(BIN).args(["init", "--database-url", &other]).output().unwrap().status.success());
 }
+
+/// A key made from the command line on a new SQLite database: its `x-api-key` value and its
+/// public name.
+fn cli_key(url: &str) -> (String, String) {
+    assert!(Command::new(BIN).args(["init", "--database-url", url]).output().unwrap().status.success());
+    let made = Command::new(BIN)
+        .args(["keys", "create", "--all-branches", "--json", "--name", "log", "--database-url", url])
+        .output()
+        .unwrap();
+    assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
+    let made: Value = serde_json::from_slice(&made.stdout).unwrap();
+    (made["x_api_key"].as_str().unwrap().to_string(), made["api_key"].as_str().unwrap().to_string())
+}
+
+/// The secret half of an `x-api-key` value.
+fn secret_of(x_api_key: &str) -> String {
+    use base64::Engine;
+    let raw = base64::engine::general_purpose::STANDARD.decode(x_api_key).unwrap();
+    String::from_utf8(raw).unwrap().split_once(':').unwrap().1.to_string()
+}
+
+/// One access-log line per request at `info`: method, route template (not the path with its
+/// id), status, duration, request id and the key's public name; never the secret.
+#[test]
+fn every_request_has_an_access_log_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = sqlite_url(&dir);
+    let (x_api_key, name) = cli_key(&url);
+    let server = start(&url, &[]);
+    let id = "0190e5a0-0000-7000-8000-00000000abcd";
+    let (status, _) = request(
+        server.port,
+        &format!("GET /api/v2/consumers/{id}?search=x HTTP/1.1\r\nHost: x\r\nConnection: close\r\nx-api-key: {x_api_key}\r\nx-request-id: req-log-1\r\n\r\n"),
+    );
+    assert_eq!(status, 404);
+    let line = server.log_until("req-log-1").pop().unwrap();
+    for part in [
+        "access",
+        "method=GET",
+        "route=/api/v2/consumers/{consumer_id}",
+        "status=404",
+        "duration_ms=",
+        &format!("key=\"{name}\""),
+    ] {
+        assert!(line.contains(part), "{part:?} missing from {line:?}");
+    }
+    assert!(!line.contains(id) && !line.contains("search=x"), "no path ids or query in the log: {line:?}");
+    assert!(
+        !line.contains(&secret_of(&x_api_key)) && !line.contains(&x_api_key),
+        "no secret in the log: {line:?}"
+    );
+    // Unknown paths are logged under one name; a request without a key as `-`.
+    let (status, _) = request(
+        server.port,
+        "GET /no/such/thing HTTP/1.1\r\nHost: x\r\nConnection: close\r\nx-request-id: req-log-2\r\n\r\n",
+    );
+    assert_eq!(status, 404);
+    let line = server.log_until("req-log-2").pop().unwrap();
+    assert!(
+        line.contains("route=other") && line.contains("key=\"-\"") && !line.contains("/no/such"),
+        "{line:?}"
+    );
+}
+
+/// `BILLING_LOG_FORMAT=json`: every line is one JSON object, the access line with its fields;
+/// another value is refused at start.
+#[test]
+fn json_logs_are_one_object_per_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = sqlite_url(&dir);
+    let (x_api_key, name) = cli_key(&url);
+    let mut child = Command::new(BIN)
+        .args(["--listen", "127.0.0.1:0", "--no-worker", "--database-url", &url])
+        .env("BILLING_LOG", "info")
+        .env("BILLING_LOG_FORMAT", "json")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (send, lines) = mpsc::channel();
+    let stderr = child.stderr.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if send.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    let next = || -> Value {
+        let line = lines.recv_timeout(Duration::from_secs(20)).expect("a log line within 20 s");
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("not one JSON object ({e}): {line:?}"))
+    };
+    let port: u16 = loop {
+        let v = next();
+        if v["message"] == "billing-server listening" {
+            break v["address"].as_str().unwrap().rsplit(':').next().unwrap().parse().unwrap();
+        }
+    };
+    let (status, _) = request(
+        port,
+        &format!("GET /api/v2/consumers HTTP/1.1\r\nHost: x\r\nConnection: close\r\nx-api-key: {x_api_key}\r\nx-request-id: req-json-1\r\n\r\n"),
+    );
+    assert_eq!(status, 200);
+    let access = loop {
+        let v = next();
+        if v["request_id"] == "req-json-1" {
+            break v;
+        }
+    };
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!(access["target"], "access", "{access}");
+    assert_eq!(access["level"], "INFO", "{access}");
+    assert_eq!(access["method"], "GET", "{access}");
+    assert_eq!(access["route"], "/api/v2/consumers", "{access}");
+    assert_eq!(access["status"], 200, "{access}");
+    assert_eq!(access["key"], name.as_str(), "{access}");
+    assert!(access["duration_ms"].as_f64().is_some_and(|d| d >= 0.0), "{access}");
+    assert!(!access.to_string().contains(&secret_of(&x_api_key)), "{access}");
+
+    let out = Command::new(BIN)
+        .args(["--listen", "127.0.0.1:0", "--database-url", &url])
+        .env("BILLING_LOG_FORMAT", "xml")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("BILLING_LOG_FORMAT must be text or json"), "{err}");
+}
