@@ -18,6 +18,7 @@ use crate::org::OrgTx;
 use crate::payment::PaymentTx;
 use crate::payment_link::PaymentLinkTx;
 use crate::product::ProductTx;
+use crate::subscription::SubscriptionTx;
 use crate::webhook::WebhookTx;
 use crate::work::WorkTx;
 use std::cell::Cell;
@@ -98,7 +99,20 @@ pub trait Store: Send + Sync + 'static {
 /// written). Timestamps round-trip with microsecond precision; money round-trips exactly
 /// (stored in thousandths, [`crate::money::stored`]).
 pub trait Tx:
-    OrgTx + ApiKeyTx + BranchTx + NotificationTx + ConsumerTx + ProductTx + CouponTx + EventTx + InvoiceTx + PaymentTx + PaymentLinkTx + WorkTx + WebhookTx
+    OrgTx
+    + ApiKeyTx
+    + BranchTx
+    + NotificationTx
+    + ConsumerTx
+    + ProductTx
+    + CouponTx
+    + EventTx
+    + InvoiceTx
+    + PaymentTx
+    + PaymentLinkTx
+    + SubscriptionTx
+    + WorkTx
+    + WebhookTx
 {
 }
 
@@ -114,6 +128,7 @@ impl<T> Tx for T where
         + InvoiceTx
         + PaymentTx
         + PaymentLinkTx
+        + SubscriptionTx
         + WorkTx
         + WebhookTx
         + ?Sized
