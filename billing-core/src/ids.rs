@@ -80,6 +80,8 @@ typed_id!(
     WorkId,
     PaymentLinkId,
     PaymentLinkItemId,
+    SubscriptionId,
+    SubscriptionItemId,
 );
 
 #[cfg(test)]

@@ -35,6 +35,7 @@ pub mod pricing;
 pub mod product;
 pub mod sandbox;
 pub mod store;
+pub mod subscription;
 pub mod webhook;
 pub mod wire;
 pub mod work;

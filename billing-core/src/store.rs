@@ -19,6 +19,7 @@ use crate::org::OrgTx;
 use crate::payment::PaymentTx;
 use crate::payment_link::PaymentLinkTx;
 use crate::product::ProductTx;
+use crate::subscription::SubscriptionTx;
 use crate::webhook::WebhookTx;
 use crate::work::WorkTx;
 use std::cell::Cell;
@@ -113,6 +114,7 @@ pub trait Tx:
     + InvoiceTx
     + PaymentTx
     + PaymentLinkTx
+    + SubscriptionTx
     + WorkTx
     + WebhookTx
     + IdempotencyTx
@@ -131,6 +133,7 @@ impl<T> Tx for T where
         + InvoiceTx
         + PaymentTx
         + PaymentLinkTx
+        + SubscriptionTx
         + WorkTx
         + WebhookTx
         + IdempotencyTx

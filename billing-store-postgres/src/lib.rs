@@ -35,6 +35,7 @@ mod org;
 mod payment;
 mod payment_link;
 mod product;
+mod subscription;
 mod webhook;
 mod work;
 

@@ -154,6 +154,16 @@ fn unfinished_business(tx: &mut dyn Tx, branch: BranchId) -> Result<Vec<String>>
     if links > 0 {
         holds.push(format!("{links} active payment link(s)"));
     }
-    // Subscriptions, once they exist, hold a branch the same way.
+    let mut one = ListQuery::new(crate::subscription::SubscriptionSort::CreatedAt);
+    one.limit = 1;
+    use crate::subscription::SubscriptionStatus as St;
+    let ongoing = crate::subscription::SubscriptionFilter {
+        statuses: vec![St::Active, St::Inactive, St::Frozen, St::Trialing, St::TrialPending],
+        ..Default::default()
+    };
+    let subs = tx.list_subscriptions(branch, &one, &ongoing)?.total;
+    if subs > 0 {
+        holds.push(format!("{subs} subscription(s) not canceled"));
+    }
     Ok(holds)
 }

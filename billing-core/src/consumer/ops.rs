@@ -156,6 +156,16 @@ impl<S: Store> Billing<S> {
                     format!("Consumer '{id}' has invoices that are not completed or canceled"),
                 ));
             }
+            {
+                use crate::subscription::SubscriptionStatus as St;
+                let ongoing = [St::Active, St::Inactive, St::Frozen, St::Trialing, St::TrialPending];
+                if tx.consumer_has_subscriptions_in(scope.branch_id(), id, &ongoing)? {
+                    return Err(Error::rule(
+                        Code::CONSUMER_HAS_ONGOING_SUBSCRIPTIONS,
+                        format!("Consumer '{id}' has subscriptions that are not canceled: cancel them first"),
+                    ));
+                }
+            }
             if tx.consumer_has_payment_links_in(scope.branch_id(), id, &[crate::payment_link::PaymentLinkStatus::Active])? {
                 return Err(Error::rule(
                     Code::CONSUMER_HAS_ACTIVE_PAYMENT_LINKS,

@@ -283,7 +283,7 @@ impl<S: Store> Billing<S> {
         self.with_detailed_view(scope, |tx| self.void_invoice_in(tx, scope, id))
     }
 
-    fn void_invoice_in(&self, tx: &mut dyn Tx, scope: &Scope, id: InvoiceId) -> Result<Invoice> {
+    pub(crate) fn void_invoice_in(&self, tx: &mut dyn Tx, scope: &Scope, id: InvoiceId) -> Result<Invoice> {
         let now = self.now(scope);
         let (mut inv, payments) = self.load_invoice(tx, scope, id)?;
         if inv.is_finalised(&payments) {

@@ -45,6 +45,9 @@ impl<S: Store> Billing<S> {
         if all_paid {
             emit_invoice(tx, self.public_url(), EventType::InvoiceCompleted, inv, now)?;
         }
+        // A subscription's invoice paid: its latest invoice counts as paid, the first one
+        // activates it.
+        crate::subscription::ops::on_invoice_paid(tx, self.public_url(), inv, all_paid, now)?;
         self.freeze_catalog(tx, scope, inv)?;
         Ok(paid)
     }

@@ -46,6 +46,7 @@ pub mod invoices;
 pub mod link_payments;
 pub mod payment_links;
 pub mod sandbox;
+pub mod subscriptions;
 pub mod tx;
 pub mod webhooks;
 
@@ -448,6 +449,18 @@ macro_rules! conformance_suite {
                 status_changes,
                 coupon_changes_reprice,
                 active_links_hold_consumer_and_branch,
+            ],
+            subscriptions: [
+                create_issues_the_first_invoice,
+                create_refusals_write_nothing,
+                subscription_round_trip,
+                one_invoice_per_cycle_is_a_unique_key,
+                a_year_of_monthly_renewals,
+                renewal_run_twice_issues_once,
+                cancel_and_uncancel,
+                until_cycle_number_ends_it,
+                declined_renewals_are_retried_then_inactivate,
+                list_filters_and_sorts,
             ],
             link_payments: [
                 paid_card_creates_everything_in_one_go,

@@ -11,5 +11,6 @@ pub fn registry<S: Store>() -> Vec<Handler<S>> {
     all.extend(crate::payment::work_handlers());
     all.extend(crate::payment::installment::work_handlers());
     all.extend(crate::payment_link::work_handlers());
+    all.extend(crate::subscription::work_handlers());
     all
 }

@@ -15,6 +15,7 @@ mod payment;
 mod payment_link;
 mod product;
 mod sandbox;
+mod subscription;
 mod webhook;
 
 use crate::http::Incoming2;
@@ -37,6 +38,7 @@ pub static TABLES: &[&[Route]] = &[
     invoice::ROUTES,
     payment::ROUTES,
     payment_link::ROUTES,
+    subscription::ROUTES,
 ];
 
 /// The public rows (no credentials; full paths under `/pay/`, and `/embed.js`): the checkout

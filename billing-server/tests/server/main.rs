@@ -30,6 +30,7 @@ mod payment_links;
 mod product;
 mod resilience;
 mod sandbox;
+mod subscriptions;
 mod webhook;
 mod webhook_crash;
 mod webhook_multi_process;

@@ -1,0 +1,376 @@
+//! Renewal: the due-work handlers that move a subscription from one cycle to the next, due at
+//! the period end in the organization's time (so the sandbox clock drives them and any process
+//! may run them).
+//!
+//! - [`RENEWAL_KIND`] (one item per subscription and next cycle, due at the current period's
+//!   end): a scheduled cancellation takes effect (CANCELED, SUBSCRIPTION_CANCELED); after
+//!   `until_cycle_number` the subscription ends the same way; otherwise the next cycle's invoice
+//!   is issued (INVOICE_CREATED, `subscription_id` set), the cycle after it is queued, and with
+//!   auto-renewal a charge item is queued. All in one transaction that also completes the item;
+//!   the store's `subscription_cycles_key` refuses a second invoice for the same cycle, so a
+//!   renewal run twice or by two processes at once issues one.
+//! - [`RENEW_CHARGE_KIND`] (attempt `k` of one invoice): charges the consumer's latest active
+//!   tokenized card with consent through the gateway, with the attempt pattern of
+//!   [`crate::payment`] (record, call with no transaction open, record the outcome). Approved:
+//!   PAYMENT_SUCCEEDED, INVOICE_COMPLETED. Declined or no card: SUBSCRIPTION_CYCLE_RENEWAL_FAILED,
+//!   and the next attempt follows [`RENEWAL_RETRY_DAYS`] after the first; after the last retry the
+//!   subscription becomes INACTIVE (SUBSCRIPTION_INACTIVATED). The next attempt's item is queued
+//!   in the transaction that starts this one, so a crash between the gateway call and the
+//!   recording of its outcome loses no retry (the attempt's own recovery fails the payment).
+//! - An INACTIVE subscription is not renewed: its renewal is queued again when it is activated
+//!   (its overdue invoice paid).
+
+use super::ops::{emit, schedule_renewal, subscription_event};
+use super::{Subscription, SubscriptionStatus};
+use crate::auth::{Actor, BranchAccess, Scope};
+use crate::billing::Billing;
+use crate::clock::Timestamp;
+use crate::error::{Error, Result, StoreError};
+use crate::event::EventType;
+use crate::ids::{BranchId, InvoiceId, SubscriptionId, WorkId};
+use crate::invoice::InvoiceStatus;
+use crate::org::Role;
+use crate::payment::{org_now, PaymentMethod, PaymentStatus};
+use crate::store::{Store, Tx};
+use crate::work::ops::is_lease_lost;
+use crate::work::{DueWork, Handler};
+use chrono::Duration;
+use serde::{Deserialize, Serialize};
+
+/// Renew a subscription into its next cycle.
+pub const RENEWAL_KIND: &str = "subscription.renewal";
+/// Charge a renewal invoice (attempt `k`).
+pub const RENEW_CHARGE_KIND: &str = "subscription.renewal_charge";
+/// The retries of a declined renewal charge, in days after the first attempt: 3 retries over 7
+/// days.
+pub const RENEWAL_RETRY_DAYS: [i64; 3] = [1, 3, 7];
+
+/// Report keys.
+pub const RENEWED: &str = "subscription.renewed";
+pub const ENDED: &str = "subscription.ended";
+pub const CHARGED: &str = "subscription.charged";
+pub const CHARGE_FAILED: &str = "subscription.charge_failed";
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct RenewalPayload {
+    branch_id: BranchId,
+    subscription_id: SubscriptionId,
+    cycle: u32,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct ChargePayload {
+    branch_id: BranchId,
+    subscription_id: SubscriptionId,
+    invoice_id: InvoiceId,
+    /// 0: the charge at renewal; 1..=3: the retries; 4: the check after the last retry.
+    attempt: u32,
+    /// When attempt 0 was due (the retries count from it).
+    first_at: Timestamp,
+}
+
+fn charge_work_id(invoice: InvoiceId, attempt: u32) -> WorkId {
+    WorkId(uuid::Uuid::from_u128(invoice.0.as_u128() ^ (u128::from(attempt) << 1 | 1)))
+}
+
+/// Queues attempt `attempt` of charging `invoice`.
+fn queue_charge(tx: &mut dyn Tx, s: &Subscription, invoice: InvoiceId, attempt: u32, first_at: Timestamp, due: Timestamp) -> Result<()> {
+    let id = charge_work_id(invoice, attempt);
+    if tx.work(id)?.is_some() {
+        return Ok(());
+    }
+    let p = ChargePayload {
+        branch_id: s.branch_id,
+        subscription_id: s.id,
+        invoice_id: invoice,
+        attempt,
+        first_at,
+    };
+    let payload = serde_json::to_value(&p).expect("plain data serializes");
+    tx.insert_work(&DueWork::new(id, s.org_id, RENEW_CHARGE_KIND, due, payload))?;
+    Ok(())
+}
+
+/// When attempt `next` (after attempt `next - 1` started at `now`) is due.
+fn next_attempt_due(first_at: Timestamp, next: u32, now: Timestamp) -> Timestamp {
+    match RENEWAL_RETRY_DAYS.get(next as usize - 1) {
+        Some(days) => (first_at + Duration::days(*days)).max(now),
+        // The check after the last retry: once that attempt's outcome is surely recorded.
+        None => now + crate::payment::ATTEMPT_TIMEOUT + Duration::minutes(1),
+    }
+}
+
+pub(crate) fn work_handlers<S: Store>() -> Vec<Handler<S>> {
+    vec![
+        Handler {
+            kind: RENEWAL_KIND,
+            batched: false,
+            ready: |_| true,
+            run: |b, items, report| {
+                for item in items {
+                    match b.renew(item) {
+                        Ok(Some(label)) => report.add(label, 1),
+                        Ok(None) => {}
+                        Err(e) if is_lease_lost(&e) => {}
+                        Err(_) => report.errors += 1,
+                    }
+                }
+            },
+        },
+        Handler {
+            kind: RENEW_CHARGE_KIND,
+            batched: false,
+            ready: |_| true,
+            run: |b, items, report| {
+                for item in items {
+                    match b.charge_renewal(item) {
+                        Ok(Some(true)) => report.add(CHARGED, 1),
+                        Ok(Some(false)) => report.add(CHARGE_FAILED, 1),
+                        Ok(None) => {}
+                        Err(e) if is_lease_lost(&e) => {}
+                        Err(_) => report.errors += 1,
+                    }
+                }
+            },
+        },
+    ]
+}
+
+fn lease_lost(item: &DueWork) -> Error {
+    StoreError::LeaseLost(item.id).into()
+}
+
+fn is_cycle_taken(e: &Error) -> bool {
+    matches!(e, Error::Store(StoreError::UniqueViolation(name)) if name == "subscription_cycles_key")
+}
+
+impl<S: Store> Billing<S> {
+    /// The engine's scope in a branch of an organization (it acts as the organization's first
+    /// admin), or `None` when the organization, branch or admin is gone.
+    fn engine_scope(&self, tx: &mut dyn Tx, item: &DueWork, branch: BranchId) -> Result<Option<Scope>> {
+        let Some(branch) = tx.branch(item.org_id, branch)? else { return Ok(None) };
+        let Some(org) = tx.org(item.org_id)? else { return Ok(None) };
+        let Some(admin) = tx.first_org_admin(org.id)? else { return Ok(None) };
+        let actor = Actor {
+            user_id: admin.id,
+            role: Role::OrganizationAdmin,
+            access: BranchAccess::Only(vec![branch.id]),
+            api_key_id: None,
+        };
+        Ok(Some(Scope { org, branch, actor }))
+    }
+
+    fn drop_item(&self, item: &DueWork) -> Result<()> {
+        self.store.write_leased(|tx| Ok(tx.complete_work(item.id, item.leased_until)?))?;
+        Ok(())
+    }
+
+    /// Runs one renewal item; returns what it did (a report key) or `None` for nothing.
+    fn renew(&self, item: &DueWork) -> Result<Option<&'static str>> {
+        let Ok(p) = serde_json::from_value::<RenewalPayload>(item.payload.clone()) else {
+            self.drop_item(item)?;
+            return Ok(None);
+        };
+        let Some(scope) = self.store.read(|tx| self.engine_scope(tx, item, p.branch_id))? else {
+            self.drop_item(item)?;
+            return Ok(None);
+        };
+        let server_now = self.clock().now();
+        let done = self.store.write(|tx| {
+            let now = org_now(tx, item.org_id, server_now)?;
+            let Some(mut s) = tx.subscription(p.branch_id, p.subscription_id)? else {
+                return self.finish(tx, item, None);
+            };
+            if s.status.is_terminal() || s.current_cycle_number + 1 != p.cycle {
+                // Over, or renewed already (a run twice): nothing to do.
+                return self.finish(tx, item, None);
+            }
+            if s.current_period_end > now {
+                // Early (the item was made before a change of the period): wait for the end.
+                if !tx.reschedule_work(item.id, item.leased_until, s.current_period_end, &item.payload)? {
+                    return Err(lease_lost(item));
+                }
+                return Ok(None);
+            }
+            if s.status != SubscriptionStatus::Active {
+                // Not renewed while not active; activation queues the renewal again.
+                return self.finish(tx, item, None);
+            }
+            let end = s.current_period_end;
+            if s.cancel_at_period_end || s.until_cycle_number.is_some_and(|u| s.current_cycle_number >= u) {
+                s.status = SubscriptionStatus::Canceled;
+                s.ended_at = Some(end);
+                s.updated_at = Some(now);
+                tx.update_subscription(&s)?;
+                emit(tx, self.public_url(), EventType::SubscriptionCanceled, &s, now)?;
+                return self.finish(tx, item, Some(ENDED));
+            }
+            let (start, next_end) = s.cycle(p.cycle);
+            s.current_cycle_number = p.cycle;
+            s.current_period_start = start;
+            s.current_period_end = next_end;
+            let inv = self.issue_cycle_invoice(tx, &scope, &mut s, p.cycle, now)?;
+            schedule_renewal(tx, &s)?;
+            if s.payment_methods.auto_renewal() && !inv.total_amount.is_zero() {
+                queue_charge(tx, &s, inv.id, 0, start, start)?;
+            }
+            tx.update_subscription(&s)?;
+            self.finish(tx, item, Some(RENEWED))
+        });
+        match done {
+            Err(e) if is_cycle_taken(&e) => {
+                // Another run issued this cycle's invoice: this item has nothing left to do.
+                self.drop_item(item)?;
+                Ok(None)
+            }
+            r => r,
+        }
+    }
+
+    /// Completes `item` in the transaction (refused when its lease was lost) and answers `what`.
+    fn finish(&self, tx: &mut dyn Tx, item: &DueWork, what: Option<&'static str>) -> Result<Option<&'static str>> {
+        if !tx.complete_work(item.id, item.leased_until)? {
+            return Err(lease_lost(item));
+        }
+        Ok(what)
+    }
+
+    /// Records a failed renewal charge of `invoice` (attempt `attempt`):
+    /// SUBSCRIPTION_CYCLE_RENEWAL_FAILED, and after the last retry INACTIVE with
+    /// SUBSCRIPTION_INACTIVATED. Nothing when the invoice is no longer the subscription's latest
+    /// or the subscription is not ACTIVE.
+    #[allow(clippy::too_many_arguments)]
+    fn record_renewal_failure(
+        &self,
+        tx: &mut dyn Tx,
+        branch: BranchId,
+        sid: SubscriptionId,
+        invoice: InvoiceId,
+        attempt: u32,
+        payment: Option<crate::ids::PaymentId>,
+        now: Timestamp,
+    ) -> Result<()> {
+        let Some(mut s) = tx.subscription(branch, sid)? else { return Ok(()) };
+        if s.latest_invoice_id != Some(invoice) || s.status != SubscriptionStatus::Active {
+            return Ok(());
+        }
+        s.renewal_failures = s.renewal_failures.max(attempt + 1);
+        s.updated_at = Some(now);
+        let last = attempt as usize >= RENEWAL_RETRY_DAYS.len();
+        if last {
+            s.status = SubscriptionStatus::Inactive;
+        }
+        tx.update_subscription(&s)?;
+        let mut failed = subscription_event(self.public_url(), EventType::SubscriptionCycleRenewalFailed, &s, payment, now);
+        if last {
+            // The failure is reported with the status the subscription had when it failed.
+            failed.payload["status"] = serde_json::json!(SubscriptionStatus::Active);
+        }
+        crate::event::record(tx, &failed)?;
+        if last {
+            emit(tx, self.public_url(), EventType::SubscriptionInactivated, &s, now)?;
+        }
+        Ok(())
+    }
+
+    /// Runs one charge item: `Some(approved)` when a charge was made or failed, `None` when
+    /// there was nothing to charge.
+    fn charge_renewal(&self, item: &DueWork) -> Result<Option<bool>> {
+        let Ok(p) = serde_json::from_value::<ChargePayload>(item.payload.clone()) else {
+            self.drop_item(item)?;
+            return Ok(None);
+        };
+        let found = self.store.read(|tx| {
+            let Some(scope) = self.engine_scope(tx, item, p.branch_id)? else {
+                return Ok(None);
+            };
+            let Some(s) = tx.subscription(p.branch_id, p.subscription_id)? else {
+                return Ok(None);
+            };
+            let Some(inv) = tx.invoice(p.branch_id, p.invoice_id)? else { return Ok(None) };
+            let card = tx.latest_active_card(inv.consumer_id)?.filter(|c| c.consent);
+            Ok(Some((scope, s, inv, card)))
+        })?;
+        let Some((scope, s, inv, card)) = found else {
+            self.drop_item(item)?;
+            return Ok(None);
+        };
+        let owed = s.status == SubscriptionStatus::Active
+            && s.latest_invoice_id == Some(inv.id)
+            && !matches!(inv.status, InvoiceStatus::Completed | InvoiceStatus::Canceled);
+        if !owed {
+            self.drop_item(item)?;
+            return Ok(None);
+        }
+        let now = self.now(&scope);
+        let last_check = p.attempt as usize > RENEWAL_RETRY_DAYS.len();
+        if last_check || card.is_none() {
+            // No card (or the check after the last retry): the attempt fails without a charge.
+            self.store.write(|tx| {
+                if !tx.complete_work(item.id, item.leased_until)? {
+                    return Err(lease_lost(item));
+                }
+                let s = tx
+                    .subscription(p.branch_id, p.subscription_id)?
+                    .ok_or_else(|| Error::not_found("Subscription", p.subscription_id))?;
+                let unpaid = tx.invoice_payments(p.invoice_id)?.iter().any(|x| x.status.is_payable());
+                if last_check {
+                    if unpaid && s.renewal_failures <= RENEWAL_RETRY_DAYS.len() as u32 {
+                        self.record_renewal_failure(tx, p.branch_id, p.subscription_id, p.invoice_id, p.attempt - 1, None, now)?;
+                    }
+                    return Ok(());
+                }
+                queue_charge(
+                    tx,
+                    &s,
+                    p.invoice_id,
+                    p.attempt + 1,
+                    p.first_at,
+                    next_attempt_due(p.first_at, p.attempt + 1, now),
+                )?;
+                self.record_renewal_failure(tx, p.branch_id, p.subscription_id, p.invoice_id, p.attempt, None, now)
+            })?;
+            return Ok(if last_check { None } else { Some(false) });
+        }
+        let card = card.expect("checked");
+        let charge = self.record_charge(scope.org_id(), now, |tx| {
+            // Done once: the item ends in the transaction that starts the charge, which also
+            // queues the next attempt (it finds nothing to do if this one is approved).
+            if !tx.complete_work(item.id, item.leased_until)? {
+                return Err(lease_lost(item));
+            }
+            let (inv, all) = self.load_invoice(tx, &scope, p.invoice_id)?;
+            let mut pay = all
+                .iter()
+                .find(|x| x.status.is_payable())
+                .cloned()
+                .ok_or_else(|| Error::rule(crate::error::Code::PAYMENT_FINALIZED, format!("Invoice '{}' has nothing to charge", inv.id)))?;
+            pay.method = Some(PaymentMethod::parse(&card.network).unwrap_or(PaymentMethod::PgwCardUnspecified));
+            let s = tx
+                .subscription(p.branch_id, p.subscription_id)?
+                .ok_or_else(|| Error::not_found("Subscription", p.subscription_id))?;
+            queue_charge(
+                tx,
+                &s,
+                p.invoice_id,
+                p.attempt + 1,
+                p.first_at,
+                next_attempt_due(p.first_at, p.attempt + 1, now),
+            )?;
+            Ok((inv, vec![pay]))
+        })?;
+        let gw = self.gateway_for(&scope.org);
+        let outcome = self.call_out("the payment gateway", || {
+            gw.charge_token(&charge.reference(), &card.gateway_token, charge.total())
+        })?;
+        let recorded = self.record_charge_outcome(&scope, &charge, &outcome)?;
+        if !outcome.approved {
+            let payment = recorded.first().map(|x| x.id);
+            let now = self.now(&scope);
+            self.store
+                .write(|tx| self.record_renewal_failure(tx, p.branch_id, p.subscription_id, p.invoice_id, p.attempt, payment, now))?;
+        }
+        debug_assert!(recorded.iter().all(|x| x.status != PaymentStatus::Processing));
+        Ok(Some(outcome.approved))
+    }
+}

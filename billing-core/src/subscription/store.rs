@@ -1,0 +1,32 @@
+//! What a store offers for subscriptions (part of [`crate::store::Tx`]).
+
+use super::{Subscription, SubscriptionFilter, SubscriptionSort, SubscriptionStatus};
+use crate::ids::{BranchId, ConsumerId, InvoiceId, SubscriptionId};
+use crate::list::{ListQuery, Page};
+use crate::store::StoreResult;
+
+/// Subscription reads and writes inside one transaction.
+///
+/// - `insert_subscription` / `update_subscription` write the subscription with its items (an
+///   update replaces the items; updating a missing one is `StoreError::NotFound`); reads return
+///   the items in their order. An item's `line.id` is the item's id.
+/// - Cycles: `insert_subscription_cycle` records that cycle `cycle` of the subscription is
+///   billed by `invoice`. A second row for the same subscription and cycle is a
+///   `UniqueViolation` of `subscription_cycles_key`, whatever transactions race: this is what
+///   makes one invoice per subscription and cycle. `subscription_cycles` lists them by cycle.
+/// - Lists: `search` matches the description or the name of a product of an item
+///   (case-insensitive substring); dates filter `created_at` and the current period's bounds
+///   (inclusive); prices filter `amount` (inclusive, bounds through
+///   [`crate::money::stored_bound`]); `product_ids` keeps subscriptions with an item of one of
+///   them; `currencies` keeps those in one of them.
+pub trait SubscriptionTx {
+    fn insert_subscription(&mut self, s: &Subscription) -> StoreResult<()>;
+    fn subscription(&mut self, branch: BranchId, id: SubscriptionId) -> StoreResult<Option<Subscription>>;
+    fn update_subscription(&mut self, s: &Subscription) -> StoreResult<()>;
+    fn list_subscriptions(&mut self, branch: BranchId, q: &ListQuery<SubscriptionSort>, f: &SubscriptionFilter) -> StoreResult<Page<Subscription>>;
+    /// Whether the consumer has a subscription of `branch` in one of `statuses`.
+    fn consumer_has_subscriptions_in(&mut self, branch: BranchId, consumer: ConsumerId, statuses: &[SubscriptionStatus]) -> StoreResult<bool>;
+    fn insert_subscription_cycle(&mut self, subscription: SubscriptionId, cycle: u32, invoice: InvoiceId) -> StoreResult<()>;
+    /// `(cycle, invoice)` of every billed cycle, by cycle.
+    fn subscription_cycles(&mut self, subscription: SubscriptionId) -> StoreResult<Vec<(u32, InvoiceId)>>;
+}

@@ -1,0 +1,572 @@
+//! Subscription cases: creation (the first cycle's invoice, priced as invoices are), the rules
+//! of its products, the round trip of every stored field, one invoice per cycle as a unique
+//! key, activation by paying the first invoice, cancel and uncancel, renewals on the sandbox
+//! clock (a year of monthly cycles with their charges, `until_cycle_number`, a scheduled
+//! cancellation, declined charges retried then INACTIVE), renewals run twice or concurrently
+//! issuing once, and the list filters. Every refusal is checked to write nothing.
+
+use super::invoices::{consumer, coupon, create as create_invoice, invoice_body, product};
+use super::{expect_code, expect_invalid, expect_unique, money, ts, Harness, World};
+use crate::auth::Scope;
+use crate::error::{Code, Error, Result};
+use crate::event::EventType;
+use crate::ids::{ConsumerId, InvoiceId, ProductId, SubscriptionId, WorkId};
+use crate::invoice::{Invoice, InvoiceStatus};
+use crate::list::QueryParams;
+use crate::money::Currency;
+use crate::payment::{MarkPaid, PaymentMethod, PaymentStatus};
+use crate::sandbox::Advance;
+use crate::store::Store;
+use crate::subscription::*;
+use crate::work::DueWork;
+use chrono::Duration;
+use serde_json::{json, Value};
+
+pub fn sub_body(c: ConsumerId, items: &[(ProductId, u32)], period_start: &str) -> Value {
+    json!({
+        "organization_consumer_id": c,
+        "items": items.iter().map(|(p, q)| json!({"product_id": p, "quantity": q})).collect::<Vec<_>>(),
+        "period_start": period_start,
+        "currency": "SAR",
+    })
+}
+
+pub fn try_create<S: Store>(w: &World<S>, s: &Scope, v: &Value) -> Result<Subscription> {
+    w.billing.create_subscription(s, SubscriptionCreate::parse(v, Currency::SAR)?)
+}
+
+pub fn create<S: Store>(w: &World<S>, s: &Scope, v: Value) -> Subscription {
+    try_create(w, s, &v).unwrap_or_else(|e| panic!("create subscription {v}: {e:?}"))
+}
+
+fn monthly<S: Store>(w: &World<S>, s: &Scope, price: &str) -> crate::product::Product {
+    product(w, s, price, json!({"type": "RECURRING", "recurring_interval": "MONTH"}))
+}
+
+fn sub_events<S: Store>(w: &World<S>, id: SubscriptionId) -> Vec<EventType> {
+    w.read(|tx| tx.list_events(w.admin.org_id()))
+        .into_iter()
+        .filter(|e| e.entity_id == id.0)
+        .map(|e| e.event_type)
+        .collect()
+}
+
+fn everything<S: Store>(w: &World<S>) -> String {
+    let s = &w.admin;
+    let req = parse_subscription_list(&QueryParams::parse("limit=100&sort_direction=asc")).unwrap();
+    let subs = w.billing.list_subscriptions(s, &req).unwrap().items;
+    let invoices = w
+        .billing
+        .list_invoices(s, &crate::invoice::parse_invoice_list(&QueryParams::parse("limit=100")).unwrap())
+        .unwrap()
+        .items;
+    let events = w.read(|tx| tx.list_events(s.org_id()));
+    format!("{subs:?}{invoices:?}{events:?}")
+}
+
+fn pay_first<S: Store>(w: &World<S>, s: &Scope, inv: InvoiceId) {
+    let (_, pays) = w.billing.get_invoice(s, inv).unwrap();
+    let req = MarkPaid {
+        method: PaymentMethod::Cash,
+        note: None,
+    };
+    w.billing.mark_payment_paid(s, pays[0].id, req).unwrap();
+}
+
+fn invoices_of<S: Store>(w: &World<S>, id: SubscriptionId) -> Vec<(u32, Invoice)> {
+    w.billing.subscription_invoices(&w.fresh_admin(), id).unwrap()
+}
+
+fn advance<S: Store>(w: &World<S>, by: Duration) {
+    w.billing.advance_sandbox_clock(&w.fresh_admin(), Advance::By(by)).unwrap();
+}
+
+/// Creation: INACTIVE, cycle 1 from `period_start`, the first invoice issued now with the
+/// amounts an invoice of the same lines has (the one pricing module), `subscription_id` set,
+/// due at the period start; SUBSCRIPTION_CREATED and INVOICE_CREATED. Paying the invoice
+/// (mark-paid) makes it ACTIVE (SUBSCRIPTION_ACTIVATED) and its latest invoice paid.
+pub fn create_issues_the_first_invoice<H: Harness>() {
+    let w = World::new(H::store());
+    let s = &w.admin;
+    let c = consumer(&w, s, false);
+    let gym = monthly(&w, s, "115.00");
+    let towel = monthly(&w, s, "20.00");
+    let ten = coupon(&w, s, json!({"name": "TEN", "discount_value": 10, "is_percentage": true}));
+    let five = coupon(&w, s, json!({"name": "FIVE", "discount_value": "5", "currency": "SAR"}));
+    let mut body = sub_body(c.id, &[(gym.id, 2), (towel.id, 1)], "2026-01-31T10:00:00Z");
+    body["items"][0]["coupons"] = json!([ten.id]);
+    body["coupons"] = json!([five.id]);
+    body["description"] = json!("Gym for two");
+    let sub = create(&w, s, body);
+    // The same lines as an invoice (one-off pricing is the same module).
+    let mut ib = invoice_body(c.id, &[(gym.id, 2), (towel.id, 1)], &[five.id]);
+    ib["items"][0]["coupons"] = json!([ten.id]);
+    let twin = create_invoice(&w, s, ib);
+    assert_eq!(sub.status, SubscriptionStatus::Inactive);
+    assert_eq!(
+        (sub.current_cycle_number, sub.recurring_interval, sub.recurring_interval_count),
+        (1, crate::product::RecurringInterval::Month, 1)
+    );
+    assert_eq!(
+        (sub.current_period_start, sub.current_period_end),
+        (ts("2026-01-31T10:00:00Z"), ts("2026-02-28T10:00:00Z"))
+    );
+    assert_eq!(
+        (sub.original_amount, sub.item_level_discounted_amount, sub.total_vat_amount, sub.amount),
+        (
+            twin.original_amount,
+            twin.item_level_discounted_amount,
+            twin.total_vat_amount,
+            twin.total_amount
+        )
+    );
+    assert_eq!(sub.amount, money("222.00", Currency::SAR));
+    let invs = invoices_of(&w, sub.id);
+    assert_eq!(invs.len(), 1);
+    let (n, inv) = &invs[0];
+    assert_eq!(*n, 1);
+    assert_eq!(inv.subscription_id, Some(sub.id.0));
+    assert_eq!(Some(inv.id), sub.latest_invoice_id);
+    assert_eq!(
+        (inv.total_amount, inv.status, inv.scheduled_on),
+        (sub.amount, InvoiceStatus::Created, sub.current_period_start)
+    );
+    assert_eq!(inv.items.len(), 2);
+    assert!(!inv.payment_methods.installment, "recurring products are never paid in installments");
+    assert!(!sub.latest_invoice_paid);
+    assert_eq!(sub_events(&w, sub.id), vec![EventType::SubscriptionCreated]);
+    let created = w.read(|tx| tx.list_events(s.org_id())).into_iter().find(|e| e.entity_id == inv.id.0).unwrap();
+    assert_eq!(created.event_type, EventType::InvoiceCreated);
+    let got = w.billing.get_subscription(s, sub.id).unwrap();
+    assert_eq!(got, sub);
+
+    pay_first(&w, s, inv.id);
+    let got = w.billing.get_subscription(s, sub.id).unwrap();
+    assert_eq!(got.status, SubscriptionStatus::Active);
+    assert!(got.latest_invoice_paid);
+    assert_eq!(got.started_at, Some(w.fresh_admin().org.now(w.billing.clock())));
+    assert_eq!(sub_events(&w, sub.id), vec![EventType::SubscriptionCreated, EventType::SubscriptionActivated]);
+    let v = w.billing.subscription_detailed(s, sub.id).unwrap();
+    assert_eq!(v["status"], "ACTIVE");
+    assert_eq!(v["amount"], "222.00");
+    assert_eq!(v["latest_invoice"]["id"], json!(inv.id));
+    assert_eq!(v["items"][0]["product"]["id"], json!(gym.id));
+    assert_eq!(v["organization_consumer"]["id"], json!(c.id));
+}
+
+/// Refused creations write nothing: a one-time product (422 at its item), products of
+/// different intervals (422 at `items`), an unknown consumer or product (404), a price missing
+/// in the currency (422).
+pub fn create_refusals_write_nothing<H: Harness>() {
+    let w = World::new(H::store());
+    let s = &w.admin;
+    let c = consumer(&w, s, false);
+    let gym = monthly(&w, s, "100.00");
+    let yearly = product(&w, s, "900.00", json!({"type": "RECURRING", "recurring_interval": "YEAR"}));
+    let quarterly = product(
+        &w,
+        s,
+        "300.00",
+        json!({"type": "RECURRING", "recurring_interval": "MONTH", "recurring_interval_count": 3}),
+    );
+    let one_off = product(&w, s, "10.00", json!({}));
+    let before = everything(&w);
+    let at = "2026-02-01T00:00:00Z";
+    let r = try_create(&w, s, &sub_body(c.id, &[(gym.id, 1), (one_off.id, 1)], at));
+    match r {
+        Err(Error::Validation(d)) => assert_eq!(serde_json::to_value(&d[0].loc).unwrap(), json!(["body", "items", 1, "product_id"])),
+        other => panic!("{other:?}"),
+    }
+    expect_invalid(try_create(&w, s, &sub_body(c.id, &[(gym.id, 1), (yearly.id, 1)], at)), "items");
+    expect_invalid(try_create(&w, s, &sub_body(c.id, &[(gym.id, 1), (quarterly.id, 1)], at)), "items");
+    expect_code(try_create(&w, s, &sub_body(ConsumerId::new(), &[(gym.id, 1)], at)), Code::NOT_FOUND);
+    expect_code(try_create(&w, s, &sub_body(c.id, &[(ProductId::new(), 1)], at)), Code::NOT_FOUND);
+    let mut usd = sub_body(c.id, &[(gym.id, 1)], at);
+    usd["currency"] = json!("USD");
+    assert!(matches!(try_create(&w, s, &usd), Err(Error::Validation(_))));
+    assert_eq!(everything(&w), before);
+    // Another branch does not see the consumer.
+    let b = w.new_branch("Other");
+    let other = w.in_branch(b.id);
+    expect_code(try_create(&w, &other, &sub_body(c.id, &[(gym.id, 1)], at)), Code::NOT_FOUND);
+}
+
+/// Every stored field round-trips, items in order; an update replaces them.
+pub fn subscription_round_trip<H: Harness>() {
+    let w = World::new(H::store());
+    let s = &w.admin;
+    let c = consumer(&w, s, false);
+    let gym = monthly(&w, s, "99.99");
+    let towel = monthly(&w, s, "1.01");
+    let mut body = sub_body(c.id, &[(gym.id, 3), (towel.id, 1)], "2026-03-31T23:59:59.123456Z");
+    body["until_cycle_number"] = json!(12);
+    body["notify_consumer"] = json!(false);
+    body["exclude_coupons_if_installments"] = json!(true);
+    body["override_payment_methods"] = json!({"visa": false, "bank_transfer": true, "subscription_auto_renewal": false});
+    let mut sub = create(&w, s, body);
+    let got = w.read(|tx| tx.subscription(s.branch_id(), sub.id)).unwrap();
+    assert_eq!(got, sub);
+    assert_eq!(got.payment_methods.visa, Some(false));
+    assert_eq!(got.payment_methods.mastercard, None);
+    assert!(!got.payment_methods.auto_renewal());
+    assert_eq!(
+        (got.until_cycle_number, got.notify_consumer, got.exclude_coupons_if_installments),
+        (Some(12), false, true)
+    );
+    sub.items.reverse();
+    sub.status = SubscriptionStatus::Canceled;
+    sub.cancel_at_period_end = true;
+    sub.started_at = Some(ts("2026-04-01T00:00:00.000001Z"));
+    sub.ended_at = Some(ts("2026-05-01T00:00:00Z"));
+    sub.renewal_failures = 2;
+    sub.latest_invoice_paid = true;
+    sub.updated_at = Some(ts("2026-05-01T00:00:00Z"));
+    w.write(|tx| tx.update_subscription(&sub));
+    assert_eq!(w.read(|tx| tx.subscription(s.branch_id(), sub.id)).unwrap(), sub);
+    // Another branch does not see it.
+    let b = w.new_branch("Other");
+    assert_eq!(w.read(|tx| tx.subscription(b.id, sub.id)), None);
+}
+
+/// One invoice per subscription and cycle is a unique key of the store: a second row for the
+/// same cycle is refused (`subscription_cycles_key`), whatever the invoice.
+pub fn one_invoice_per_cycle_is_a_unique_key<H: Harness>() {
+    let w = World::new(H::store());
+    let s = &w.admin;
+    let c = consumer(&w, s, false);
+    let gym = monthly(&w, s, "100.00");
+    let sub = create(&w, s, sub_body(c.id, &[(gym.id, 1)], "2026-01-15T09:00:00Z"));
+    let first = sub.latest_invoice_id.unwrap();
+    let other = create_invoice(&w, s, invoice_body(c.id, &[(gym.id, 1)], &[]));
+    let name = expect_unique(w.try_write(|tx| tx.insert_subscription_cycle(sub.id, 1, other.id)));
+    assert_eq!(name, "subscription_cycles_key");
+    w.write(|tx| tx.insert_subscription_cycle(sub.id, 2, other.id));
+    assert_eq!(w.read(|tx| tx.subscription_cycles(sub.id)), vec![(1, first), (2, other.id)]);
+}
+
+/// A monthly subscription anchored on January 31 with a card on file, paid for its first
+/// cycle, over a year of the sandbox clock: exactly 13 invoices, one per cycle, with the
+/// clamped periods (Feb 28, Mar 31, …), each renewal charged to the card (INVOICE_CREATED,
+/// PAYMENT_SUCCEEDED, INVOICE_COMPLETED with `subscription_id`), the subscription ACTIVE in
+/// cycle 13.
+pub fn a_year_of_monthly_renewals<H: Harness>() {
+    let w = World::new(H::store());
+    let s = &w.admin;
+    let c = consumer(&w, s, false);
+    let gym = monthly(&w, s, "100.00");
+    w.billing.save_card(s, c.id, "4111111111111111", 12, 2035, true).unwrap();
+    let sub = create(&w, s, sub_body(c.id, &[(gym.id, 1)], "2026-01-31T10:00:00Z"));
+    pay_first(&w, s, sub.latest_invoice_id.unwrap());
+    // To Jan 31 2027 10:00 (cycle 13 starts there), from Jan 15 09:00.
+    w.billing
+        .advance_sandbox_clock(&w.fresh_admin(), Advance::To(ts("2027-01-31T10:00:00Z")))
+        .unwrap();
+    let invs = invoices_of(&w, sub.id);
+    assert_eq!(invs.iter().map(|(n, _)| *n).collect::<Vec<_>>(), (1..=13).collect::<Vec<_>>());
+    let starts: Vec<String> = invs.iter().map(|(_, i)| i.scheduled_on.format("%Y-%m-%d").to_string()).collect();
+    assert_eq!(
+        starts,
+        [
+            "2026-01-31",
+            "2026-02-28",
+            "2026-03-31",
+            "2026-04-30",
+            "2026-05-31",
+            "2026-06-30",
+            "2026-07-31",
+            "2026-08-31",
+            "2026-09-30",
+            "2026-10-31",
+            "2026-11-30",
+            "2026-12-31",
+            "2027-01-31"
+        ]
+    );
+    for (_, inv) in &invs {
+        assert_eq!(inv.status, InvoiceStatus::Completed, "{inv:?}");
+        assert_eq!(inv.subscription_id, Some(sub.id.0));
+        assert_eq!(inv.total_amount, sub.amount);
+        let (_, pays) = w.billing.get_invoice(s, inv.id).unwrap();
+        assert_eq!(pays.len(), 1);
+        assert_eq!(pays[0].status, PaymentStatus::Succeeded);
+    }
+    let got = w.billing.get_subscription(s, sub.id).unwrap();
+    assert_eq!((got.status, got.current_cycle_number), (SubscriptionStatus::Active, 13));
+    assert_eq!(
+        (got.current_period_start, got.current_period_end),
+        (ts("2027-01-31T10:00:00Z"), ts("2027-02-28T10:00:00Z"))
+    );
+    assert!(got.latest_invoice_paid);
+    // The renewal of cycle 2: INVOICE_CREATED, PAYMENT_SUCCEEDED, INVOICE_COMPLETED in order.
+    let second = invs[1].1.id;
+    let pay = w.billing.get_invoice(s, second).unwrap().1[0].id;
+    let seq: Vec<EventType> = w
+        .read(|tx| tx.list_events(s.org_id()))
+        .into_iter()
+        .filter(|e| e.entity_id == second.0 || e.entity_id == pay.0)
+        .map(|e| e.event_type)
+        .collect();
+    assert_eq!(seq, vec![EventType::InvoiceCreated, EventType::PaymentSucceeded, EventType::InvoiceCompleted]);
+    assert!(!sub_events(&w, sub.id).contains(&EventType::SubscriptionCycleRenewalFailed));
+    // Nothing more is due before cycle 14.
+    advance(&w, Duration::days(27));
+    assert_eq!(invoices_of(&w, sub.id).len(), 13);
+}
+
+/// A renewal run twice (a second item for the same cycle, run concurrently with the first from
+/// two threads) issues one invoice for the cycle; the cycle after it is queued once.
+pub fn renewal_run_twice_issues_once<H: Harness>() {
+    let w = World::new(H::store());
+    let s = &w.admin;
+    let c = consumer(&w, s, false);
+    let gym = monthly(&w, s, "100.00");
+    let mut body = sub_body(c.id, &[(gym.id, 1)], "2026-01-15T09:00:00Z");
+    body["override_payment_methods"] = json!({"subscription_auto_renewal": false});
+    let sub = create(&w, s, body);
+    pay_first(&w, s, sub.latest_invoice_id.unwrap());
+    // Extra items for cycle 2, as a crashed or concurrent scheduler might leave them.
+    for _ in 0..4 {
+        let payload = json!({"branch_id": sub.branch_id, "subscription_id": sub.id, "cycle": 2});
+        w.write(|tx| tx.insert_work(&DueWork::new(WorkId::new(), sub.org_id, RENEWAL_KIND, sub.current_period_end, payload.clone())));
+    }
+    // Make them due without running anything: move the organization's clock by hand.
+    let mut org = w.read(|tx| tx.org(s.org_id())).unwrap();
+    org.clock_offset_us = Duration::days(32).num_microseconds().unwrap();
+    w.write(|tx| tx.update_org(&org));
+    let runs: Vec<_> = std::thread::scope(|t| {
+        let hs: Vec<_> = (0..3).map(|_| t.spawn(|| w.billing.run_due_work(Some(s.org_id()), 100).unwrap())).collect();
+        hs.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let renewed: usize = runs.iter().map(|r| r.count("subscription.renewed")).sum();
+    assert_eq!(renewed, 1, "{runs:?}");
+    let invs = invoices_of(&w, sub.id);
+    assert_eq!(invs.iter().map(|(n, _)| *n).collect::<Vec<_>>(), vec![1, 2]);
+    let got = w.billing.get_subscription(s, sub.id).unwrap();
+    assert_eq!(got.current_cycle_number, 2);
+    // Without auto-renewal the invoice waits to be paid.
+    assert_eq!(invs[1].1.status, InvoiceStatus::Created);
+    assert!(!got.latest_invoice_paid);
+    // Everything left is the one renewal into cycle 3.
+    let left = w.write(|tx| tx.claim_due_work(Some(s.org_id()), &[RENEWAL_KIND], ts("2100-01-01T00:00:00Z"), ts("2100-01-01T00:01:00Z"), 100));
+    assert_eq!(left.len(), 1);
+    assert_eq!(left[0].payload["cycle"], 3);
+}
+
+/// Cancel and uncancel. ACTIVE: stays ACTIVE with `cancel_at_period_end`
+/// (SUBSCRIPTION_CANCEL_AT_PERIOD_END once), uncancel withdraws it (no event), a second
+/// uncancel is a no-op; canceled again, it ends at the period end (CANCELED,
+/// SUBSCRIPTION_CANCELED) and issues nothing after. INACTIVE: CANCELED at once, with its unpaid
+/// invoice voided when asked. Uncancel of a subscription that is not ACTIVE, and cancel of a
+/// CANCELED one: 400 INVALID_STATUS, nothing written.
+pub fn cancel_and_uncancel<H: Harness>() {
+    let w = World::new(H::store());
+    let s = &w.admin;
+    let c = consumer(&w, s, false);
+    let gym = monthly(&w, s, "100.00");
+    let sub = create(&w, s, sub_body(c.id, &[(gym.id, 1)], "2026-01-15T09:00:00Z"));
+    pay_first(&w, s, sub.latest_invoice_id.unwrap());
+    // A consumer with a subscription that is not canceled is kept.
+    expect_code(w.billing.delete_consumer(s, c.id), Code::CONSUMER_HAS_ONGOING_SUBSCRIPTIONS);
+    let keep = SubscriptionCancel::default();
+    let got = w.billing.cancel_subscription(s, sub.id, keep).unwrap();
+    assert_eq!(
+        (got.status, got.cancel_at_period_end, got.cancel_at_cycle_number()),
+        (SubscriptionStatus::Active, true, Some(1))
+    );
+    w.billing.cancel_subscription(s, sub.id, keep).unwrap();
+    w.billing.uncancel_subscription(s, sub.id).unwrap();
+    assert!(!w.billing.get_subscription(s, sub.id).unwrap().cancel_at_period_end);
+    w.billing.uncancel_subscription(s, sub.id).unwrap();
+    assert_eq!(
+        sub_events(&w, sub.id),
+        vec![
+            EventType::SubscriptionCreated,
+            EventType::SubscriptionActivated,
+            EventType::SubscriptionCancelAtPeriodEnd
+        ]
+    );
+    w.billing.cancel_subscription(s, sub.id, keep).unwrap();
+    advance(&w, Duration::days(40));
+    let got = w.billing.get_subscription(s, sub.id).unwrap();
+    assert_eq!(got.status, SubscriptionStatus::Canceled);
+    assert_eq!(got.ended_at, Some(sub.current_period_end));
+    assert_eq!(invoices_of(&w, sub.id).len(), 1, "nothing is issued after the end");
+    assert_eq!(sub_events(&w, sub.id).last(), Some(&EventType::SubscriptionCanceled));
+    let s = &w.fresh_admin();
+    let before = everything(&w);
+    expect_code(w.billing.uncancel_subscription(s, sub.id), Code::INVALID_STATUS);
+    expect_code(w.billing.cancel_subscription(s, sub.id, keep), Code::INVALID_STATUS);
+    assert_eq!(everything(&w), before);
+
+    // INACTIVE: canceled now, the unpaid invoice voided with it.
+    let other = create(&w, s, sub_body(c.id, &[(gym.id, 2)], "2026-03-01T00:00:00Z"));
+    let got = w
+        .billing
+        .cancel_subscription(s, other.id, SubscriptionCancel { cancel_related_invoices: true })
+        .unwrap();
+    assert_eq!(got.status, SubscriptionStatus::Canceled);
+    assert_eq!(got.ended_at, Some(s.org.now(w.billing.clock())));
+    let (inv, pays) = w.billing.get_invoice(s, other.latest_invoice_id.unwrap()).unwrap();
+    assert_eq!((inv.status, pays[0].status), (InvoiceStatus::Canceled, PaymentStatus::Canceled));
+    assert_eq!(sub_events(&w, other.id), vec![EventType::SubscriptionCreated, EventType::SubscriptionCanceled]);
+    expect_code(w.billing.get_subscription(s, SubscriptionId::new()), Code::NOT_FOUND);
+    expect_code(w.billing.uncancel_subscription(s, SubscriptionId::new()), Code::NOT_FOUND);
+}
+
+/// `until_cycle_number` ends the subscription after its last cycle (CANCELED at that cycle's
+/// end), with exactly that many invoices.
+pub fn until_cycle_number_ends_it<H: Harness>() {
+    let w = World::new(H::store());
+    let s = &w.admin;
+    let c = consumer(&w, s, false);
+    let weekly = product(&w, s, "10.00", json!({"type": "RECURRING", "recurring_interval": "WEEK"}));
+    w.billing.save_card(s, c.id, "5421080101000000", 12, 2035, true).unwrap();
+    let mut body = sub_body(c.id, &[(weekly.id, 1)], "2026-01-15T09:00:00Z");
+    body["until_cycle_number"] = json!(3);
+    let sub = create(&w, s, body);
+    pay_first(&w, s, sub.latest_invoice_id.unwrap());
+    advance(&w, Duration::weeks(10));
+    let invs = invoices_of(&w, sub.id);
+    assert_eq!(invs.len(), 3);
+    assert!(invs.iter().all(|(_, i)| i.status == InvoiceStatus::Completed));
+    let got = w.billing.get_subscription(s, sub.id).unwrap();
+    assert_eq!((got.status, got.current_cycle_number), (SubscriptionStatus::Canceled, 3));
+    assert_eq!(got.ended_at, Some(ts("2026-02-05T09:00:00Z")));
+}
+
+/// A declined renewal charge: SUBSCRIPTION_CYCLE_RENEWAL_FAILED, retried 1, 3 and 7 days after
+/// the first attempt (each a PAYMENT_FAILED and another RENEWAL_FAILED), then INACTIVE with
+/// SUBSCRIPTION_INACTIVATED; an inactive subscription issues no more invoices until its overdue
+/// invoice is paid, which makes it ACTIVE again. No card at all fails the same way.
+pub fn declined_renewals_are_retried_then_inactivate<H: Harness>() {
+    let w = World::new(H::store());
+    let s = &w.admin;
+    let c = consumer(&w, s, false);
+    let gym = monthly(&w, s, "100.00");
+    w.billing.save_card(s, c.id, "4123120001090000", 12, 2035, true).unwrap();
+    let sub = create(&w, s, sub_body(c.id, &[(gym.id, 1)], "2026-01-15T09:00:00Z"));
+    pay_first(&w, s, sub.latest_invoice_id.unwrap());
+    // Cycle 2 starts Feb 15 09:00; its first charge is declined.
+    w.billing
+        .advance_sandbox_clock(&w.fresh_admin(), Advance::To(ts("2026-02-15T09:00:01Z")))
+        .unwrap();
+    let failed = |w: &World<_>| {
+        sub_events(w, sub.id)
+            .iter()
+            .filter(|e| **e == EventType::SubscriptionCycleRenewalFailed)
+            .count()
+    };
+    assert_eq!(failed(&w), 1);
+    let got = w.billing.get_subscription(s, sub.id).unwrap();
+    assert_eq!((got.status, got.renewal_failures, got.current_cycle_number), (SubscriptionStatus::Active, 1, 2));
+    let second = got.latest_invoice_id.unwrap();
+    advance(&w, Duration::days(1));
+    assert_eq!(failed(&w), 2);
+    advance(&w, Duration::days(2));
+    assert_eq!(failed(&w), 3);
+    assert_eq!(w.billing.get_subscription(s, sub.id).unwrap().status, SubscriptionStatus::Active);
+    advance(&w, Duration::days(4));
+    assert_eq!(failed(&w), 4);
+    let got = w.billing.get_subscription(s, sub.id).unwrap();
+    assert_eq!(got.status, SubscriptionStatus::Inactive);
+    assert_eq!(sub_events(&w, sub.id).last(), Some(&EventType::SubscriptionInactivated));
+    let (_, pays) = w.billing.get_invoice(s, second).unwrap();
+    assert_eq!(pays[0].status, PaymentStatus::Failed);
+    // Inactive: the next period end issues nothing.
+    advance(&w, Duration::days(40));
+    assert_eq!(invoices_of(&w, sub.id).len(), 2);
+    // Paying the overdue invoice by hand makes it ACTIVE again, and renewals resume.
+    let s = &w.fresh_admin();
+    let req = MarkPaid {
+        method: PaymentMethod::BankTransfer,
+        note: None,
+    };
+    w.billing.mark_payment_paid(s, pays[0].id, req).unwrap();
+    assert_eq!(w.billing.get_subscription(s, sub.id).unwrap().status, SubscriptionStatus::Active);
+    advance(&w, Duration::hours(1));
+    assert_eq!(invoices_of(&w, sub.id).len(), 3);
+
+    // No card: the same failure, without a charge.
+    let c2 = consumer(&w, s, false);
+    let other = create(&w, s, sub_body(c2.id, &[(gym.id, 1)], "2026-04-01T00:00:00Z"));
+    pay_first(&w, s, other.latest_invoice_id.unwrap());
+    w.billing
+        .advance_sandbox_clock(&w.fresh_admin(), Advance::To(ts("2026-05-01T00:00:01Z")))
+        .unwrap();
+    assert_eq!(
+        sub_events(&w, other.id)
+            .iter()
+            .filter(|e| **e == EventType::SubscriptionCycleRenewalFailed)
+            .count(),
+        1
+    );
+    let (_, pays) = w
+        .billing
+        .get_invoice(s, w.billing.get_subscription(s, other.id).unwrap().latest_invoice_id.unwrap())
+        .unwrap();
+    assert_eq!(pays[0].status, PaymentStatus::Pending);
+}
+
+/// The list filters: statuses, latest_invoice_is_paid, consumer, created-at and period ranges,
+/// price bounds, product ids, currencies, search over description and product names, paging
+/// and sorting.
+pub fn list_filters_and_sorts<H: Harness>() {
+    let w = World::new(H::store());
+    let s = &w.admin;
+    let c1 = consumer(&w, s, false);
+    let c2 = consumer(&w, s, false);
+    let gym = product(&w, s, "100.00", json!({"type": "RECURRING", "recurring_interval": "MONTH", "name": "Gym Gold"}));
+    let pool = product(&w, s, "50.00", json!({"type": "RECURRING", "recurring_interval": "MONTH", "name": "Pool"}));
+    let mut a = sub_body(c1.id, &[(gym.id, 1)], "2026-01-01T00:00:00Z");
+    a["description"] = json!("Alpha");
+    let a = create(&w, s, a);
+    w.tick(10);
+    let mut b = sub_body(c2.id, &[(pool.id, 1)], "2026-02-01T00:00:00Z");
+    b["description"] = json!("Beta");
+    let b = create(&w, s, b);
+    w.tick(10);
+    let mut cc = sub_body(c2.id, &[(pool.id, 3), (gym.id, 1)], "2026-03-01T00:00:00Z");
+    cc["description"] = json!("Gamma");
+    let cc = create(&w, s, cc);
+    pay_first(&w, s, a.latest_invoice_id.unwrap());
+    let names = |query: &str| -> Vec<String> {
+        let req = parse_subscription_list(&QueryParams::parse(query)).unwrap_or_else(|e| panic!("{query}: {e:?}"));
+        let page = w.billing.list_subscriptions(&w.admin, &req).unwrap();
+        page.items.iter().map(|v| v["description"].as_str().unwrap().to_string()).collect()
+    };
+    assert_eq!(names(""), ["Gamma", "Beta", "Alpha"]);
+    assert_eq!(names("sort_direction=asc"), ["Alpha", "Beta", "Gamma"]);
+    assert_eq!(names("statuses=ACTIVE"), ["Alpha"]);
+    assert_eq!(names("statuses=INACTIVE&statuses=CANCELED"), ["Gamma", "Beta"]);
+    assert_eq!(names("latest_invoice_is_paid=true"), ["Alpha"]);
+    assert_eq!(names("latest_invoice_is_paid=false"), ["Gamma", "Beta"]);
+    assert_eq!(names(&format!("organization_consumer_id={}", c2.id)), ["Gamma", "Beta"]);
+    assert_eq!(names(&format!("product_ids={}", gym.id)), ["Gamma", "Alpha"]);
+    assert_eq!(names(&format!("product_ids={}&product_ids={}", gym.id, pool.id)), ["Gamma", "Beta", "Alpha"]);
+    assert_eq!(names("from_price=100&to_price=115"), ["Alpha"]);
+    assert_eq!(names("from_price=250"), ["Gamma"]);
+    assert_eq!(names("currencies=SAR,USD"), ["Gamma", "Beta", "Alpha"]);
+    assert_eq!(names("currencies=USD"), Vec::<String>::new());
+    assert_eq!(names("search_term=gold"), ["Gamma", "Alpha"]);
+    assert_eq!(names("search_term=BET"), ["Beta"]);
+    assert_eq!(names("current_period_start_from_date=2026-02-01T00:00:00Z"), ["Gamma", "Beta"]);
+    assert_eq!(names("current_period_start_to_date=2026-02-01T00:00:00Z"), ["Beta", "Alpha"]);
+    assert_eq!(names("current_period_end_from_date=2026-04-01T00:00:00Z"), ["Gamma"]);
+    assert_eq!(names("current_period_end_to_date=2026-02-01T00:00:00Z"), ["Alpha"]);
+    let created_b = crate::clock::format_rfc3339(&b.created_at);
+    assert_eq!(names(&format!("from_date={created_b}")), ["Gamma", "Beta"]);
+    assert_eq!(names(&format!("to_date={created_b}")), ["Beta", "Alpha"]);
+    assert_eq!(names("sort_field=amount&sort_direction=asc"), ["Beta", "Alpha", "Gamma"]);
+    assert_eq!(names("sort_field=current_period_end"), ["Gamma", "Beta", "Alpha"]);
+    assert_eq!(names("limit=2&page=2"), ["Alpha"]);
+    let req = parse_subscription_list(&QueryParams::parse("limit=2")).unwrap();
+    let page = w.billing.list_subscriptions(s, &req).unwrap();
+    assert_eq!((page.total, page.items.len()), (3, 2));
+    assert!(parse_subscription_list(&QueryParams::parse("statuses=NOPE")).is_err());
+    assert!(parse_subscription_list(&QueryParams::parse("sort_field=nope")).is_err());
+    let _ = cc;
+    // Another branch sees none of them.
+    let other = w.in_branch(w.new_branch("Other").id);
+    let req = parse_subscription_list(&QueryParams::parse("")).unwrap();
+    assert!(w.billing.list_subscriptions(&other, &req).unwrap().items.is_empty());
+}

@@ -1,0 +1,3 @@
+DROP TABLE subscription_cycles;
+DROP TABLE subscription_items;
+DROP TABLE subscriptions;

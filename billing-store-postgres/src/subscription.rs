@@ -1,0 +1,485 @@
+//! Subscriptions with their items and billed cycles: `billing_core::subscription::SubscriptionTx`.
+
+use crate::support::*;
+use billing_core::ids::*;
+use billing_core::invoice::InvoiceItem;
+use billing_core::list::{Direction, ListQuery, Page};
+use billing_core::money::{Currency, Money};
+use billing_core::pricing::totals::{lines_from_stored, lines_to_stored};
+use billing_core::product::{RecurringInterval, VatMode};
+use billing_core::subscription::*;
+use diesel::dsl::sql;
+use diesel::pg::Pg;
+use diesel::prelude::*;
+use diesel::sql_types::{Bool, Text};
+
+diesel::table! {
+    subscriptions (id) {
+        id -> Uuid,
+        org_id -> Uuid,
+        branch_id -> Uuid,
+        user_id -> Uuid,
+        consumer_id -> Uuid,
+        description -> Nullable<Text>,
+        currency -> Text,
+        status -> Text,
+        recurring_interval -> Text,
+        recurring_interval_count -> Int8,
+        period_anchor -> Timestamptz,
+        current_cycle_number -> Int8,
+        current_period_start -> Timestamptz,
+        current_period_end -> Timestamptz,
+        cancel_at_period_end -> Bool,
+        until_cycle_number -> Nullable<Int8>,
+        started_at -> Nullable<Timestamptz>,
+        ended_at -> Nullable<Timestamptz>,
+        latest_invoice_id -> Nullable<Uuid>,
+        latest_invoice_paid -> Bool,
+        renewal_failures -> Int8,
+        options -> Jsonb,
+        payment_methods -> Jsonb,
+        coupon_ids -> Jsonb,
+        coupons -> Jsonb,
+        original_amount -> Int8,
+        item_level_discounted_amount -> Int8,
+        total_vat_amount -> Int8,
+        total_price_excluding_vat -> Int8,
+        amount -> Int8,
+        created_at -> Timestamptz,
+        updated_at -> Nullable<Timestamptz>,
+    }
+}
+
+diesel::table! {
+    subscription_items (id) {
+        id -> Uuid,
+        subscription_id -> Uuid,
+        position -> Int4,
+        product_id -> Uuid,
+        price_id -> Nullable<Uuid>,
+        quantity -> Int8,
+        unit_price -> Int8,
+        vat_mode -> Text,
+        one_time -> Bool,
+        coupon_ids -> Jsonb,
+        original_amount -> Int8,
+        discounted_amount -> Int8,
+        coupons -> Jsonb,
+        vat_amount -> Int8,
+        excluding_vat -> Int8,
+        created_at -> Timestamptz,
+        updated_at -> Nullable<Timestamptz>,
+    }
+}
+
+diesel::table! {
+    subscription_cycles (subscription_id, cycle_number) {
+        subscription_id -> Uuid,
+        cycle_number -> Int8,
+        invoice_id -> Uuid,
+    }
+}
+
+diesel::allow_tables_to_appear_in_same_query!(subscriptions, subscription_items, subscription_cycles);
+
+fn count_of(what: &str, v: i64) -> StoreResult<u32> {
+    u32::try_from(v).map_err(|_| unreadable(what, v))
+}
+
+#[derive(Queryable, Selectable, Insertable, AsChangeset, Debug)]
+#[diesel(table_name = subscriptions, treat_none_as_null = true, treat_none_as_default_value = false)]
+pub struct SubRow {
+    pub id: Uuid,
+    pub org_id: Uuid,
+    pub branch_id: Uuid,
+    pub user_id: Uuid,
+    pub consumer_id: Uuid,
+    pub description: Option<String>,
+    pub currency: String,
+    pub status: String,
+    pub recurring_interval: String,
+    pub recurring_interval_count: i64,
+    pub period_anchor: Ts,
+    pub current_cycle_number: i64,
+    pub current_period_start: Ts,
+    pub current_period_end: Ts,
+    pub cancel_at_period_end: bool,
+    pub until_cycle_number: Option<i64>,
+    pub started_at: Option<Ts>,
+    pub ended_at: Option<Ts>,
+    pub latest_invoice_id: Option<Uuid>,
+    pub latest_invoice_paid: bool,
+    pub renewal_failures: i64,
+    pub options: Value,
+    pub payment_methods: Value,
+    pub coupon_ids: Value,
+    pub coupons: Value,
+    pub original_amount: i64,
+    pub item_level_discounted_amount: i64,
+    pub total_vat_amount: i64,
+    pub total_price_excluding_vat: i64,
+    pub amount: i64,
+    pub created_at: Ts,
+    pub updated_at: Option<Ts>,
+}
+
+impl SubRow {
+    fn new(v: &Subscription) -> StoreResult<Self> {
+        Ok(SubRow {
+            id: v.id.0,
+            org_id: v.org_id.0,
+            branch_id: v.branch_id.0,
+            user_id: v.user_id.0,
+            consumer_id: v.consumer_id.0,
+            description: v.description.clone(),
+            currency: v.currency.code().into(),
+            status: v.status.as_str().into(),
+            recurring_interval: v.recurring_interval.as_str().into(),
+            recurring_interval_count: i64::from(v.recurring_interval_count),
+            period_anchor: v.period_anchor,
+            current_cycle_number: i64::from(v.current_cycle_number),
+            current_period_start: v.current_period_start,
+            current_period_end: v.current_period_end,
+            cancel_at_period_end: v.cancel_at_period_end,
+            until_cycle_number: v.until_cycle_number.map(i64::from),
+            started_at: v.started_at,
+            ended_at: v.ended_at,
+            latest_invoice_id: v.latest_invoice_id.map(|x| x.0),
+            latest_invoice_paid: v.latest_invoice_paid,
+            renewal_failures: i64::from(v.renewal_failures),
+            options: serde_json::json!({
+                "notify_consumer": v.notify_consumer,
+                "exclude_coupons_if_installments": v.exclude_coupons_if_installments,
+            }),
+            payment_methods: to_json("payment_methods", &v.payment_methods),
+            coupon_ids: to_json("coupon_ids", &v.coupon_ids),
+            coupons: lines_to_stored(&v.coupons)?,
+            original_amount: m(v.original_amount)?,
+            item_level_discounted_amount: m(v.item_level_discounted_amount)?,
+            total_vat_amount: m(v.total_vat_amount)?,
+            total_price_excluding_vat: m(v.total_price_excluding_vat)?,
+            amount: m(v.amount)?,
+            created_at: v.created_at,
+            updated_at: v.updated_at,
+        })
+    }
+
+    fn into_domain(self, items: Vec<SubscriptionItem>) -> StoreResult<Subscription> {
+        let c = currency(&self.currency)?;
+        let mo = |x: i64| Money::from_stored(x, c);
+        Ok(Subscription {
+            id: self.id.into(),
+            org_id: self.org_id.into(),
+            branch_id: self.branch_id.into(),
+            user_id: self.user_id.into(),
+            consumer_id: self.consumer_id.into(),
+            description: self.description,
+            currency: c,
+            status: parsed("subscription status", &self.status, SubscriptionStatus::parse)?,
+            recurring_interval: parsed("recurring interval", &self.recurring_interval, RecurringInterval::parse)?,
+            recurring_interval_count: count_of("recurring_interval_count", self.recurring_interval_count)?,
+            period_anchor: self.period_anchor,
+            current_cycle_number: count_of("current_cycle_number", self.current_cycle_number)?,
+            current_period_start: self.current_period_start,
+            current_period_end: self.current_period_end,
+            cancel_at_period_end: self.cancel_at_period_end,
+            until_cycle_number: self.until_cycle_number.map(|n| count_of("until_cycle_number", n)).transpose()?,
+            started_at: self.started_at,
+            ended_at: self.ended_at,
+            latest_invoice_id: self.latest_invoice_id.map(Into::into),
+            latest_invoice_paid: self.latest_invoice_paid,
+            renewal_failures: count_of("renewal_failures", self.renewal_failures)?,
+            notify_consumer: self.options["notify_consumer"].as_bool().ok_or_else(|| unreadable("options", &self.options))?,
+            exclude_coupons_if_installments: self.options["exclude_coupons_if_installments"]
+                .as_bool()
+                .ok_or_else(|| unreadable("options", &self.options))?,
+            payment_methods: from_json("payment methods", self.payment_methods)?,
+            coupon_ids: from_json("coupon ids", self.coupon_ids)?,
+            coupons: lines_from_stored(&self.coupons, c),
+            original_amount: mo(self.original_amount),
+            item_level_discounted_amount: mo(self.item_level_discounted_amount),
+            total_vat_amount: mo(self.total_vat_amount),
+            total_price_excluding_vat: mo(self.total_price_excluding_vat),
+            amount: mo(self.amount),
+            items,
+            created_at: self.created_at,
+            updated_at: self.updated_at,
+        })
+    }
+}
+
+#[derive(Queryable, Selectable, Insertable, Debug, Clone)]
+#[diesel(table_name = subscription_items, treat_none_as_default_value = false)]
+pub struct SubItemRow {
+    pub id: Uuid,
+    pub subscription_id: Uuid,
+    pub position: i32,
+    pub product_id: Uuid,
+    pub price_id: Option<Uuid>,
+    pub quantity: i64,
+    pub unit_price: i64,
+    pub vat_mode: String,
+    pub one_time: bool,
+    pub coupon_ids: Value,
+    pub original_amount: i64,
+    pub discounted_amount: i64,
+    pub coupons: Value,
+    pub vat_amount: i64,
+    pub excluding_vat: i64,
+    pub created_at: Ts,
+    pub updated_at: Option<Ts>,
+}
+
+impl SubItemRow {
+    fn new(v: &Subscription, k: usize, it: &SubscriptionItem) -> StoreResult<Self> {
+        let line = &it.line;
+        Ok(SubItemRow {
+            id: it.id.0,
+            subscription_id: v.id.0,
+            position: k as i32,
+            product_id: line.product_id.0,
+            price_id: line.price_id.map(|p| p.0),
+            quantity: i64::from(line.quantity),
+            unit_price: m(line.unit_price)?,
+            vat_mode: line.vat_mode.as_str().into(),
+            one_time: line.one_time,
+            coupon_ids: to_json("coupon_ids", &line.coupon_ids),
+            original_amount: m(line.original_amount)?,
+            discounted_amount: m(line.discounted_amount)?,
+            coupons: lines_to_stored(&line.coupons)?,
+            vat_amount: m(line.vat_amount)?,
+            excluding_vat: m(line.excluding_vat)?,
+            created_at: line.created_at,
+            updated_at: it.updated_at,
+        })
+    }
+
+    fn into_domain(self, c: Currency) -> StoreResult<SubscriptionItem> {
+        let mo = |x: i64| Money::from_stored(x, c);
+        Ok(SubscriptionItem {
+            id: self.id.into(),
+            line: InvoiceItem {
+                id: InvoiceItemId(self.id),
+                product_id: self.product_id.into(),
+                price_id: self.price_id.map(Into::into),
+                quantity: count_of("quantity", self.quantity)?,
+                unit_price: mo(self.unit_price),
+                vat_mode: parsed("VAT mode", &self.vat_mode, VatMode::parse)?,
+                one_time: self.one_time,
+                coupon_ids: from_json("coupon ids", self.coupon_ids)?,
+                original_amount: mo(self.original_amount),
+                discounted_amount: mo(self.discounted_amount),
+                coupons: lines_from_stored(&self.coupons, c),
+                vat_amount: mo(self.vat_amount),
+                excluding_vat: mo(self.excluding_vat),
+                created_at: self.created_at,
+            },
+            updated_at: self.updated_at,
+        })
+    }
+}
+
+fn subs_matching<'a>(branch: Uuid, q: &'a ListQuery<SubscriptionSort>, f: &'a SubscriptionFilter, coll: &'static str) -> subscriptions::BoxedQuery<'a, Pg> {
+    use subscriptions::dsl as v;
+    let mut query = v::subscriptions.filter(v::branch_id.eq(branch)).into_boxed();
+    if let Some(term) = &q.search {
+        let pattern = contains_pattern(term);
+        let end = close(coll);
+        query = query.filter(
+            sql::<Bool>(&format!("({}", folded("subscriptions.description", coll)))
+                .bind::<Text, _>(pattern.clone())
+                .sql(&format!(
+                    "{end} OR EXISTS (SELECT 1 FROM subscription_items i JOIN products p ON p.id = i.product_id \
+                     WHERE i.subscription_id = subscriptions.id AND {}",
+                    folded("p.name", coll)
+                ))
+                .bind::<Text, _>(pattern)
+                .sql(&format!("{end}))")),
+        );
+    }
+    if !f.statuses.is_empty() {
+        query = query.filter(v::status.eq_any(f.statuses.iter().map(|s| s.as_str().to_string()).collect::<Vec<_>>()));
+    }
+    if let Some(x) = f.latest_invoice_is_paid {
+        query = query.filter(v::latest_invoice_paid.eq(x));
+    }
+    if let Some(x) = f.from_date {
+        query = query.filter(v::created_at.ge(x));
+    }
+    if let Some(x) = f.to_date {
+        query = query.filter(v::created_at.le(x));
+    }
+    if let Some(x) = f.current_period_start_from {
+        query = query.filter(v::current_period_start.ge(x));
+    }
+    if let Some(x) = f.current_period_start_to {
+        query = query.filter(v::current_period_start.le(x));
+    }
+    if let Some(x) = f.current_period_end_from {
+        query = query.filter(v::current_period_end.ge(x));
+    }
+    if let Some(x) = f.current_period_end_to {
+        query = query.filter(v::current_period_end.le(x));
+    }
+    if let Some(x) = f.from_price {
+        query = query.filter(v::amount.ge(billing_core::money::stored_bound(x, true)));
+    }
+    if let Some(x) = f.to_price {
+        query = query.filter(v::amount.le(billing_core::money::stored_bound(x, false)));
+    }
+    if let Some(x) = f.consumer_id {
+        query = query.filter(v::consumer_id.eq(x.0));
+    }
+    if !f.currencies.is_empty() {
+        query = query.filter(v::currency.eq_any(f.currencies.iter().map(|c| c.code().to_string()).collect::<Vec<_>>()));
+    }
+    if !f.product_ids.is_empty() {
+        let ids: Vec<Uuid> = f.product_ids.iter().map(|p| p.0).collect();
+        query = query.filter(diesel::dsl::exists(
+            subscription_items::table
+                .filter(subscription_items::subscription_id.eq(v::id))
+                .filter(subscription_items::product_id.eq_any(ids)),
+        ));
+    }
+    query
+}
+
+impl PgTx<'_> {
+    fn sub_items_of(&mut self, rows: Vec<SubRow>) -> StoreResult<Vec<Subscription>> {
+        use subscription_items::dsl as it;
+        let ids: Vec<Uuid> = rows.iter().map(|r| r.id).collect();
+        let items: Vec<SubItemRow> = self.read(|c| {
+            it::subscription_items
+                .filter(it::subscription_id.eq_any(&ids))
+                .order_by((it::subscription_id, it::position))
+                .select(SubItemRow::as_select())
+                .load(c)
+        })?;
+        let mut out = Vec::with_capacity(rows.len());
+        for r in rows {
+            let c = currency(&r.currency)?;
+            let mine = items
+                .iter()
+                .filter(|x| x.subscription_id == r.id)
+                .map(|x| x.clone().into_domain(c))
+                .collect::<StoreResult<Vec<_>>>()?;
+            out.push(r.into_domain(mine)?);
+        }
+        Ok(out)
+    }
+
+    fn write_sub_items(&mut self, v: &Subscription) -> StoreResult<()> {
+        use subscription_items::dsl as it;
+        let rows = v
+            .items
+            .iter()
+            .enumerate()
+            .map(|(k, x)| SubItemRow::new(v, k, x))
+            .collect::<StoreResult<Vec<_>>>()?;
+        let id = v.id.0;
+        self.write(|c| {
+            diesel::delete(it::subscription_items.filter(it::subscription_id.eq(id))).execute(c)?;
+            if rows.is_empty() {
+                return Ok(0);
+            }
+            diesel::insert_into(it::subscription_items).values(&rows).execute(c)
+        })
+        .map(drop)
+    }
+}
+
+impl SubscriptionTx for PgTx<'_> {
+    fn insert_subscription(&mut self, v: &Subscription) -> StoreResult<()> {
+        let row = SubRow::new(v)?;
+        self.write(|c| diesel::insert_into(subscriptions::table).values(&row).execute(c))?;
+        self.write_sub_items(v)
+    }
+
+    fn subscription(&mut self, branch: BranchId, id: SubscriptionId) -> StoreResult<Option<Subscription>> {
+        use subscriptions::dsl as v;
+        let row = self.read(|c| {
+            v::subscriptions
+                .filter(v::id.eq(id.0))
+                .filter(v::branch_id.eq(branch.0))
+                .select(SubRow::as_select())
+                .first(c)
+                .optional()
+        })?;
+        match row {
+            Some(r) => Ok(self.sub_items_of(vec![r])?.pop()),
+            None => Ok(None),
+        }
+    }
+
+    fn update_subscription(&mut self, s: &Subscription) -> StoreResult<()> {
+        use subscriptions::dsl as v;
+        let row = SubRow::new(s)?;
+        let n = self.write(|c| diesel::update(v::subscriptions.filter(v::id.eq(row.id))).set(&row).execute(c))?;
+        if n == 0 {
+            return Err(billing_core::error::StoreError::NotFound("subscription".into()));
+        }
+        self.write_sub_items(s)
+    }
+
+    fn list_subscriptions(&mut self, branch: BranchId, q: &ListQuery<SubscriptionSort>, f: &SubscriptionFilter) -> StoreResult<Page<Subscription>> {
+        use subscriptions::dsl as v;
+        let coll = self.search_collation;
+        let (rows, total) = self.read(|c| {
+            let total = subs_matching(branch.0, q, f, coll).count().get_result::<i64>(c)?;
+            let query = subs_matching(branch.0, q, f, coll).select(SubRow::as_select());
+            let query = match q.sort {
+                SubscriptionSort::CreatedAt => order!(query, q.direction, v::created_at, v::id),
+                SubscriptionSort::UpdatedAt => order!(query, q.direction, nulls v::updated_at, v::id),
+                SubscriptionSort::Amount => order!(query, q.direction, v::amount, v::id),
+                SubscriptionSort::CurrentPeriodStart => order!(query, q.direction, v::current_period_start, v::id),
+                SubscriptionSort::CurrentPeriodEnd => order!(query, q.direction, v::current_period_end, v::id),
+                SubscriptionSort::Status => order!(query, q.direction, v::status, v::id),
+            };
+            let (limit, offset) = page_bounds(q);
+            let rows: Vec<SubRow> = query.limit(limit).offset(offset).load(c)?;
+            Ok((rows, total))
+        })?;
+        let items = self.sub_items_of(rows)?;
+        Ok(page_of(q.page, q.limit, items, total))
+    }
+
+    fn consumer_has_subscriptions_in(&mut self, branch: BranchId, consumer: ConsumerId, statuses: &[SubscriptionStatus]) -> StoreResult<bool> {
+        use subscriptions::dsl as v;
+        let names: Vec<String> = statuses.iter().map(|s| s.as_str().to_string()).collect();
+        let n: i64 = self.read(|c| {
+            v::subscriptions
+                .filter(v::branch_id.eq(branch.0))
+                .filter(v::consumer_id.eq(consumer.0))
+                .filter(v::status.eq_any(&names))
+                .count()
+                .get_result(c)
+        })?;
+        Ok(n > 0)
+    }
+
+    fn insert_subscription_cycle(&mut self, subscription: SubscriptionId, cycle: u32, invoice: InvoiceId) -> StoreResult<()> {
+        use subscription_cycles::dsl as y;
+        self.write(|c| {
+            diesel::insert_into(y::subscription_cycles)
+                .values((
+                    y::subscription_id.eq(subscription.0),
+                    y::cycle_number.eq(i64::from(cycle)),
+                    y::invoice_id.eq(invoice.0),
+                ))
+                .execute(c)
+        })
+        .map(drop)
+    }
+
+    fn subscription_cycles(&mut self, subscription: SubscriptionId) -> StoreResult<Vec<(u32, InvoiceId)>> {
+        use subscription_cycles::dsl as y;
+        let rows: Vec<(i64, Uuid)> = self.read(|c| {
+            y::subscription_cycles
+                .filter(y::subscription_id.eq(subscription.0))
+                .order_by(y::cycle_number)
+                .select((y::cycle_number, y::invoice_id))
+                .load(c)
+        })?;
+        rows.into_iter().map(|(n, id)| Ok((count_of("cycle_number", n)?, id.into()))).collect()
+    }
+}
