@@ -118,6 +118,12 @@ impl<S: Store> Billing<S> {
         g.read().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
+    /// Whether payers of `org` can pay by card or wallet: a sandbox organization always; a live
+    /// one once a live gateway is configured ([`Self::set_live_gateway`]).
+    pub fn takes_payments(&self, org: &Organization) -> bool {
+        self.gateway_for(org).takes_payments()
+    }
+
     /// Runs `call` (a gateway or webhook request) after checking that no store transaction is
     /// open on this thread: an outside call inside one would hold its locks (and, on SQLite, the
     /// whole write batch of the process) for as long as the other side takes. An operation that

@@ -52,14 +52,6 @@ impl Payer {
     }
 }
 
-fn form_error(field: &str, msg: &str) -> Error {
-    Error::invalid(FieldError::new(
-        "value_error",
-        vec!["body".into(), "method".into(), field.into()],
-        format!("Value error, {msg}"),
-    ))
-}
-
 /// The payer: the link's consumer, or the details checkout collected (a name and the contact
 /// the link asks for).
 fn payer_of(l: &PaymentLink, req: &PayRequest) -> Result<Payer> {
@@ -142,6 +134,9 @@ impl<S: Store> Billing<S> {
         })?;
         let now = self.now(&scope);
         link.check_payable(now)?;
+        if !self.takes_payments(&scope.org) {
+            return Err(super::checkout::no_gateway());
+        }
         if link.is_recurring() {
             return Err(Error::rule(
                 Code::PAYMENT_FLOW_NOT_ALLOWED,
@@ -149,18 +144,7 @@ impl<S: Store> Billing<S> {
             ));
         }
         let payer = payer_of(&link, req)?;
-        if let PayMethod::Card(card) = &req.method {
-            use chrono::Datelike;
-            if let Err(field) = card.check(now.year(), now.month()) {
-                let (field, msg) = match field {
-                    "name" => ("name", "the name on the card should have at least two words"),
-                    "number" => ("number", "the card number is not valid"),
-                    "cvc" => ("cvc", "the security code should have 3 digits (4 for American Express)"),
-                    _ => ("expiry_year", "the card has expired"),
-                };
-                return Err(form_error(field, msg));
-            }
-        }
+        super::checkout::check_card_form(&req.method, now)?;
         if link.amount.is_zero() {
             return Err(Error::rule(Code::INVALID_PARAMETERS, "Nothing to pay: the payment link's amount is 0"));
         }
@@ -242,8 +226,8 @@ impl<S: Store> Billing<S> {
             status: PayStatus::Failed,
             message: o.message.clone(),
             reference: p.rec.reference.clone(),
-            link_id: l.id,
-            login_method: l.contact_information_type,
+            link_id: Some(l.id),
+            login_method: Some(l.contact_information_type),
             invoice_id: None,
             payment_id: None,
             consent_id: None,

@@ -18,6 +18,7 @@ mod fuzz;
 mod hostile_input;
 mod http_basics;
 mod invoice;
+mod invoice_checkout;
 mod invoice_events;
 mod lanes;
 mod link_checkout;
