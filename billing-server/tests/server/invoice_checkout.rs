@@ -452,6 +452,58 @@ http_tests!(
     concurrent_attempts_charge_once,
     decline_with_a_reason,
     pages_show_the_invoice,
+    live_without_gateway_takes_no_payment,
 );
 
 postgres_smoke!(card_outcomes, concurrent_attempts_charge_once, refusals_write_nothing, decline_with_a_reason);
+
+/// Makes the test organization live (not sandbox): it then has no gateway configured.
+fn go_live(srv: &TestServer) {
+    let org_id = srv.boot.org.id;
+    srv.app
+        .billing
+        .store
+        .write(|tx| {
+            let mut org = tx.org(org_id)?.expect("org");
+            org.sandbox = false;
+            tx.update_org(&org)?;
+            Ok(())
+        })
+        .unwrap();
+}
+
+fn live_without_gateway_takes_no_payment(srv: &TestServer) {
+    let inv = invoice_at(srv, "100.00");
+    let l = crate::link_checkout::link_at(srv, "100.00", json!({}));
+    go_live(srv);
+    let h = page(srv, &format!("/pay/invoices/{}?language=en", id_str(&inv))).text;
+    assert!(
+        h.contains("This merchant cannot take card or wallet payments yet.") && !h.contains("pay-form"),
+        "{h}"
+    );
+    let h = page(srv, &format!("/pay/invoices/{}", id_str(&inv))).text;
+    assert!(h.contains("لا يستطيع هذا التاجر قبول الدفع"), "{h}");
+    let h = page(srv, &format!("/pay/{}?language=en", l["short_id"].as_str().unwrap())).text;
+    assert!(
+        h.contains("This merchant cannot take card or wallet payments yet.") && !h.contains("pay-form"),
+        "{h}"
+    );
+    let r = unchanged(srv, || attempt(srv, &inv, body(card(PAID), 1)));
+    assert_error(&r, 400, "PAYMENT_FLOW_NOT_ALLOWED");
+    assert!(
+        r.body["error"]["additional_info"]
+            .as_str()
+            .unwrap()
+            .contains("no payment gateway is configured"),
+        "{:?}",
+        r.body
+    );
+    let mut link_body = body(card(PAID), 1);
+    link_body["customer"] = json!({"name": "Sara Al-Harbi", "phone_number": "+966501234567"});
+    let r = unchanged(srv, || crate::link_checkout::attempt(srv, &l, link_body));
+    assert_error(&r, 400, "PAYMENT_FLOW_NOT_ALLOWED");
+    assert_eq!(statuses(&get_invoice(srv, &inv)), ["PENDING"]);
+    // With a live gateway configured, it takes payments.
+    srv.app.billing.set_live_gateway(std::sync::Arc::new(SandboxGateway));
+    assert_eq!(ok(attempt(srv, &inv, body(card(PAID), 1)))["status"], "paid");
+}

@@ -24,7 +24,7 @@ fn body(method: Value, phone: &str) -> Value {
 }
 
 /// The attempt, with no credentials at all.
-fn attempt(srv: &TestServer, link: &Value, body: Value) -> Resp {
+pub fn attempt(srv: &TestServer, link: &Value, body: Value) -> Resp {
     let short = link["short_id"].as_str().unwrap();
     srv.raw(
         Method::POST,
@@ -35,7 +35,7 @@ fn attempt(srv: &TestServer, link: &Value, body: Value) -> Resp {
 }
 
 /// A link of one product at `price` (VAT-inclusive: the amount is the price).
-fn link_at(srv: &TestServer, price: &str, extra: Value) -> Value {
+pub fn link_at(srv: &TestServer, price: &str, extra: Value) -> Value {
     let p = id_of(&one_off_product(srv, "Thing", price));
     let mut b = link_body(&[(&p, 1)]);
     for (k, v) in extra.as_object().unwrap() {
