@@ -12,6 +12,7 @@ const MIGRATIONS: &[(i64, &str)] = &[
     (5, include_str!("../migrations/0005_sandbox_clock_target.sql")),
     (6, include_str!("../migrations/0006_fanout_in_core.sql")),
     (7, include_str!("../migrations/0007_payment_links.sql")),
+    (10, include_str!("../migrations/0010_pay_attempt_limits.sql")),
 ];
 
 pub fn apply(conn: &Connection) -> Result<(), StoreError> {

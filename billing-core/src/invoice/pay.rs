@@ -22,6 +22,7 @@ use crate::error::{Code, Error, FieldError, Result};
 use crate::event::EventType;
 use crate::ids::InvoiceId;
 use crate::lane::Lane;
+use crate::payment::limits;
 use crate::payment::{Payment, PaymentMethod, PaymentStatus, TokenizedCard};
 use crate::payment_link::checkout::{check_card_form, no_gateway, PayMethod, PayOutcome, PayRequest, PayStatus};
 use crate::payment_link::page::{product_names, summary_of, CheckoutPage, PageState};
@@ -171,8 +172,9 @@ impl<S: Store> Billing<S> {
     /// installments by wallet or a plan other than the accepted one (400
     /// PAYMENT_FLOW_NOT_ALLOWED), plans the rules do not allow (400), a paid invoice or one
     /// with a payment in flight (422 DUPLICATE_PAYMENT), a voided one (400 INVOICE_FINALISED),
-    /// a declined, draft or expired one (400 INVOICE_INVALID_STATUS). A gateway decline is an
-    /// outcome (`failed`), not an error.
+    /// a declined, draft or expired one (400 INVOICE_INVALID_STATUS), a client whose attempts
+    /// on the invoice failed too often (429 RATE_LIMITED). A gateway decline is an outcome
+    /// (`failed`), not an error.
     pub fn pay_invoice(&self, id: InvoiceId, req: &PayRequest) -> Result<PayOutcome> {
         self.call_out("the payment gateway", || ())?;
         if req.customer.is_some() {
@@ -210,6 +212,7 @@ impl<S: Store> Billing<S> {
             if let Some(e) = unpayable(&inv, &payments) {
                 return Err(e);
             }
+            limits::check(tx, &limits::invoice_target(id), &req.client, self.failed_attempts_allowed(), now)?;
             if inv.status == InvoiceStatus::Accepted {
                 if n != 1 && inv.installments != Some(n) {
                     return Err(Error::rule(
@@ -241,6 +244,9 @@ impl<S: Store> Billing<S> {
         let mut consent = None;
         let paid = self.record_charge_outcome_and(&scope, &charge, &outcome, |tx, inv, recorded| {
             consent = None;
+            if !outcome.approved {
+                limits::record_failure(tx, &limits::invoice_target(id), &req.client, now)?;
+            }
             // The first installment paid: the later ones are charged on their dates (once: a
             // later one paid early from the page has its item already).
             if outcome.approved && later_due && recorded.iter().any(|p| p.number == 1) {

@@ -40,6 +40,10 @@ pub struct PayRequest {
     pub installments: u8,
     /// The page's language: it picks the hosted result page's, nothing else.
     pub language: Language,
+    /// The payer's network address (not in the body: the server sets it from the connection):
+    /// failed attempts are limited per link or invoice and address
+    /// ([`crate::payment::limits`]). Empty: no limit (an embedding with no connection).
+    pub client: String,
 }
 
 /// The refusal of a payment when the organization takes none: live, with no gateway configured
@@ -179,6 +183,7 @@ impl PayRequest {
             method: method.expect("checked"),
             installments: installments.expect("checked"),
             language,
+            client: String::new(),
         })
     }
 }

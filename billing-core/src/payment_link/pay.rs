@@ -110,8 +110,9 @@ impl<S: Store> Billing<S> {
     /// made), an inactive, expired or completed link (400 INVALID_STATUS), a recurring link
     /// (400 PAYMENT_FLOW_NOT_ALLOWED: paid with subscriptions), installments the link or the
     /// amount does not allow, and a second payment of the same payer while one is in flight,
-    /// or beyond `max_number_of_payments` with others in flight (422 DUPLICATE_PAYMENT). A
-    /// gateway decline is an outcome (`failed`), not an error.
+    /// or beyond `max_number_of_payments` with others in flight (422 DUPLICATE_PAYMENT), and
+    /// a client whose attempts on the link failed too often (429 RATE_LIMITED). A gateway
+    /// decline is an outcome (`failed`), not an error.
     pub fn pay_link(&self, short_id: &str, req: &PayRequest) -> Result<PayOutcome> {
         self.call_out("the payment gateway", || ())?;
         let well_formed = (1..=64).contains(&short_id.len()) && short_id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
@@ -173,6 +174,7 @@ impl<S: Store> Billing<S> {
                 if l.amount != link.amount {
                     return Err(Error::rule(Code::INVALID_STATUS, "The payment link changed: load it again"));
                 }
+                crate::payment::limits::check(tx, &crate::payment::limits::link_target(l.id), &req.client, self.failed_attempts_allowed(), now)?;
                 let in_flight = tx.count_link_attempts(l.id)?;
                 if l.max_number_of_payments
                     .is_some_and(|max| u64::from(l.payments_count) + in_flight >= u64::from(max))
@@ -262,6 +264,7 @@ impl<S: Store> Billing<S> {
                 tx.complete_work(WorkId(a.id), None)?;
             }
             emit_attempt_failed(tx, self.public_url(), &l, a.id, out.status.as_str(), o, now)?;
+            crate::payment::limits::record_failure(tx, &crate::payment::limits::link_target(l.id), &p.req.client, now)?;
             return Ok(out);
         }
         tx.complete_work(WorkId(a.id), None)?;

@@ -24,7 +24,8 @@ pub static ROUTES: &[PublicRoute] = &[
 
 fn pay_attempt(b: &Billing<Backend>, r: Request) -> Result<Reply> {
     let short_id = r.param("short_id");
-    let req = PayRequest::parse(r.body()?)?;
+    let mut req = PayRequest::parse(r.body()?)?;
+    req.client = r.client.clone();
     Ok(Reply::Json(b.pay_link(short_id, &req)?.to_json()))
 }
 
@@ -36,7 +37,8 @@ fn invoice_id(r: &Request) -> Result<InvoiceId> {
 
 fn pay_invoice(b: &Billing<Backend>, r: Request) -> Result<Reply> {
     let id = invoice_id(&r)?;
-    let req = PayRequest::parse(r.body()?)?;
+    let mut req = PayRequest::parse(r.body()?)?;
+    req.client = r.client.clone();
     Ok(Reply::Json(b.pay_invoice(id, &req)?.to_json()))
 }
 

@@ -453,9 +453,16 @@ http_tests!(
     decline_with_a_reason,
     pages_show_the_invoice,
     live_without_gateway_takes_no_payment,
+    failed_attempts_are_limited_per_client,
 );
 
-postgres_smoke!(card_outcomes, concurrent_attempts_charge_once, refusals_write_nothing, decline_with_a_reason);
+postgres_smoke!(
+    card_outcomes,
+    concurrent_attempts_charge_once,
+    refusals_write_nothing,
+    decline_with_a_reason,
+    failed_attempts_are_limited_per_client
+);
 
 /// Makes the test organization live (not sandbox): it then has no gateway configured.
 fn go_live(srv: &TestServer) {
@@ -506,4 +513,42 @@ fn live_without_gateway_takes_no_payment(srv: &TestServer) {
     // With a live gateway configured, it takes payments.
     srv.app.billing.set_live_gateway(std::sync::Arc::new(SandboxGateway));
     assert_eq!(ok(attempt(srv, &inv, body(card(PAID), 1)))["status"], "paid");
+}
+
+fn failed_attempts_are_limited_per_client(srv: &TestServer) {
+    let declined = || body(card("4123120001090000"), 1);
+    let inv = invoice_at(srv, "100.00");
+    for _ in 0..5 {
+        assert_eq!(ok(attempt(srv, &inv, declined()))["status"], "failed");
+    }
+    // The sixth is refused before anything is written or charged, a good card too.
+    let r = unchanged(srv, || attempt(srv, &inv, body(card(PAID), 1)));
+    assert_error(&r, 429, "RATE_LIMITED");
+    let info = r.body["error"]["additional_info"].as_str().unwrap();
+    assert!(
+        info.contains("Too many failed payment attempts") && info.contains("محاولات دفع فاشلة كثيرة"),
+        "{info}"
+    );
+    // Per invoice: another one takes this client's payment.
+    let other = invoice_at(srv, "100.00");
+    assert_eq!(ok(attempt(srv, &other, body(card(PAID), 1)))["status"], "paid");
+    // Per link, the same.
+    let l = crate::link_checkout::link_at(srv, "100.00", json!({}));
+    let link_body = |number: &str, k: u32| {
+        let mut b = body(card(number), 1);
+        b["customer"] = json!({"name": "Sara Al-Harbi", "phone_number": phone(600 + k)});
+        b
+    };
+    for k in 0..5 {
+        assert_eq!(ok(crate::link_checkout::attempt(srv, &l, link_body("4123120001090000", k)))["status"], "failed");
+    }
+    let r = unchanged(srv, || crate::link_checkout::attempt(srv, &l, link_body(PAID, 9)));
+    assert_error(&r, 429, "RATE_LIMITED");
+    // The page has its own words for it.
+    let h = page(srv, &format!("/pay/invoices/{}", id_str(&inv))).text;
+    assert!(h.contains("data-refusal-rate-limited=\"محاولات دفع فاشلة كثيرة"), "{h}");
+    // Once the failures are 15 minutes old (the organization's clock), the client may pay.
+    ok(srv.post("/api/v2/sandbox/clock/advance", json!({"seconds": 15 * 60 + 1})));
+    assert_eq!(ok(attempt(srv, &inv, body(card(PAID), 1)))["status"], "paid");
+    assert_eq!(ok(crate::link_checkout::attempt(srv, &l, link_body(PAID, 9)))["status"], "paid");
 }
