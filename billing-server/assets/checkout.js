@@ -81,6 +81,27 @@
     });
   }
 
+  // Quantities the payer chooses (link items that allow it): the page is loaded again, priced
+  // with them (?quantity.<item id>=<n>), and the form sends them as `items`.
+  var qtys = document.querySelectorAll('input.qty');
+  function qtyQuery() {
+    var q = '';
+    for (var i = 0; i < qtys.length; i++) {
+      q += '&quantity.' + encodeURIComponent(qtys[i].getAttribute('data-item')) + '=' + encodeURIComponent(qtys[i].value.trim());
+    }
+    return q;
+  }
+  for (var qi = 0; qi < qtys.length; qi++) {
+    qtys[qi].addEventListener('change', function (e) {
+      var n = parseInt(e.target.value, 10);
+      var min = parseInt(e.target.getAttribute('min'), 10);
+      var max = parseInt(e.target.getAttribute('max'), 10);
+      if (isNaN(n) || n < min || n > max) return;
+      var lang = document.documentElement.lang;
+      window.location.assign(window.location.pathname + '?language=' + lang + (embedded ? '&embed=true' : '') + qtyQuery());
+    });
+  }
+
   var form = document.getElementById('pay-form');
   if (!form) return;
   var button = document.getElementById('pay-button');
@@ -156,6 +177,12 @@
         expiry_year: isNaN(year) ? val('method-expiry_year') : year,
         cvc: val('method-cvc')
       };
+    }
+    if (qtys.length) {
+      b.items = [];
+      for (var q = 0; q < qtys.length; q++) {
+        b.items.push({ payment_link_item_id: qtys[q].getAttribute('data-item'), quantity: parseInt(qtys[q].value, 10) });
+      }
     }
     var plan = form.querySelector('input[name="installments"]:checked');
     if (plan) b.installments = parseInt(plan.value, 10);

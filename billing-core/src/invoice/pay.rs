@@ -184,6 +184,13 @@ impl<S: Store> Billing<S> {
                 "Extra inputs are not permitted: the invoice has its consumer",
             )));
         }
+        if !req.items.is_empty() {
+            return Err(Error::invalid(FieldError::body(
+                "extra_forbidden",
+                "items",
+                "Extra inputs are not permitted: an invoice's quantities are fixed",
+            )));
+        }
         let (inv, payments, scope) = self.store.read(|tx| self.public_invoice(tx, id))?;
         let now = self.now(&scope);
         if let Some(e) = unpayable(&inv, &payments) {

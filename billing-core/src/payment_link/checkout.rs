@@ -6,7 +6,7 @@
 use super::{ContactInformationType, PaymentLink};
 use crate::error::{LocPart, Problems, Result};
 use crate::fields::{Email, Language, PhoneNumber};
-use crate::ids::{ConsumerId, InvoiceId, PaymentId, PaymentLinkId};
+use crate::ids::{ConsumerId, InvoiceId, PaymentId, PaymentLinkId, PaymentLinkItemId};
 use crate::payment::gateway::CardDetails;
 use crate::wire::Body;
 use crate::wire_enum;
@@ -40,6 +40,9 @@ pub struct PayRequest {
     pub installments: u8,
     /// The page's language: it picks the hosted result page's, nothing else.
     pub language: Language,
+    /// Quantities the payer chose for items that allow a custom quantity (item id, quantity);
+    /// empty: the link's quantities.
+    pub items: Vec<(PaymentLinkItemId, u32)>,
     /// The payer's network address (not in the body: the server sets it from the connection):
     /// failed attempts are limited per link or invoice and address
     /// ([`crate::payment::limits`]). Empty: no limit (an embedding with no connection).
@@ -177,12 +180,30 @@ impl PayRequest {
             }
         };
         let language = b.opt_parsed("language", Language::parse).unwrap_or_default();
+        let items = b
+            .opt_list("items", |v, loc, problems| {
+                let mut i = Body::at(v, loc);
+                let id = i.req_uuid::<PaymentLinkItemId>("payment_link_item_id");
+                let quantity = match i.req_int("quantity") {
+                    Some(q) if (1..=i64::from(u32::MAX)).contains(&q) => Some(q as u32),
+                    Some(_) => {
+                        i.fail("greater_than_equal", "quantity", "Input should be greater than or equal to 1");
+                        None
+                    }
+                    None => None,
+                };
+                let ok = i.problems.is_empty();
+                problems.0.extend(i.problems.0);
+                id.zip(quantity).filter(|_| ok)
+            })
+            .unwrap_or_default();
         b.finish()?;
         Ok(PayRequest {
             customer,
             method: method.expect("checked"),
             installments: installments.expect("checked"),
             language,
+            items,
             client: String::new(),
         })
     }

@@ -18,6 +18,17 @@ pub struct PageItem {
     pub quantity: u32,
     /// Unit price × quantity, before coupons.
     pub amount: Money,
+    /// The payer may choose the quantity (a link item with `allow_custom_quantity`): the item's
+    /// id and the bounds.
+    pub custom: Option<CustomQuantity>,
+}
+
+/// A quantity the payer chooses: the link item and its bounds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CustomQuantity {
+    pub item_id: crate::ids::PaymentLinkItemId,
+    pub min: u32,
+    pub max: u32,
 }
 
 /// One coupon's discount (item-level coupons first, then the link's, in order).
@@ -107,6 +118,7 @@ pub(crate) fn summary_of(
             name: names.iter().find(|(id, _)| *id == line.product_id).map(|(_, n)| n.clone()).unwrap_or_default(),
             quantity: line.quantity,
             amount: line.original_amount,
+            custom: None,
         })
         .collect();
     let coupons = lines
@@ -141,7 +153,14 @@ pub(crate) fn product_names(
 
 fn page_of(l: &PaymentLink, names: &[(crate::ids::ProductId, String)], state: PageState, settings: &crate::org::OrgSettings) -> CheckoutPage {
     let lines: Vec<_> = l.items.iter().map(|it| &it.line).collect();
-    let (items, coupons) = summary_of(&lines, &l.coupons, names);
+    let (mut items, coupons) = summary_of(&lines, &l.coupons, names);
+    for (shown, it) in items.iter_mut().zip(&l.items) {
+        shown.custom = it.allow_custom_quantity.then(|| CustomQuantity {
+            item_id: it.id,
+            min: it.min_quantity.unwrap_or(1).max(1),
+            max: it.max_quantity.unwrap_or(super::wire::MAX_QUANTITY as u32),
+        });
+    }
     let payable = state == PageState::Payable;
     CheckoutPage {
         path: format!("/pay/{}", l.short_id),
@@ -171,14 +190,39 @@ impl<S: Store> Billing<S> {
     /// unknown one. An inactive, expired or completed link is a page too (its state says why it
     /// takes no payment).
     pub fn checkout_page(&self, short_id: &str) -> Result<CheckoutPage> {
+        self.checkout_page_with(short_id, &[])
+    }
+
+    /// [`Self::checkout_page`] priced with the quantities the payer chose (item id, quantity)
+    /// for items that allow it; quantities the link does not allow are ignored (the link's own
+    /// are shown).
+    pub fn checkout_page_with(&self, short_id: &str, quantities: &[(crate::ids::PaymentLinkItemId, u32)]) -> Result<CheckoutPage> {
         let well_formed = (1..=64).contains(&short_id.len()) && short_id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
         if !well_formed {
             return Err(Error::not_found("Payment link", "?"));
         }
         self.store.read(|tx| {
             let missing = || Error::not_found("Payment link", short_id);
-            let l = tx.payment_link_by_short_id(short_id)?.ok_or_else(missing)?;
+            let mut l = tx.payment_link_by_short_id(short_id)?.ok_or_else(missing)?;
             let org = tx.org(l.org_id)?.ok_or_else(missing)?;
+            if !quantities.is_empty() {
+                let branch = tx.branch(l.org_id, l.branch_id)?.ok_or_else(missing)?;
+                let scope = crate::auth::Scope {
+                    org: org.clone(),
+                    branch,
+                    actor: crate::auth::Actor {
+                        user_id: l.user_id,
+                        role: crate::org::Role::BranchUser,
+                        access: crate::auth::BranchAccess::Only(vec![l.branch_id]),
+                        api_key_id: None,
+                    },
+                };
+                match super::ops::with_quantities(tx, &scope, &l, quantities) {
+                    Ok(chosen) => l = chosen,
+                    Err(crate::error::Error::Store(e)) => return Err(e.into()),
+                    Err(_) => {}
+                }
+            }
             let lines: Vec<_> = l.items.iter().map(|it| &it.line).collect();
             let names = product_names(tx, l.branch_id, &lines)?;
             let now = org.now(self.clock());

@@ -135,6 +135,13 @@ impl<S: Store> Billing<S> {
         })?;
         let now = self.now(&scope);
         link.check_payable(now)?;
+        // What the stored link costs: a payment is refused if it changed meanwhile.
+        let stored_amount = link.amount;
+        let link = if req.items.is_empty() {
+            link
+        } else {
+            self.store.read(|tx| super::ops::with_quantities(tx, &scope, &link, &req.items))?
+        };
         if !self.takes_payments(&scope.org) {
             return Err(super::checkout::no_gateway());
         }
@@ -171,7 +178,7 @@ impl<S: Store> Billing<S> {
                     .payment_link(link.branch_id, link.id)?
                     .ok_or_else(|| Error::not_found("Payment link", short_id))?;
                 l.check_payable(now)?;
-                if l.amount != link.amount {
+                if l.amount != stored_amount {
                     return Err(Error::rule(Code::INVALID_STATUS, "The payment link changed: load it again"));
                 }
                 crate::payment::limits::check(tx, &crate::payment::limits::link_target(l.id), &req.client, self.failed_attempts_allowed(), now)?;
@@ -205,6 +212,7 @@ impl<S: Store> Billing<S> {
             _ => None,
         };
         let paid = Paid {
+            link: &link,
             scope: &scope,
             req,
             payer: &payer,
@@ -292,7 +300,7 @@ impl<S: Store> Billing<S> {
                 .unwrap_or(PaymentMethod::PgwCardUnspecified),
             PayMethod::Wallet(_) => PaymentMethod::PgwCardUnspecified,
         };
-        let (inv, payment) = self.invoice_of_link(tx, p, &l, consumer, method, &o.code, &o.message)?;
+        let (inv, payment) = self.invoice_of_link(tx, p, p.link, consumer, method, &o.code, &o.message)?;
         // The invoice's payment added to the link's collected amount: read it back.
         l = tx
             .payment_link(a.branch_id, a.link_id)?
@@ -444,6 +452,8 @@ impl<S: Store> Billing<S> {
 
 /// What recording a link payment's outcome needs.
 struct Paid<'a> {
+    /// The link as the payer buys it (with the quantities chosen).
+    link: &'a PaymentLink,
     scope: &'a Scope,
     req: &'a PayRequest,
     payer: &'a Payer,

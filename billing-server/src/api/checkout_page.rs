@@ -10,7 +10,7 @@ use crate::backend::Backend;
 use crate::router::{public, PublicRoute};
 use billing_core::error::{Code, Error, Result};
 use billing_core::fields::Language;
-use billing_core::ids::InvoiceId;
+use billing_core::ids::{InvoiceId, PaymentLinkItemId};
 use billing_core::invoice::pay::lane as invoice_lane;
 use billing_core::invoice::InvoiceStatus;
 use billing_core::money::Money;
@@ -373,6 +373,15 @@ fn load(b: &Billing<Backend>, short_id: &str) -> Result<Option<CheckoutPage>> {
     found(b.checkout_page(short_id))
 }
 
+/// The quantities the payer chose on the page (`?quantity.<item id>=<n>`; others are ignored).
+fn quantities(r: &Request) -> Vec<(PaymentLinkItemId, u32)> {
+    r.query
+        .0
+        .iter()
+        .filter_map(|(k, v)| Some((k.strip_prefix("quantity.")?.parse().ok()?, v.parse().ok()?)))
+        .collect()
+}
+
 /// The invoice's page, or `None` for an unknown invoice.
 fn load_invoice(b: &Billing<Backend>, r: &Request) -> Result<Option<CheckoutPage>> {
     match invoice_id(r) {
@@ -384,7 +393,7 @@ fn load_invoice(b: &Billing<Backend>, r: &Request) -> Result<Option<CheckoutPage
 fn page(b: &Billing<Backend>, r: Request) -> Result<Reply> {
     let (lang, embed) = options(&r);
     let short_id = r.param("short_id");
-    match load(b, short_id)? {
+    match found(b.checkout_page_with(short_id, &quantities(&r)))? {
         Some(p) => Ok(render(&p, lang, embed)),
         None => Ok(not_found(lang, embed, &format!("/pay/{short_id}"), true)),
     }
@@ -462,11 +471,23 @@ fn checkout_main(p: &CheckoutPage, lang: Language, t: &Texts) -> String {
         t.summary, t.item, t.qty, t.amount
     );
     for it in &p.items {
+        // A quantity the payer chooses: changing it loads the page priced with it.
+        let qty = match it.custom {
+            Some(c) => format!(
+                "<input type=\"number\" class=\"qty\" id=\"qty-{id}\" name=\"qty-{id}\" data-item=\"{id}\" min=\"{min}\" max=\"{max}\" \
+value=\"{q}\" inputmode=\"numeric\" dir=\"ltr\" aria-label=\"{label}\">",
+                id = c.item_id,
+                min = c.min,
+                max = c.max,
+                q = it.quantity,
+                label = esc(&format!("{} — {}", t.qty, it.name)),
+            ),
+            None => it.quantity.to_string(),
+        };
         let _ = writeln!(
             m,
-            "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\"><bdi>{}</bdi></td></tr>",
+            "<tr><td>{}</td><td class=\"num\">{qty}</td><td class=\"num\"><bdi>{}</bdi></td></tr>",
             esc(&it.name),
-            it.quantity,
             money(it.amount)
         );
     }
