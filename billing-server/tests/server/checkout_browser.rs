@@ -174,6 +174,27 @@ fn checkout_in_a_real_browser() {
     assert_eq!(parts, [("133.33", "SUCCEEDED"), ("133.33", "PENDING"), ("133.34", "PENDING")]);
     assert_eq!((inv["status"].as_str(), inv["type"].as_str()), (Some("ACCEPTED"), Some("INSTALLMENTS")));
 
+    // A quantity the payer chooses: the page reloads priced with it, and the invoice bills it.
+    let p = id_of(&one_off_product(&srv, "Ticket", "100.00"));
+    let mut lb = link_body(&[(&p, 1)]);
+    lb["items"][0]["allow_custom_quantity"] = json!(true);
+    lb["items"][0]["max_quantity"] = json!(5);
+    let lq = create_link(&srv, lb);
+    let item = lq["items"][0]["id"].as_str().unwrap().to_string();
+    b.goto(&format!("{}/pay/{}?language=en", srv.base, short(&lq)));
+    b.type_into(&format!("#qty-{item}"), "3\u{E004}");
+    b.wait_for(
+        "the page priced with 3",
+        30,
+        "return document.readyState === 'complete' && location.search.indexOf('quantity.') >= 0 && document.getElementById('pay-button').textContent.indexOf('300.00') >= 0",
+    );
+    full_shot(&b, 1280, "checkout-en-quantity.png");
+    fill(&b, Some(&phone(307)), "4111111111111111");
+    b.click("#pay-button");
+    let url = result_url(&b);
+    let inv = invoice_of(&srv, &url);
+    assert_eq!((inv["total_amount"].as_str(), inv["items"][0]["quantity"].as_u64()), (Some("300.00"), Some(3)));
+
     // The mobile wallet (250 SAR is in the sandbox's paid range): installments are by card only.
     let p = id_of(&one_off_product(&srv, "Headphones", "250.00"));
     let lw = create_link(&srv, link_body(&[(&p, 1)]));
