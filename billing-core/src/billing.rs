@@ -35,6 +35,9 @@ pub struct Billing<S> {
     /// API-key authentications, kept while the store's auth generation holds
     /// ([`crate::auth::cache`]).
     pub(crate) auth_cache: crate::auth::cache::AuthCache,
+    /// Failed pay attempts allowed per link or invoice and client within
+    /// [`crate::payment::limits::WINDOW`] ([`crate::payment::limits::MAX_FAILED`] unless set).
+    failed_attempts_allowed: std::sync::atomic::AtomicU64,
 }
 
 impl<S: Store> Billing<S> {
@@ -51,6 +54,7 @@ impl<S: Store> Billing<S> {
             allow_private_webhooks: Default::default(),
             advance_progress: Default::default(),
             auth_cache: Default::default(),
+            failed_attempts_allowed: std::sync::atomic::AtomicU64::new(crate::payment::limits::MAX_FAILED),
         }
     }
 
@@ -116,6 +120,22 @@ impl<S: Store> Billing<S> {
     pub fn gateway_for(&self, org: &Organization) -> Arc<dyn PaymentGateway> {
         let g = if org.sandbox { &self.sandbox_gateway } else { &self.live_gateway };
         g.read().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Sets how many failed pay attempts a client may make on one link or invoice within
+    /// [`crate::payment::limits::WINDOW`] (default [`crate::payment::limits::MAX_FAILED`]).
+    pub fn set_failed_attempts_allowed(&self, n: u64) {
+        self.failed_attempts_allowed.store(n, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    pub(crate) fn failed_attempts_allowed(&self) -> u64 {
+        self.failed_attempts_allowed.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Whether payers of `org` can pay by card or wallet: a sandbox organization always; a live
+    /// one once a live gateway is configured ([`Self::set_live_gateway`]).
+    pub fn takes_payments(&self, org: &Organization) -> bool {
+        self.gateway_for(org).takes_payments()
     }
 
     /// Runs `call` (a gateway or webhook request) after checking that no store transaction is

@@ -1,7 +1,9 @@
 // The hosted checkout's script (served by billing-server from /pay/assets/checkout.js; the
 // Content-Security-Policy allows no other script). It sends the form to the JSON endpoint
-// POST /pay/{short id}/attempts, shows progress and field errors (422 `detail`), then goes to the
-// answer's redirect_url. Embedded (?embed=true), it reports its height and its redirects to the
+// POST {page}/attempts (a link's /pay/{short id} or an invoice's /pay/invoices/{id}), shows
+// progress and field errors (422 `detail`), then goes to the answer's redirect_url. Other
+// refusals show the page's own words for their code (data-refusal-<code>) when it has them, else
+// the endpoint's. An invoice's page also posts its decline form to {page}/decline. Embedded (?embed=true), it reports its height and its redirects to the
 // embedding page by postMessage instead (redirects leave the iframe).
 (function () {
   'use strict';
@@ -21,6 +23,83 @@
   function go(url) {
     if (embedded) post({ type: 'billing-checkout:redirect', url: url });
     else window.location.assign(url);
+  }
+
+  // The page's words for a refusal's code, else the endpoint's `additional_info`.
+  function refusal(el, json) {
+    var e = json.error || {};
+    var code = String(e.code || '').toLowerCase().replace(/_/g, '-');
+    return (code && el.getAttribute('data-refusal-' + code)) || e.additional_info || e.message || el.getAttribute('data-network-error');
+  }
+  function send(url, payload) {
+    return fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(payload),
+      credentials: 'omit'
+    }).then(function (r) {
+      return r.json().then(
+        function (j) { return { status: r.status, json: j }; },
+        function () { return { status: r.status, json: {} }; }
+      );
+    });
+  }
+
+  var decline = document.getElementById('decline-form');
+  if (decline) {
+    var declining = false;
+    decline.addEventListener('submit', function (e) {
+      e.preventDefault();
+      if (declining) return;
+      declining = true;
+      var err = document.getElementById('decline-error');
+      var progress = document.getElementById('decline-progress');
+      var button = document.getElementById('decline-button');
+      err.hidden = true;
+      button.disabled = true;
+      progress.textContent = decline.getAttribute('data-declining');
+      var reason = document.getElementById('decline-reason').value.trim();
+      send(decline.getAttribute('action'), reason ? { reason: reason } : {})
+        .then(function (res) {
+          if (res.status === 200) {
+            go(decline.getAttribute('data-after'));
+            return;
+          }
+          declining = false;
+          button.disabled = false;
+          progress.textContent = '';
+          err.textContent = refusal(decline, res.json);
+          err.hidden = false;
+        })
+        .catch(function () {
+          declining = false;
+          button.disabled = false;
+          progress.textContent = '';
+          err.textContent = decline.getAttribute('data-network-error');
+          err.hidden = false;
+        });
+    });
+  }
+
+  // Quantities the payer chooses (link items that allow it): the page is loaded again, priced
+  // with them (?quantity.<item id>=<n>), and the form sends them as `items`.
+  var qtys = document.querySelectorAll('input.qty');
+  function qtyQuery() {
+    var q = '';
+    for (var i = 0; i < qtys.length; i++) {
+      q += '&quantity.' + encodeURIComponent(qtys[i].getAttribute('data-item')) + '=' + encodeURIComponent(qtys[i].value.trim());
+    }
+    return q;
+  }
+  for (var qi = 0; qi < qtys.length; qi++) {
+    qtys[qi].addEventListener('change', function (e) {
+      var n = parseInt(e.target.value, 10);
+      var min = parseInt(e.target.getAttribute('min'), 10);
+      var max = parseInt(e.target.getAttribute('max'), 10);
+      if (isNaN(n) || n < min || n > max) return;
+      var lang = document.documentElement.lang;
+      window.location.assign(window.location.pathname + '?language=' + lang + (embedded ? '&embed=true' : '') + qtyQuery());
+    });
   }
 
   var form = document.getElementById('pay-form');
@@ -99,6 +178,12 @@
         cvc: val('method-cvc')
       };
     }
+    if (qtys.length) {
+      b.items = [];
+      for (var q = 0; q < qtys.length; q++) {
+        b.items.push({ payment_link_item_id: qtys[q].getAttribute('data-item'), quantity: parseInt(qtys[q].value, 10) });
+      }
+    }
     var plan = form.querySelector('input[name="installments"]:checked');
     if (plan) b.installments = parseInt(plan.value, 10);
     return b;
@@ -132,18 +217,7 @@
     clearErrors();
     button.disabled = true;
     progress.textContent = form.getAttribute('data-processing');
-    fetch(form.getAttribute('action'), {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(body()),
-      credentials: 'omit'
-    })
-      .then(function (r) {
-        return r.json().then(
-          function (j) { return { status: r.status, json: j }; },
-          function () { return { status: r.status, json: {} }; }
-        );
-      })
+    send(form.getAttribute('action'), body())
       .then(function (res) {
         if (res.status === 200 && res.json.redirect_url) {
           progress.textContent = form.getAttribute('data-redirecting');
@@ -154,8 +228,7 @@
         if (res.status === 422 && Array.isArray(res.json.detail)) {
           showDetail(res.json.detail);
         } else {
-          var e = res.json.error || {};
-          showFormError(e.additional_info || e.message || form.getAttribute('data-network-error'));
+          showFormError(refusal(form, res.json));
         }
       })
       .catch(function () {

@@ -196,10 +196,10 @@ pub async fn serve(app: Arc<App>, listener: TcpListener) {
     let mut backoff = Duration::ZERO;
     let mut log = Throttled { last: None, skipped: 0 };
     loop {
-        let stream = match listener.accept().await {
-            Ok((s, _)) => {
+        let (stream, peer) = match listener.accept().await {
+            Ok((s, peer)) => {
                 backoff = Duration::ZERO;
-                s
+                (s, peer)
             }
             Err(e) => {
                 // Out of descriptors (or another resource): free one by closing an idle
@@ -221,8 +221,10 @@ pub async fn serve(app: Arc<App>, listener: TcpListener) {
         tokio::spawn(async move {
             let service = {
                 let (conn, registry) = (conn.clone(), registry.clone());
-                service_fn(move |req| {
+                service_fn(move |mut req: hyper::Request<hyper::body::Incoming>| {
                     let (app, conn, registry) = (app.clone(), conn.clone(), registry.clone());
+                    // The peer's address, for what limits by client (the checkout's attempts).
+                    req.extensions_mut().insert(crate::PeerAddr(peer));
                     async move {
                         let _busy = Busy::start(&conn, &registry);
                         Ok::<_, std::convert::Infallible>(crate::handle(app, req).await)

@@ -170,6 +170,10 @@ pub async fn spawn(app: Arc<App>, addr: SocketAddr) -> std::io::Result<SocketAdd
     Ok(local)
 }
 
+/// The address of the connection a request came on (set by [`serve`] as a request extension).
+#[derive(Debug, Clone, Copy)]
+pub struct PeerAddr(pub SocketAddr);
+
 pub async fn handle(app: Arc<App>, req: Request<hyper::body::Incoming>) -> HttpResponse {
     let request_id = req
         .headers()
@@ -299,12 +303,19 @@ async fn respond(app: Arc<App>, req: Request<hyper::body::Incoming>) -> HttpResp
 
 /// A public row (the checkout): no credentials; otherwise as any request.
 async fn respond_public(app: Arc<App>, route: &'static PublicRoute, params: Vec<(&'static str, String)>, req: Request<hyper::body::Incoming>) -> HttpResponse {
+    // The client's address is the connection's (never a forwarding header a client could set).
+    let client = req
+        .extensions()
+        .get::<PeerAddr>()
+        .map(|p| p.0.ip().to_canonical().to_string())
+        .unwrap_or_default();
     let (parts, body) = req.into_parts();
     let req = match read_request(parts, body, app.config.body_limit, app.config.body_timeout).await {
         Ok(r) => r,
         Err(e) => return read_failed(&app, e),
     };
-    let input = OpRequest::new(&req, params);
+    let mut input = OpRequest::new(&req, params);
+    input.client = client;
     let handler = route.handler;
     let run = move |app: Arc<App>| {
         input.query.check()?;

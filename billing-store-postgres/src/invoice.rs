@@ -397,6 +397,15 @@ impl billing_core::invoice::InvoiceTx for PgTx<'_> {
         }
     }
 
+    fn invoice_by_id(&mut self, id: InvoiceId) -> StoreResult<Option<Invoice>> {
+        use invoices::dsl as i;
+        let row = self.read(|c| i::invoices.filter(i::id.eq(id.0)).select(InvoiceRow::as_select()).first(c).optional())?;
+        match row {
+            Some(r) => Ok(self.items_of(vec![r])?.pop()),
+            None => Ok(None),
+        }
+    }
+
     fn update_invoice(&mut self, inv: &Invoice) -> StoreResult<()> {
         use invoices::dsl as i;
         let row = InvoiceRow::new(inv)?;

@@ -1,6 +1,7 @@
 //! Payments and saved cards: `billing_core::payment::PaymentTx`.
 
 use crate::support::*;
+use billing_core::clock::Timestamp;
 use billing_core::ids::*;
 use billing_core::list::{Direction, ListQuery, Page};
 use billing_core::money::Money;
@@ -301,4 +302,40 @@ impl billing_core::payment::PaymentTx for PgTx<'_> {
         })?;
         Ok(row.map(CardRow::into_domain))
     }
+
+    fn record_failed_pay_attempt(&mut self, target: &str, client: &str, at: Timestamp, forget_before: Timestamp) -> StoreResult<()> {
+        use diesel::sql_types::{Timestamptz, Uuid as SqlUuid};
+        self.write(|c| {
+            diesel::sql_query("DELETE FROM pay_attempt_failures WHERE target = $1 AND client = $2 AND at < $3")
+                .bind::<Text, _>(target)
+                .bind::<Text, _>(client)
+                .bind::<Timestamptz, _>(forget_before)
+                .execute(c)?;
+            diesel::sql_query("INSERT INTO pay_attempt_failures (id, target, client, at) VALUES ($1, $2, $3, $4)")
+                .bind::<SqlUuid, _>(uuid::Uuid::now_v7())
+                .bind::<Text, _>(target)
+                .bind::<Text, _>(client)
+                .bind::<Timestamptz, _>(at)
+                .execute(c)
+        })
+        .map(drop)
+    }
+
+    fn count_failed_pay_attempts(&mut self, target: &str, client: &str, since: Timestamp) -> StoreResult<u64> {
+        use diesel::sql_types::Timestamptz;
+        let row: FailedCount = self.read(|c| {
+            diesel::sql_query("SELECT COUNT(*) AS n FROM pay_attempt_failures WHERE target = $1 AND client = $2 AND at >= $3")
+                .bind::<Text, _>(target)
+                .bind::<Text, _>(client)
+                .bind::<Timestamptz, _>(since)
+                .get_result(c)
+        })?;
+        Ok(u64::try_from(row.n).unwrap_or(0))
+    }
+}
+
+#[derive(QueryableByName)]
+struct FailedCount {
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    n: i64,
 }

@@ -132,6 +132,15 @@ impl InvoiceTx for SqliteTx<'_> {
         found.map(|inv| self.with_items(inv)).transpose()
     }
 
+    fn invoice_by_id(&mut self, id: InvoiceId) -> StoreResult<Option<Invoice>> {
+        let found = self.one(
+            sql!("SELECT {} FROM invoices WHERE id = ?1", Invoices::sql().select),
+            vec![u(id)],
+            Invoices::row,
+        )?;
+        found.map(|inv| self.with_items(inv)).transpose()
+    }
+
     fn update_invoice(&mut self, inv: &Invoice) -> StoreResult<()> {
         self.update_one(&Invoices::sql().update, Invoices::params(inv)?, "invoice")?;
         self.write_items(inv)

@@ -14,6 +14,7 @@ const MIGRATIONS: &[(i64, &str)] = &[
     (7, include_str!("../migrations/0007_payment_links.sql")),
     (8, include_str!("../migrations/0008_subscriptions.sql")),
     (9, include_str!("../migrations/0009_idempotency.sql")),
+    (10, include_str!("../migrations/0010_pay_attempt_limits.sql")),
 ];
 
 pub fn apply(conn: &Connection) -> Result<(), StoreError> {

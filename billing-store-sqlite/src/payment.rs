@@ -1,6 +1,7 @@
 //! Payments and saved cards: `billing_core::payment::PaymentTx`.
 
 use crate::sql::*;
+use billing_core::clock::Timestamp;
 use billing_core::ids::{BranchId, ConsumerId, InvoiceId, PaymentId};
 use billing_core::list::{ListQuery, Page};
 use billing_core::money::Money;
@@ -129,6 +130,25 @@ impl PaymentTx for SqliteTx<'_> {
             ),
             vec![u(consumer)],
             Cards::row,
+        )
+    }
+
+    fn record_failed_pay_attempt(&mut self, target: &str, client: &str, at: Timestamp, forget_before: Timestamp) -> StoreResult<()> {
+        self.exec(
+            "DELETE FROM pay_attempt_failures WHERE target = ?1 AND client = ?2 AND at < ?3",
+            vec![s(target), s(client), t(&forget_before)],
+        )?;
+        self.exec(
+            "INSERT INTO pay_attempt_failures (id, target, client, at) VALUES (?1, ?2, ?3, ?4)",
+            vec![u(uuid::Uuid::now_v7()), s(target), s(client), t(&at)],
+        )
+        .map(drop)
+    }
+
+    fn count_failed_pay_attempts(&mut self, target: &str, client: &str, since: Timestamp) -> StoreResult<u64> {
+        self.count(
+            "SELECT COUNT(*) FROM pay_attempt_failures WHERE target = ?1 AND client = ?2 AND at >= ?3",
+            vec![s(target), s(client), t(&since)],
         )
     }
 }

@@ -19,7 +19,7 @@ fn data(public_url: &str, inv: &Invoice, payment: Option<&Payment>, metadata: &V
 }
 
 /// The custom_metadata of the invoice's payment link, as the webhook data's `metadata`.
-fn link_metadata(tx: &mut dyn Tx, inv: &Invoice) -> crate::Result<Value> {
+pub(crate) fn link_metadata(tx: &mut dyn Tx, inv: &Invoice) -> crate::Result<Value> {
     let Some(id) = inv.payment_link_id else { return Ok(json!({})) };
     Ok(tx
         .payment_link_metadata(inv.branch_id, id.into())?

@@ -3,6 +3,7 @@
 //!
 //! - [`ops`]: create, get, list, send, void, in-place update; `accept` (the payer's plan) and
 //!   `settle` (what paying changes) beside them.
+//! - [`pay`]: the payer's side (no credentials): the pay page, paying, declining.
 //! - [`installments`]: splitting a total into 2, 3 or 4 payments.
 //! - [`events`]: the outbox payloads of invoices and payments.
 //! - [`store`]: the [`InvoiceTx`] slice of the store contract.
@@ -12,6 +13,7 @@ mod accept;
 pub mod events;
 pub mod installments;
 pub mod ops;
+pub mod pay;
 mod settle;
 mod store;
 mod view;

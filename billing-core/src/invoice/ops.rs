@@ -32,7 +32,7 @@ pub mod lane {
 }
 
 /// has an address for, else e-mail, else SMS.
-fn channel_of(c: &Consumer) -> Option<(Channel, String)> {
+pub(crate) fn channel_of(c: &Consumer) -> Option<(Channel, String)> {
     let email = c.email.as_ref().map(|e| e.as_str().to_string());
     let phone = c.phone_number.as_ref().map(|p| p.as_str().to_string());
     for m in &c.communication_methods {

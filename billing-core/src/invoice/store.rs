@@ -22,6 +22,9 @@ pub trait InvoiceTx {
     fn next_invoice_number(&mut self, org: OrgId) -> StoreResult<i64>;
     fn insert_invoice(&mut self, inv: &Invoice) -> StoreResult<()>;
     fn invoice(&mut self, branch: BranchId, id: InvoiceId) -> StoreResult<Option<Invoice>>;
+    /// The invoice with this id, of any organization and branch (the public pay page's lookup:
+    /// the invoice's id is its capability).
+    fn invoice_by_id(&mut self, id: InvoiceId) -> StoreResult<Option<Invoice>>;
     fn update_invoice(&mut self, inv: &Invoice) -> StoreResult<()>;
     fn list_invoices(&mut self, branch: BranchId, q: &ListQuery<InvoiceSort>, f: &InvoiceFilter) -> StoreResult<Page<Invoice>>;
     /// Whether the consumer has an invoice in one of `statuses`.

@@ -178,6 +178,19 @@ impl<S: Store> Billing<S> {
     /// payments. Approved: SUCCEEDED with PAYMENT_SUCCEEDED each (and INVOICE_COMPLETED when the
     /// invoice is now paid); declined: FAILED with PAYMENT_FAILED each.
     pub(crate) fn record_charge_outcome(&self, scope: &crate::auth::Scope, charge: &Charge, outcome: &GatewayOutcome) -> Result<Vec<Payment>> {
+        self.record_charge_outcome_and(scope, charge, outcome, |_, _, _| Ok(()))
+    }
+
+    /// [`Self::record_charge_outcome`], then `also` in the same transaction (with the invoice
+    /// and the payments as recorded). An unclear answer (an error or time-out: money may have
+    /// moved) is recorded FAILED too, and the attempt's item is left to void the charge at once.
+    pub(crate) fn record_charge_outcome_and(
+        &self,
+        scope: &crate::auth::Scope,
+        charge: &Charge,
+        outcome: &GatewayOutcome,
+        mut also: impl FnMut(&mut dyn Tx, &Invoice, &[Payment]) -> Result<()>,
+    ) -> Result<Vec<Payment>> {
         let now = self.now(scope);
         let message = format!("{} {}", outcome.code, outcome.message);
         self.store.write(|tx| {
@@ -190,8 +203,24 @@ impl<S: Store> Billing<S> {
                 }
                 mine.push(current);
             }
-            // The item may be held by its handler at this moment; the payments decide who records.
-            tx.complete_work(WorkId(charge.id), None)?;
+            if outcome.is_unclear() {
+                // Money may have moved: the item voids the charge, starting now (a new item
+                // when its handler holds this one: it finds the payments recorded and stops).
+                let rec = Recorded {
+                    branch_id: inv.branch_id,
+                    invoice_id: inv.id,
+                    payment_ids: mine.iter().map(|p| p.id).collect(),
+                    reference: charge.reference(),
+                    abandoned: true,
+                    refund: None,
+                };
+                if !tx.reschedule_work(WorkId(charge.id), None, now, &rec.to_value())? {
+                    tx.insert_work(&DueWork::new(WorkId::new(), inv.org_id, CHARGE_KIND, now, rec.to_value()))?;
+                }
+            } else {
+                // The item may be held by its handler at this moment; the payments decide who records.
+                tx.complete_work(WorkId(charge.id), None)?;
+            }
             let mut out = Vec::with_capacity(mine.len());
             for mut p in mine {
                 p.latest_pgw_message = Some(message.clone());
@@ -210,6 +239,7 @@ impl<S: Store> Billing<S> {
             if outcome.approved {
                 self.record_paid(tx, scope, &mut inv, &all, out.clone(), EventType::PaymentSucceeded, now)?;
             }
+            also(tx, &inv, &out)?;
             Ok(out)
         })
     }

@@ -117,6 +117,11 @@ pub trait PaymentGateway: Send + Sync {
     /// Cancels whatever the charge `reference` took, if it took anything; approved once nothing
     /// of it is left charged (also when it never charged).
     fn void(&self, reference: &str) -> GatewayOutcome;
+    /// Whether payers can pay through it: false for [`UnconfiguredGateway`] (a live
+    /// organization with no processor), whose pages and attempts take no payment.
+    fn takes_payments(&self) -> bool {
+        true
+    }
 }
 
 /// The sandbox simulation.
@@ -234,6 +239,9 @@ impl PaymentGateway for UnconfiguredGateway {
     /// Nothing was ever charged through it.
     fn void(&self, _reference: &str) -> GatewayOutcome {
         GatewayOutcome::of("00", "APPROVED")
+    }
+    fn takes_payments(&self) -> bool {
+        false
     }
 }
 

@@ -7,14 +7,19 @@
 //! payment PROCESSING under a recorded attempt, [`Billing::record_charge`]); from there the
 //! attempt's own recovery applies (a charge nobody recorded is voided and its payment FAILED).
 //! Approved: PAYMENT_SUCCEEDED (and INVOICE_COMPLETED with the last). Declined, or no card to
-//! charge: PAYMENT_FAILED, and the payment stays payable (the payer can still pay it).
+//! charge: PAYMENT_FAILED, and the payment stays payable (the payer can still pay it from the
+//! invoice's page); the consumer is told so (a `PAYMENT_FAILED` notification with the page's
+//! address, recorded in the same transaction, when the consumer has an e-mail or a phone).
 
 use super::{Payment, PaymentMethod, PaymentStatus};
 use crate::auth::{Actor, BranchAccess, Scope};
 use crate::billing::Billing;
+use crate::clock::Timestamp;
 use crate::error::{Error, Result, StoreError};
 use crate::event::EventType;
-use crate::ids::{BranchId, PaymentId, WorkId};
+use crate::ids::{BranchId, NotificationId, PaymentId, WorkId};
+use crate::invoice::Invoice;
+use crate::notification::Notification;
 use crate::org::Role;
 use crate::store::{Store, StoreResult, Tx};
 use crate::work::{DueWork, Handler};
@@ -105,7 +110,8 @@ impl<S: Store> Billing<S> {
                 p.latest_pgw_message = Some("NO CARD: the consumer has no saved card with consent".into());
                 p.updated_at = Some(now);
                 tx.update_payment(&p)?;
-                crate::invoice::events::emit_payment(tx, self.public_url(), EventType::PaymentFailed, &inv, &p, now)
+                crate::invoice::events::emit_payment(tx, self.public_url(), EventType::PaymentFailed, &inv, &p, now)?;
+                self.notify_installment_failed(tx, &scope, &inv, &p, now)
             })?;
             return Ok(Some(false));
         };
@@ -127,7 +133,51 @@ impl<S: Store> Billing<S> {
         let outcome = self.call_out("the payment gateway", || {
             gw.charge_token(&charge.reference(), &card.gateway_token, charge.total())
         })?;
-        self.record_charge_outcome(&scope, &charge, &outcome)?;
+        self.record_charge_outcome_and(&scope, &charge, &outcome, |tx, inv, recorded| {
+            if !outcome.approved {
+                for p in recorded {
+                    self.notify_installment_failed(tx, &scope, inv, p, now)?;
+                }
+            }
+            Ok(())
+        })?;
         Ok(Some(outcome.approved))
+    }
+
+    /// Records the consumer's notification of a failed installment (template
+    /// `PAYMENT_FAILED`, in the consumer's language, on its first channel: see
+    /// [`crate::invoice::ops::channel_of`]), with the invoice page's address to pay it from.
+    /// Nothing when the consumer has neither e-mail nor phone.
+    fn notify_installment_failed(&self, tx: &mut dyn Tx, scope: &Scope, inv: &Invoice, p: &Payment, now: Timestamp) -> Result<()> {
+        let Some(c) = tx.consumer(inv.branch_id, inv.consumer_id)?.filter(|c| !c.is_deleted) else {
+            return Ok(());
+        };
+        let Some((channel, recipient)) = crate::invoice::ops::channel_of(&c) else {
+            return Ok(());
+        };
+        tx.insert_notification(&Notification {
+            id: NotificationId::new(),
+            org_id: inv.org_id,
+            branch_id: Some(inv.branch_id),
+            channel,
+            recipient,
+            template: "PAYMENT_FAILED".into(),
+            language: c.preferred_language,
+            payload: json!({
+                "invoice_id": inv.id,
+                "payment_id": p.id,
+                "org_invoice_number": inv.org_invoice_number,
+                "organization": scope.org.name,
+                "consumer_name": c.name,
+                "installment": p.number,
+                "amount": p.amount,
+                "currency": inv.currency,
+                "reason": p.latest_pgw_message,
+                "url": inv.url(self.public_url()),
+            }),
+            created_at: now,
+            sent_at: None,
+        })?;
+        Ok(())
     }
 }

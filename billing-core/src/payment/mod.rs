@@ -4,6 +4,7 @@
 //! - [`ops`]: get, list, mark-paid, refund.
 //! - [`charge`]: card payments by the payer, saved cards, auto-charge on demand.
 //! - [`gateway`]: the card and wallet processor ([`gateway::PaymentGateway`]) and its sandbox.
+//! - [`limits`]: failed pay attempts per link or invoice and client (card testing).
 //! - [`store`]: the [`PaymentTx`] slice of the store contract.
 //! - [`wire`]: request parsing and the PaymentDto / PaymentResponse views.
 
@@ -11,6 +12,7 @@ mod attempt;
 pub mod charge;
 pub mod gateway;
 pub(crate) mod installment;
+pub mod limits;
 pub mod ops;
 mod store;
 mod wire;

@@ -6,7 +6,7 @@
 use super::{ContactInformationType, PaymentLink};
 use crate::error::{LocPart, Problems, Result};
 use crate::fields::{Email, Language, PhoneNumber};
-use crate::ids::{ConsumerId, InvoiceId, PaymentId, PaymentLinkId};
+use crate::ids::{ConsumerId, InvoiceId, PaymentId, PaymentLinkId, PaymentLinkItemId};
 use crate::payment::gateway::CardDetails;
 use crate::wire::Body;
 use crate::wire_enum;
@@ -40,6 +40,41 @@ pub struct PayRequest {
     pub installments: u8,
     /// The page's language: it picks the hosted result page's, nothing else.
     pub language: Language,
+    /// Quantities the payer chose for items that allow a custom quantity (item id, quantity);
+    /// empty: the link's quantities.
+    pub items: Vec<(PaymentLinkItemId, u32)>,
+    /// The payer's network address (not in the body: the server sets it from the connection):
+    /// failed attempts are limited per link or invoice and address
+    /// ([`crate::payment::limits`]). Empty: no limit (an embedding with no connection).
+    pub client: String,
+}
+
+/// The refusal of a payment when the organization takes none: live, with no gateway configured
+/// ([`crate::Billing::takes_payments`]).
+pub(crate) fn no_gateway() -> crate::error::Error {
+    crate::error::Error::rule(
+        crate::error::Code::PAYMENT_FLOW_NOT_ALLOWED,
+        "This organization cannot take card or wallet payments yet: no payment gateway is configured. Nothing was charged",
+    )
+}
+
+/// The card form's rules (sandbox.md, Card fields) as the field error a page shows: a card that
+/// breaks one is never sent to the gateway.
+pub(crate) fn check_card_form(method: &PayMethod, now: crate::clock::Timestamp) -> Result<()> {
+    use chrono::Datelike;
+    let PayMethod::Card(card) = method else { return Ok(()) };
+    let Err(field) = card.check(now.year(), now.month()) else { return Ok(()) };
+    let (field, msg) = match field {
+        "name" => ("name", "the name on the card should have at least two words"),
+        "number" => ("number", "the card number is not valid"),
+        "cvc" => ("cvc", "the security code should have 3 digits (4 for American Express)"),
+        _ => ("expiry_year", "the card has expired"),
+    };
+    Err(crate::error::Error::invalid(crate::error::FieldError::new(
+        "value_error",
+        vec!["body".into(), "method".into(), field.into()],
+        format!("Value error, {msg}"),
+    )))
 }
 
 fn digits_of(b: &mut Body<'_>, field: &str, max: usize) -> Option<String> {
@@ -145,12 +180,31 @@ impl PayRequest {
             }
         };
         let language = b.opt_parsed("language", Language::parse).unwrap_or_default();
+        let items = b
+            .opt_list("items", |v, loc, problems| {
+                let mut i = Body::at(v, loc);
+                let id = i.req_uuid::<PaymentLinkItemId>("payment_link_item_id");
+                let quantity = match i.req_int("quantity") {
+                    Some(q) if (1..=i64::from(u32::MAX)).contains(&q) => Some(q as u32),
+                    Some(_) => {
+                        i.fail("greater_than_equal", "quantity", "Input should be greater than or equal to 1");
+                        None
+                    }
+                    None => None,
+                };
+                let ok = i.problems.is_empty();
+                problems.0.extend(i.problems.0);
+                id.zip(quantity).filter(|_| ok)
+            })
+            .unwrap_or_default();
         b.finish()?;
         Ok(PayRequest {
             customer,
             method: method.expect("checked"),
             installments: installments.expect("checked"),
             language,
+            items,
+            client: String::new(),
         })
     }
 }
@@ -163,8 +217,10 @@ pub struct PayOutcome {
     pub message: String,
     /// The gateway reference of the attempt (the redirect's `id`: for support only).
     pub reference: String,
-    pub link_id: PaymentLinkId,
-    pub login_method: ContactInformationType,
+    /// The link paid (none when an invoice was paid from its page).
+    pub link_id: Option<PaymentLinkId>,
+    /// How the link's payer identified (none for an invoice, which has its consumer).
+    pub login_method: Option<ContactInformationType>,
     pub invoice_id: Option<InvoiceId>,
     pub payment_id: Option<PaymentId>,
     /// The saved card's id: the payer's consent to charge the later installments.
@@ -182,13 +238,15 @@ impl PayOutcome {
 
     /// The spec's redirect query parameters, in its order (success-only ones when present).
     pub fn query_params(&self) -> Vec<(&'static str, String)> {
-        let mut q = vec![
-            ("id", self.reference.clone()),
-            ("payment_link_id", self.link_id.to_string()),
-            ("status", self.status.as_str().to_string()),
-            ("message", self.message.clone()),
-            ("login_method", self.login_method.as_str().to_string()),
-        ];
+        let mut q = vec![("id", self.reference.clone())];
+        if let Some(l) = self.link_id {
+            q.push(("payment_link_id", l.to_string()));
+        }
+        q.push(("status", self.status.as_str().to_string()));
+        q.push(("message", self.message.clone()));
+        if let Some(m) = self.login_method {
+            q.push(("login_method", m.as_str().to_string()));
+        }
         if self.is_success() {
             let opt = |v: Option<String>| v.unwrap_or_default();
             q.push(("invoice_id", opt(self.invoice_id.map(|x| x.to_string()))));
@@ -217,6 +275,15 @@ impl PayOutcome {
             }
         };
         self.redirect_url = append_query(&base, &params);
+        self
+    }
+
+    /// Sets [`Self::redirect_url`] for an invoice paid from its page: the hosted result page
+    /// (`{public URL}/pay/invoices/{id}/result`, with the page's `language`).
+    pub(crate) fn with_invoice_redirect(mut self, invoice: InvoiceId, public_url: &str, language: Language) -> Self {
+        let mut params = self.query_params();
+        params.push(("language", language.as_str().to_string()));
+        self.redirect_url = append_query(&format!("{public_url}/pay/invoices/{invoice}/result"), &params);
         self
     }
 

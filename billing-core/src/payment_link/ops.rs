@@ -368,3 +368,54 @@ impl<S: Store> Billing<S> {
         Ok(l)
     }
 }
+
+/// The link as the payer buys it: `chosen` quantities (item id, quantity) for items that allow
+/// a custom quantity, each within the item's `min_quantity` and `max_quantity` (1 and a million
+/// when unset), priced again as the link is (same products, coupons and VAT). Refused (422 at
+/// `["body", "items", k, …]`) for an unknown item, an item whose quantity is fixed, or a
+/// quantity out of bounds. Nothing is written: the stored link keeps its quantities.
+pub(crate) fn with_quantities(tx: &mut dyn Tx, scope: &Scope, l: &PaymentLink, chosen: &[(PaymentLinkItemId, u32)]) -> Result<PaymentLink> {
+    let mut problems = crate::error::Problems::default();
+    let at = |k: usize, field: &str| vec![LocPart::from("body"), "items".into(), k.into(), field.into()];
+    for (k, (id, q)) in chosen.iter().enumerate() {
+        match l.items.iter().find(|i| i.id == *id) {
+            None => problems.push(FieldError::new(
+                "value_error",
+                at(k, "payment_link_item_id"),
+                format!("Value error, the payment link has no item '{id}'"),
+            )),
+            Some(i) if !i.allow_custom_quantity => problems.push(FieldError::new(
+                "value_error",
+                at(k, "quantity"),
+                "Value error, the quantity of this item is fixed",
+            )),
+            Some(i) => {
+                let (min, max) = (i.min_quantity.unwrap_or(1).max(1), i.max_quantity.unwrap_or(super::wire::MAX_QUANTITY as u32));
+                if *q < min || *q > max {
+                    problems.push(FieldError::new(
+                        "value_error",
+                        at(k, "quantity"),
+                        format!("Value error, the quantity should be from {min} to {max}"),
+                    ));
+                }
+            }
+        }
+    }
+    problems.into_result()?;
+    let lines: Vec<ItemRequest> = l
+        .items
+        .iter()
+        .map(|i| ItemRequest {
+            product_id: i.line.product_id,
+            quantity: chosen.iter().find(|(id, _)| *id == i.id).map_or(i.line.quantity, |(_, q)| *q),
+            coupons: i.line.coupon_ids.clone(),
+        })
+        .collect();
+    let (priced, _) = price(tx, scope, &lines, &l.coupon_ids, l.currency)?;
+    let mut out = l.clone();
+    for (item, p) in out.items.iter_mut().zip(&priced.items) {
+        item.line = InvoiceItem::from_priced(p, item.line.id, item.line.created_at);
+    }
+    set_amounts(&mut out, &priced);
+    Ok(out)
+}

@@ -18,6 +18,17 @@ pub struct PageItem {
     pub quantity: u32,
     /// Unit price × quantity, before coupons.
     pub amount: Money,
+    /// The payer may choose the quantity (a link item with `allow_custom_quantity`): the item's
+    /// id and the bounds.
+    pub custom: Option<CustomQuantity>,
+}
+
+/// A quantity the payer chooses: the link item and its bounds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CustomQuantity {
+    pub item_id: crate::ids::PaymentLinkItemId,
+    pub min: u32,
+    pub max: u32,
 }
 
 /// One coupon's discount (item-level coupons first, then the link's, in order).
@@ -34,12 +45,20 @@ pub enum PageState {
     Unpayable(Unpayable),
     /// Recurring products are paid with a subscription, which this server does not take yet.
     Recurring,
+    /// An invoice that takes no payment, by its status: COMPLETED (paid), CANCELED (voided),
+    /// REJECTED (declined), DRAFT or EXPIRED.
+    Invoice(crate::invoice::InvoiceStatus),
+    /// The organization takes no card or wallet payments: live, with no gateway configured.
+    NoGateway,
 }
 
-/// The hosted checkout page of one link.
+/// The hosted checkout page of one link, or the pay page of one invoice (same page, same
+/// components: [`Billing::invoice_pay_page`] fills the invoice's parts).
 #[derive(Debug, Clone, PartialEq)]
 pub struct CheckoutPage {
-    pub short_id: String,
+    /// The page's path: `/pay/{short id}` or `/pay/invoices/{id}` (its attempts endpoint is
+    /// `{path}/attempts`, its result page `{path}/result`).
+    pub path: String,
     pub name: String,
     pub description: Option<String>,
     pub currency: Currency,
@@ -51,8 +70,15 @@ pub struct CheckoutPage {
     /// Whether the VAT is part of the prices (every item's is inclusive or exempt): the page
     /// shows it as included rather than added.
     pub vat_included: bool,
-    /// What the payer pays.
     pub total: Money,
+    /// What the payer has paid already (an invoice paid in part; zero for a link).
+    pub paid: Money,
+    /// What the pay button charges: the total, or an accepted invoice's next payable payment.
+    pub pay_now: Money,
+    /// The invoice's number in its organization (the invoice page only).
+    pub invoice_number: Option<i64>,
+    /// Whether the payer may decline it (an invoice not accepted or paid yet).
+    pub declinable: bool,
     pub state: PageState,
     /// The deactivation message of an inactive link.
     pub deactivate_message: Option<String>,
@@ -79,34 +105,65 @@ pub fn result_is_success(status: &str) -> Option<bool> {
     }
 }
 
-fn page_of(l: &PaymentLink, names: &[(crate::ids::ProductId, String)], state: PageState, settings: &crate::org::OrgSettings) -> CheckoutPage {
-    let items = l
-        .items
+/// The summary's lines and coupons of priced lines (item-level coupons first, then the
+/// whole's), naming each product from `names`.
+pub(crate) fn summary_of(
+    lines: &[&crate::invoice::InvoiceItem],
+    coupons: &[crate::pricing::CouponLine],
+    names: &[(crate::ids::ProductId, String)],
+) -> (Vec<PageItem>, Vec<PageCoupon>) {
+    let items = lines
         .iter()
-        .map(|it| PageItem {
-            name: names
-                .iter()
-                .find(|(id, _)| *id == it.line.product_id)
-                .map(|(_, n)| n.clone())
-                .unwrap_or_default(),
-            quantity: it.line.quantity,
-            amount: it.line.original_amount,
+        .map(|line| PageItem {
+            name: names.iter().find(|(id, _)| *id == line.product_id).map(|(_, n)| n.clone()).unwrap_or_default(),
+            quantity: line.quantity,
+            amount: line.original_amount,
+            custom: None,
         })
         .collect();
-    let coupons = l
-        .items
+    let coupons = lines
         .iter()
-        .flat_map(|it| it.line.coupons.iter())
-        .chain(l.coupons.iter())
+        .flat_map(|line| line.coupons.iter())
+        .chain(coupons.iter())
         .filter(|c| !c.discount.is_zero())
         .map(|c| PageCoupon {
             name: c.name.clone(),
             discount: c.discount,
         })
         .collect();
+    (items, coupons)
+}
+
+/// The names of the products of `lines` (deleted ones are left out).
+pub(crate) fn product_names(
+    tx: &mut dyn crate::store::Tx,
+    branch: crate::ids::BranchId,
+    lines: &[&crate::invoice::InvoiceItem],
+) -> Result<Vec<(crate::ids::ProductId, String)>> {
+    let mut names: Vec<(crate::ids::ProductId, String)> = vec![];
+    for line in lines {
+        if !names.iter().any(|(id, _)| *id == line.product_id) {
+            if let Some(p) = tx.product(branch, line.product_id)? {
+                names.push((p.id, p.name));
+            }
+        }
+    }
+    Ok(names)
+}
+
+fn page_of(l: &PaymentLink, names: &[(crate::ids::ProductId, String)], state: PageState, settings: &crate::org::OrgSettings) -> CheckoutPage {
+    let lines: Vec<_> = l.items.iter().map(|it| &it.line).collect();
+    let (mut items, coupons) = summary_of(&lines, &l.coupons, names);
+    for (shown, it) in items.iter_mut().zip(&l.items) {
+        shown.custom = it.allow_custom_quantity.then(|| CustomQuantity {
+            item_id: it.id,
+            min: it.min_quantity.unwrap_or(1).max(1),
+            max: it.max_quantity.unwrap_or(super::wire::MAX_QUANTITY as u32),
+        });
+    }
     let payable = state == PageState::Payable;
     CheckoutPage {
-        short_id: l.short_id.clone(),
+        path: format!("/pay/{}", l.short_id),
         name: l.name.clone(),
         description: l.description.clone(),
         currency: l.currency,
@@ -116,6 +173,10 @@ fn page_of(l: &PaymentLink, names: &[(crate::ids::ProductId, String)], state: Pa
         vat: l.total_vat_amount,
         vat_included: l.items.iter().all(|it| it.line.vat_mode != crate::product::VatMode::Exclusive),
         total: l.amount,
+        paid: Money::zero(l.currency),
+        pay_now: l.amount,
+        invoice_number: None,
+        declinable: false,
         state,
         deactivate_message: (l.status == PaymentLinkStatus::Inactive).then(|| l.deactivate_message.clone()).flatten(),
         collect_contact: l.consumer_id.is_none().then_some(l.contact_information_type),
@@ -129,26 +190,46 @@ impl<S: Store> Billing<S> {
     /// unknown one. An inactive, expired or completed link is a page too (its state says why it
     /// takes no payment).
     pub fn checkout_page(&self, short_id: &str) -> Result<CheckoutPage> {
+        self.checkout_page_with(short_id, &[])
+    }
+
+    /// [`Self::checkout_page`] priced with the quantities the payer chose (item id, quantity)
+    /// for items that allow it; quantities the link does not allow are ignored (the link's own
+    /// are shown).
+    pub fn checkout_page_with(&self, short_id: &str, quantities: &[(crate::ids::PaymentLinkItemId, u32)]) -> Result<CheckoutPage> {
         let well_formed = (1..=64).contains(&short_id.len()) && short_id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
         if !well_formed {
             return Err(Error::not_found("Payment link", "?"));
         }
         self.store.read(|tx| {
             let missing = || Error::not_found("Payment link", short_id);
-            let l = tx.payment_link_by_short_id(short_id)?.ok_or_else(missing)?;
+            let mut l = tx.payment_link_by_short_id(short_id)?.ok_or_else(missing)?;
             let org = tx.org(l.org_id)?.ok_or_else(missing)?;
-            let mut names = vec![];
-            for it in &l.items {
-                if !names.iter().any(|(id, _)| *id == it.line.product_id) {
-                    if let Some(p) = tx.product(l.branch_id, it.line.product_id)? {
-                        names.push((p.id, p.name));
-                    }
+            if !quantities.is_empty() {
+                let branch = tx.branch(l.org_id, l.branch_id)?.ok_or_else(missing)?;
+                let scope = crate::auth::Scope {
+                    org: org.clone(),
+                    branch,
+                    actor: crate::auth::Actor {
+                        user_id: l.user_id,
+                        role: crate::org::Role::BranchUser,
+                        access: crate::auth::BranchAccess::Only(vec![l.branch_id]),
+                        api_key_id: None,
+                    },
+                };
+                match super::ops::with_quantities(tx, &scope, &l, quantities) {
+                    Ok(chosen) => l = chosen,
+                    Err(crate::error::Error::Store(e)) => return Err(e.into()),
+                    Err(_) => {}
                 }
             }
+            let lines: Vec<_> = l.items.iter().map(|it| &it.line).collect();
+            let names = product_names(tx, l.branch_id, &lines)?;
             let now = org.now(self.clock());
             let state = match l.payable(now) {
                 Err(why) => PageState::Unpayable(why),
                 Ok(()) if l.is_recurring() => PageState::Recurring,
+                Ok(()) if !self.takes_payments(&org) => PageState::NoGateway,
                 Ok(()) => PageState::Payable,
             };
             Ok(page_of(&l, &names, state, &org.settings))

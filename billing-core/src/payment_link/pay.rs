@@ -52,14 +52,6 @@ impl Payer {
     }
 }
 
-fn form_error(field: &str, msg: &str) -> Error {
-    Error::invalid(FieldError::new(
-        "value_error",
-        vec!["body".into(), "method".into(), field.into()],
-        format!("Value error, {msg}"),
-    ))
-}
-
 /// The payer: the link's consumer, or the details checkout collected (a name and the contact
 /// the link asks for).
 fn payer_of(l: &PaymentLink, req: &PayRequest) -> Result<Payer> {
@@ -118,8 +110,9 @@ impl<S: Store> Billing<S> {
     /// made), an inactive, expired or completed link (400 INVALID_STATUS), a recurring link
     /// (400 PAYMENT_FLOW_NOT_ALLOWED: paid with subscriptions), installments the link or the
     /// amount does not allow, and a second payment of the same payer while one is in flight,
-    /// or beyond `max_number_of_payments` with others in flight (422 DUPLICATE_PAYMENT). A
-    /// gateway decline is an outcome (`failed`), not an error.
+    /// or beyond `max_number_of_payments` with others in flight (422 DUPLICATE_PAYMENT), and
+    /// a client whose attempts on the link failed too often (429 RATE_LIMITED). A gateway
+    /// decline is an outcome (`failed`), not an error.
     pub fn pay_link(&self, short_id: &str, req: &PayRequest) -> Result<PayOutcome> {
         self.call_out("the payment gateway", || ())?;
         let well_formed = (1..=64).contains(&short_id.len()) && short_id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
@@ -142,6 +135,16 @@ impl<S: Store> Billing<S> {
         })?;
         let now = self.now(&scope);
         link.check_payable(now)?;
+        // What the stored link costs: a payment is refused if it changed meanwhile.
+        let stored_amount = link.amount;
+        let link = if req.items.is_empty() {
+            link
+        } else {
+            self.store.read(|tx| super::ops::with_quantities(tx, &scope, &link, &req.items))?
+        };
+        if !self.takes_payments(&scope.org) {
+            return Err(super::checkout::no_gateway());
+        }
         if link.is_recurring() {
             return Err(Error::rule(
                 Code::PAYMENT_FLOW_NOT_ALLOWED,
@@ -149,18 +152,7 @@ impl<S: Store> Billing<S> {
             ));
         }
         let payer = payer_of(&link, req)?;
-        if let PayMethod::Card(card) = &req.method {
-            use chrono::Datelike;
-            if let Err(field) = card.check(now.year(), now.month()) {
-                let (field, msg) = match field {
-                    "name" => ("name", "the name on the card should have at least two words"),
-                    "number" => ("number", "the card number is not valid"),
-                    "cvc" => ("cvc", "the security code should have 3 digits (4 for American Express)"),
-                    _ => ("expiry_year", "the card has expired"),
-                };
-                return Err(form_error(field, msg));
-            }
-        }
+        super::checkout::check_card_form(&req.method, now)?;
         if link.amount.is_zero() {
             return Err(Error::rule(Code::INVALID_PARAMETERS, "Nothing to pay: the payment link's amount is 0"));
         }
@@ -186,9 +178,10 @@ impl<S: Store> Billing<S> {
                     .payment_link(link.branch_id, link.id)?
                     .ok_or_else(|| Error::not_found("Payment link", short_id))?;
                 l.check_payable(now)?;
-                if l.amount != link.amount {
+                if l.amount != stored_amount {
                     return Err(Error::rule(Code::INVALID_STATUS, "The payment link changed: load it again"));
                 }
+                crate::payment::limits::check(tx, &crate::payment::limits::link_target(l.id), &req.client, self.failed_attempts_allowed(), now)?;
                 let in_flight = tx.count_link_attempts(l.id)?;
                 if l.max_number_of_payments
                     .is_some_and(|max| u64::from(l.payments_count) + in_flight >= u64::from(max))
@@ -219,6 +212,7 @@ impl<S: Store> Billing<S> {
             _ => None,
         };
         let paid = Paid {
+            link: &link,
             scope: &scope,
             req,
             payer: &payer,
@@ -242,8 +236,8 @@ impl<S: Store> Billing<S> {
             status: PayStatus::Failed,
             message: o.message.clone(),
             reference: p.rec.reference.clone(),
-            link_id: l.id,
-            login_method: l.contact_information_type,
+            link_id: Some(l.id),
+            login_method: Some(l.contact_information_type),
             invoice_id: None,
             payment_id: None,
             consent_id: None,
@@ -278,6 +272,7 @@ impl<S: Store> Billing<S> {
                 tx.complete_work(WorkId(a.id), None)?;
             }
             emit_attempt_failed(tx, self.public_url(), &l, a.id, out.status.as_str(), o, now)?;
+            crate::payment::limits::record_failure(tx, &crate::payment::limits::link_target(l.id), &p.req.client, now)?;
             return Ok(out);
         }
         tx.complete_work(WorkId(a.id), None)?;
@@ -308,7 +303,8 @@ impl<S: Store> Billing<S> {
         // Counted before the invoice is paid: paying it adds to the collected amount in place.
         count_payment(&mut l, now);
         tx.update_payment_link(&l)?;
-        let (inv, payment) = self.invoice_of_link(tx, p, &l, consumer, method, &o.code, &o.message)?;
+        // The invoice bills the link as priced for this payer (chosen quantities).
+        let (inv, payment) = self.invoice_of_link(tx, p, p.link, consumer, method, &o.code, &o.message)?;
         out.status = PayStatus::Paid;
         out.invoice_id = Some(inv);
         out.payment_id = Some(payment);
@@ -454,6 +450,8 @@ impl<S: Store> Billing<S> {
 
 /// What recording a link payment's outcome needs.
 struct Paid<'a> {
+    /// The link as the payer buys it (with the quantities chosen).
+    link: &'a PaymentLink,
     scope: &'a Scope,
     req: &'a PayRequest,
     payer: &'a Payer,

@@ -11,7 +11,7 @@ use crate::wire::{uuid_item, Body, MAX_DESCRIPTION};
 
 const MAX_NAME: usize = 255;
 /// The largest quantity of one line (as invoices).
-const MAX_QUANTITY: i64 = 1_000_000;
+pub(crate) const MAX_QUANTITY: i64 = 1_000_000;
 
 fn dedup<T: PartialEq + Copy>(v: Vec<T>) -> Vec<T> {
     let mut out = Vec::with_capacity(v.len());

@@ -42,6 +42,7 @@ pub mod consumers;
 pub mod coupons;
 pub mod idempotency;
 pub mod invitations;
+pub mod invoice_payments;
 pub mod invoices;
 pub mod link_payments;
 pub mod payment_links;
@@ -472,6 +473,10 @@ macro_rules! conformance_suite {
                 concurrent_attempts_charge_once,
                 unrecorded_attempt_is_voided,
                 later_installments_are_charged_on_their_dates,
+            ],
+            invoice_payments: [
+                installments_keep_the_card_and_fall_due,
+                failed_attempts_are_counted_per_target_and_client,
             ],
             webhooks: [
                 work_round_trip_and_leases,

@@ -10,6 +10,9 @@ use crate::backend::Backend;
 use crate::router::{public, PublicRoute};
 use billing_core::error::{Code, Error, Result};
 use billing_core::fields::Language;
+use billing_core::ids::{InvoiceId, PaymentLinkItemId};
+use billing_core::invoice::pay::lane as invoice_lane;
+use billing_core::invoice::InvoiceStatus;
 use billing_core::money::Money;
 use billing_core::payment_link::ops::lane;
 use billing_core::payment_link::page::{result_is_success, CheckoutPage, PageState};
@@ -21,6 +24,8 @@ use std::fmt::Write;
 pub static ROUTES: &[PublicRoute] = &[
     public(Method::GET, "/pay/{short_id}", page, lane::PAGE),
     public(Method::GET, "/pay/{short_id}/result", result, lane::PAGE),
+    public(Method::GET, "/pay/invoices/{invoice_id}", invoice_page, invoice_lane::PAGE),
+    public(Method::GET, "/pay/invoices/{invoice_id}/result", invoice_result, invoice_lane::PAGE),
     public(Method::GET, "/pay/assets/checkout.js", checkout_js, Lane::Read),
     public(Method::GET, "/pay/assets/checkout.css", checkout_css, Lane::Read),
     public(Method::GET, "/embed.js", embed_js, Lane::Read),
@@ -114,6 +119,22 @@ struct Texts {
     /// The page's own words for a field the endpoint refused (by field id); a field without
     /// one shows the endpoint's message (English).
     field_errors: &'static [(&'static str, &'static str)],
+    /// The page's own words for a refusal that is not a field error (by the envelope's code);
+    /// a code without one shows the endpoint's `additional_info` (English).
+    refusals: &'static [(&'static str, &'static str)],
+    invoice: &'static str,
+    paid_so_far: &'static str,
+    pay_now: &'static str,
+    invoice_paid: &'static str,
+    invoice_canceled: &'static str,
+    invoice_rejected: &'static str,
+    invoice_closed: &'static str,
+    no_gateway: &'static str,
+    invoice_not_found: &'static str,
+    decline: &'static str,
+    decline_reason: &'static str,
+    decline_button: &'static str,
+    declining: &'static str,
 }
 
 const AR: Texts = Texts {
@@ -178,6 +199,29 @@ const AR: Texts = Texts {
         ("method-cvc", "رمز الأمان 3 أرقام (4 لبطاقات أمريكان إكسبريس)."),
         ("method-phone_number", "اكتب رقم جوال المحفظة بالصيغة الدولية، مثل ‎+966501234567."),
     ],
+    refusals: &[
+        ("DUPLICATE_PAYMENT", "هذه الدفعة مدفوعة أو قيد المعالجة، فلن تُخصم مرة أخرى."),
+        ("INVALID_STATUS", "لم يعد رابط الدفع هذا يقبل مدفوعات."),
+        ("INVOICE_FINALISED", "هذه الفاتورة مغلقة أو مدفوعة جزئيًا، ولا تقبل هذا الإجراء."),
+        ("INVOICE_INVALID_STATUS", "حالة الفاتورة لا تسمح بهذا الإجراء."),
+        ("PAYMENT_FLOW_NOT_ALLOWED", "طريقة الدفع أو خطة الدفع هذه غير متاحة هنا."),
+        ("INVALID_PARAMETERS", "خطة الدفع المختارة غير متاحة لهذا المبلغ."),
+        ("RATE_LIMITED", "محاولات دفع فاشلة كثيرة. حاول مرة أخرى بعد 15 دقيقة."),
+        ("NOT_FOUND", "لم يُعثر على ما تحاول دفعه."),
+    ],
+    invoice: "فاتورة رقم",
+    paid_so_far: "المدفوع",
+    pay_now: "المستحق الآن",
+    invoice_paid: "تم دفع هذه الفاتورة بالكامل.",
+    invoice_canceled: "أُلغيت هذه الفاتورة.",
+    invoice_rejected: "تم رفض هذه الفاتورة.",
+    invoice_closed: "لا يمكن دفع هذه الفاتورة.",
+    no_gateway: "لا يستطيع هذا التاجر قبول الدفع بالبطاقة أو المحفظة بعد.",
+    invoice_not_found: "الفاتورة غير موجودة",
+    decline: "رفض هذه الفاتورة",
+    decline_reason: "السبب (اختياري)",
+    decline_button: "رفض الفاتورة",
+    declining: "جارٍ رفض الفاتورة…",
 };
 
 const EN: Texts = Texts {
@@ -232,6 +276,20 @@ const EN: Texts = Texts {
     other_language: "العربية",
     noscript: "Paying needs JavaScript enabled.",
     field_errors: &[],
+    refusals: &[],
+    invoice: "Invoice No.",
+    paid_so_far: "Paid so far",
+    pay_now: "To pay now",
+    invoice_paid: "This invoice is paid in full.",
+    invoice_canceled: "This invoice was canceled.",
+    invoice_rejected: "This invoice was declined.",
+    invoice_closed: "This invoice cannot be paid.",
+    no_gateway: "This merchant cannot take card or wallet payments yet.",
+    invoice_not_found: "Invoice not found",
+    decline: "Decline this invoice",
+    decline_reason: "Reason (optional)",
+    decline_button: "Decline the invoice",
+    declining: "Declining the invoice…",
 };
 
 /// The page's language (`?language=`, Arabic by default; anything unknown is Arabic too) and
@@ -289,41 +347,98 @@ fn notice(lang: Language, embed: bool, status: u16, title: &str, lines: &[&str],
     html(status, embed, document(lang, embed, title, &main, switch_href))
 }
 
-fn not_found(lang: Language, embed: bool, short_id: &str) -> Reply {
+/// What is not found: a link (`Some(short id)`) or an invoice (`None`).
+fn not_found(lang: Language, embed: bool, path: &str, link: bool) -> Reply {
     let t = texts(lang);
-    let href = format!("/pay/{}", esc(short_id));
-    notice(lang, embed, 404, t.not_found, &[t.not_found_body], &href)
+    let title = if link { t.not_found } else { t.invoice_not_found };
+    notice(lang, embed, 404, title, &[t.not_found_body], &esc(path))
 }
 
-/// The link's page, or `None` for an unknown link (a 404 page).
-fn load(b: &Billing<Backend>, short_id: &str) -> Result<Option<CheckoutPage>> {
-    match b.checkout_page(short_id) {
+/// A page, or `None` for an unknown link or invoice (a 404 page).
+fn found(p: Result<CheckoutPage>) -> Result<Option<CheckoutPage>> {
+    match p {
         Ok(p) => Ok(Some(p)),
         Err(Error::Rule { code: Code::NOT_FOUND, .. }) => Ok(None),
         Err(e) => Err(e),
     }
 }
 
+/// The invoice page's id; anything but a UUID is an unknown invoice.
+fn invoice_id(r: &Request) -> Option<InvoiceId> {
+    r.param("invoice_id").parse().ok()
+}
+
+/// The link's page, or `None` for an unknown link.
+fn load(b: &Billing<Backend>, short_id: &str) -> Result<Option<CheckoutPage>> {
+    found(b.checkout_page(short_id))
+}
+
+/// The quantities the payer chose on the page (`?quantity.<item id>=<n>`; others are ignored).
+fn quantities(r: &Request) -> Vec<(PaymentLinkItemId, u32)> {
+    r.query
+        .0
+        .iter()
+        .filter_map(|(k, v)| Some((k.strip_prefix("quantity.")?.parse().ok()?, v.parse().ok()?)))
+        .collect()
+}
+
+/// The invoice's page, or `None` for an unknown invoice.
+fn load_invoice(b: &Billing<Backend>, r: &Request) -> Result<Option<CheckoutPage>> {
+    match invoice_id(r) {
+        Some(id) => found(b.invoice_pay_page(id)),
+        None => Ok(None),
+    }
+}
+
 fn page(b: &Billing<Backend>, r: Request) -> Result<Reply> {
     let (lang, embed) = options(&r);
     let short_id = r.param("short_id");
-    let Some(p) = load(b, short_id)? else {
-        return Ok(not_found(lang, embed, short_id));
-    };
+    match found(b.checkout_page_with(short_id, &quantities(&r)))? {
+        Some(p) => Ok(render(&p, lang, embed)),
+        None => Ok(not_found(lang, embed, &format!("/pay/{short_id}"), true)),
+    }
+}
+
+/// `GET /pay/invoices/{id}`: the invoice's pay page (the link page's components).
+fn invoice_page(b: &Billing<Backend>, r: Request) -> Result<Reply> {
+    let (lang, embed) = options(&r);
+    match load_invoice(b, &r)? {
+        Some(p) => Ok(render(&p, lang, embed)),
+        None => Ok(not_found(lang, embed, &format!("/pay/invoices/{}", r.param("invoice_id")), false)),
+    }
+}
+
+/// The page's heading: the link's name, or the organization's with the invoice's number.
+fn title_of(p: &CheckoutPage, t: &Texts) -> String {
+    match p.invoice_number {
+        Some(n) => format!("{} {n} · {}", t.invoice, p.name),
+        None => p.name.clone(),
+    }
+}
+
+/// A link's or an invoice's page: the form when it takes a payment, else why not.
+fn render(p: &CheckoutPage, lang: Language, embed: bool) -> Reply {
     let t = texts(lang);
-    let href = format!("/pay/{}", esc(&p.short_id));
+    let href = esc(&p.path);
     if !p.payable() {
         let why = match p.state {
             PageState::Unpayable(Unpayable::Inactive) => t.inactive,
             PageState::Unpayable(Unpayable::Expired) => t.expired,
             PageState::Unpayable(Unpayable::Completed) => t.completed,
+            PageState::Invoice(InvoiceStatus::Completed) => t.invoice_paid,
+            PageState::Invoice(InvoiceStatus::Canceled) => t.invoice_canceled,
+            PageState::Invoice(InvoiceStatus::Rejected) => t.invoice_rejected,
+            PageState::Invoice(_) => t.invoice_closed,
+            PageState::NoGateway => t.no_gateway,
             PageState::Recurring | PageState::Payable => t.recurring,
         };
         let message = p.deactivate_message.as_deref().unwrap_or_default();
-        return Ok(notice(lang, embed, 200, &p.name, &[why, message, t.no_payment], &href));
+        let paid = matches!(p.state, PageState::Invoice(InvoiceStatus::Completed));
+        let last = if paid { "" } else { t.no_payment };
+        return notice(lang, embed, 200, &title_of(p, t), &[why, message, last], &href);
     }
-    let main = checkout_main(&p, lang, t);
-    Ok(html(200, embed, document(lang, embed, &format!("{} · {}", p.name, t.checkout), &main, &href)))
+    let main = checkout_main(p, lang, t);
+    html(200, embed, document(lang, embed, &format!("{} · {}", title_of(p, t), t.checkout), &main, &href))
 }
 
 /// One labelled input with its error line: `id` is the JSON field's location after `body`
@@ -344,7 +459,7 @@ fn field(out: &mut String, t: &Texts, id: &str, label: &str, attrs: &str) {
 
 fn checkout_main(p: &CheckoutPage, lang: Language, t: &Texts) -> String {
     let mut m = String::new();
-    let _ = writeln!(m, "<h1>{}</h1>", esc(&p.name));
+    let _ = writeln!(m, "<h1>{}</h1>", esc(&title_of(p, t)));
     if let Some(d) = p.description.as_deref().filter(|d| !d.is_empty()) {
         let _ = writeln!(m, "<p class=\"description\">{}</p>", esc(d));
     }
@@ -356,11 +471,23 @@ fn checkout_main(p: &CheckoutPage, lang: Language, t: &Texts) -> String {
         t.summary, t.item, t.qty, t.amount
     );
     for it in &p.items {
+        // A quantity the payer chooses: changing it loads the page priced with it.
+        let qty = match it.custom {
+            Some(c) => format!(
+                "<input type=\"number\" class=\"qty\" id=\"qty-{id}\" name=\"qty-{id}\" data-item=\"{id}\" min=\"{min}\" max=\"{max}\" \
+value=\"{q}\" inputmode=\"numeric\" dir=\"ltr\" aria-label=\"{label}\">",
+                id = c.item_id,
+                min = c.min,
+                max = c.max,
+                q = it.quantity,
+                label = esc(&format!("{} — {}", t.qty, it.name)),
+            ),
+            None => it.quantity.to_string(),
+        };
         let _ = writeln!(
             m,
-            "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\"><bdi>{}</bdi></td></tr>",
+            "<tr><td>{}</td><td class=\"num\">{qty}</td><td class=\"num\"><bdi>{}</bdi></td></tr>",
             esc(&it.name),
-            it.quantity,
             money(it.amount)
         );
     }
@@ -374,14 +501,21 @@ fn checkout_main(p: &CheckoutPage, lang: Language, t: &Texts) -> String {
     }
     row(&mut m, "vat", if p.vat_included { t.vat_included } else { t.vat }, money(p.vat));
     row(&mut m, "total", t.total, money(p.total));
+    if !p.paid.is_zero() {
+        row(&mut m, "paid", t.paid_so_far, money(p.paid));
+    }
+    if p.pay_now != p.total {
+        row(&mut m, "total pay-now", t.pay_now, money(p.pay_now));
+    }
     m.push_str("</dl>\n</section>\n");
     // The form.
     let _ = write!(
         m,
-        "<form id=\"pay-form\" class=\"pay\" method=\"post\" action=\"/pay/{short}/attempts\" novalidate \
+        "<form id=\"pay-form\" class=\"pay\" method=\"post\" action=\"{path}/attempts\" novalidate \
 data-language=\"{lang}\" data-processing=\"{processing}\" data-redirecting=\"{redirecting}\" \
-data-form-error=\"{form_error}\" data-network-error=\"{network_error}\">\n<noscript><p class=\"notice\">{noscript}</p></noscript>\n",
-        short = esc(&p.short_id),
+data-form-error=\"{form_error}\" data-network-error=\"{network_error}\"{refusals}>\n<noscript><p class=\"notice\">{noscript}</p></noscript>\n",
+        path = esc(&p.path),
+        refusals = refusal_attrs(t),
         lang = lang.as_str(),
         processing = esc(t.processing),
         redirecting = esc(t.redirecting),
@@ -496,20 +630,66 @@ data-form-error=\"{form_error}\" data-network-error=\"{network_error}\">\n<noscr
 <button type=\"submit\" id=\"pay-button\" class=\"pay-button\">{} <bdi>{}</bdi></button>\n\
 <p class=\"progress\" id=\"progress\" role=\"status\" aria-live=\"polite\"></p>\n</form>\n",
         t.pay,
-        money(p.total)
+        money(p.pay_now)
     );
+    if p.declinable {
+        // Declining: its own small form, posted by the script to `{path}/decline`.
+        let _ = write!(
+            m,
+            "<details class=\"decline\"><summary>{decline}</summary>\n\
+<form id=\"decline-form\" method=\"post\" action=\"{path}/decline\" novalidate data-declining=\"{declining}\" \
+data-network-error=\"{network_error}\" data-after=\"{path}?language={lang}\"{refusals}>\n\
+<div class=\"field\"><label for=\"decline-reason\">{reason}</label>\
+<textarea id=\"decline-reason\" name=\"reason\" rows=\"2\" maxlength=\"1000\"></textarea></div>\n\
+<p class=\"form-error\" id=\"decline-error\" role=\"alert\" hidden></p>\n\
+<button type=\"submit\" id=\"decline-button\" class=\"decline-button\">{button}</button>\n\
+<p class=\"progress\" id=\"decline-progress\" role=\"status\" aria-live=\"polite\"></p>\n</form>\n</details>\n",
+            decline = t.decline,
+            path = esc(&p.path),
+            declining = esc(t.declining),
+            network_error = esc(t.network_error),
+            lang = lang.as_str(),
+            refusals = refusal_attrs(t),
+            reason = t.decline_reason,
+            button = t.decline_button,
+        );
+    }
     m
+}
+
+/// The page's words for refusals, as `data-refusal-<code>` attributes the script shows.
+fn refusal_attrs(t: &Texts) -> String {
+    let mut out = String::new();
+    for (code, text) in t.refusals {
+        let _ = write!(out, " data-refusal-{}=\"{}\"", code.to_ascii_lowercase().replace('_', "-"), esc(text));
+    }
+    out
 }
 
 fn result(b: &Billing<Backend>, r: Request) -> Result<Reply> {
     let (lang, embed) = options(&r);
     let short_id = r.param("short_id");
-    let Some(p) = load(b, short_id)? else {
-        return Ok(not_found(lang, embed, short_id));
-    };
+    match load(b, short_id)? {
+        Some(p) => Ok(render_result(&p, &r, lang, embed)),
+        None => Ok(not_found(lang, embed, &format!("/pay/{short_id}"), true)),
+    }
+}
+
+/// `GET /pay/invoices/{id}/result`: where an invoice payment's answer sends the payer.
+fn invoice_result(b: &Billing<Backend>, r: Request) -> Result<Reply> {
+    let (lang, embed) = options(&r);
+    match load_invoice(b, &r)? {
+        Some(p) => Ok(render_result(&p, &r, lang, embed)),
+        None => Ok(not_found(lang, embed, &format!("/pay/invoices/{}", r.param("invoice_id")), false)),
+    }
+}
+
+/// The hosted result page of a link or an invoice: the outcome the query says, and a way back
+/// to the page when it still takes a payment.
+fn render_result(p: &CheckoutPage, r: &Request, lang: Language, embed: bool) -> Reply {
     let t = texts(lang);
     let status = r.query.get("status").unwrap_or_default();
-    let href = format!("/pay/{}/result", esc(&p.short_id));
+    let href = format!("{}/result", esc(&p.path));
     let (title, body) = match result_is_success(status) {
         Some(true) => (t.paid_title, t.paid_body),
         _ if status == "failed_internal_error" => (t.failed_title, t.internal_body),
@@ -520,7 +700,7 @@ fn result(b: &Billing<Backend>, r: Request) -> Result<Reply> {
         "<div class=\"result {}\">\n<h1>{}</h1>\n<p class=\"link-name\">{}</p>\n<p>{}</p>\n",
         if success { "success" } else { "failure" },
         esc(title),
-        esc(&p.name),
+        esc(&title_of(p, t)),
         esc(body)
     );
     if success {
@@ -539,8 +719,8 @@ fn result(b: &Billing<Backend>, r: Request) -> Result<Reply> {
     if !success && p.payable() {
         let _ = writeln!(
             m,
-            "<p><a class=\"pay-button\" href=\"/pay/{}?language={}\">{}</a></p>",
-            esc(&p.short_id),
+            "<p><a class=\"pay-button\" href=\"{}?language={}\">{}</a></p>",
+            esc(&p.path),
             lang.as_str(),
             t.try_again
         );
@@ -569,7 +749,7 @@ fn result(b: &Billing<Backend>, r: Request) -> Result<Reply> {
         &format!("{href}?language={}{keep}", other(lang)),
         1,
     );
-    Ok(html(200, embed, doc))
+    html(200, embed, doc)
 }
 
 fn other(lang: Language) -> &'static str {

@@ -128,6 +128,8 @@ pub struct Request {
     pub body: Result<Value>,
     pub query: QueryParams,
     pub language: Option<String>,
+    /// The client's IP address (the connection's peer; public rows only, else empty).
+    pub client: String,
 }
 
 impl Request {
@@ -137,6 +139,7 @@ impl Request {
             body: req.json(),
             query: req.query.clone(),
             language: req.header("language").map(str::to_string),
+            client: String::new(),
         }
     }
 

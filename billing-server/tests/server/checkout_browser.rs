@@ -2,14 +2,15 @@
 //! chromedriver; `.ci/run` installs Debian's `chromium` and `chromium-driver`): a link paid by
 //! card from the Arabic page and from the English page (after a form error), one paid in 3
 //! installments, the page at a 375 px phone width, and a page embedding `/embed.js` whose iframe
-//! keeps within its height bounds and whose redirect leaves the iframe. Every payment is
-//! verified through the API. Screenshots go to `target/screenshots/`.
+//! keeps within its height bounds and whose redirect leaves the iframe; an invoice paid in 2
+//! installments from its pay page (Arabic, English, phone width) and another one declined there.
+//! Every payment is verified through the API. Screenshots go to `target/screenshots/`.
 //!
 //! Without chromium the test fails when `CI` is set, and prints a loud SKIPPED otherwise.
 
 use crate::checkout_pages::{link, short};
 use crate::common::fixtures::*;
-use crate::common::invoice_fixtures::invoice_path;
+use crate::common::invoice_fixtures::{create_invoice, invoice_body, invoice_path, quiet_consumer};
 use crate::common::webdriver::{find_browser, Browser};
 use crate::common::TestServer;
 use crate::payment_links::{create_link, link_body};
@@ -173,6 +174,27 @@ fn checkout_in_a_real_browser() {
     assert_eq!(parts, [("133.33", "SUCCEEDED"), ("133.33", "PENDING"), ("133.34", "PENDING")]);
     assert_eq!((inv["status"].as_str(), inv["type"].as_str()), (Some("ACCEPTED"), Some("INSTALLMENTS")));
 
+    // A quantity the payer chooses: the page reloads priced with it, and the invoice bills it.
+    let p = id_of(&one_off_product(&srv, "Ticket", "100.00"));
+    let mut lb = link_body(&[(&p, 1)]);
+    lb["items"][0]["allow_custom_quantity"] = json!(true);
+    lb["items"][0]["max_quantity"] = json!(5);
+    let lq = create_link(&srv, lb);
+    let item = lq["items"][0]["id"].as_str().unwrap().to_string();
+    b.goto(&format!("{}/pay/{}?language=en", srv.base, short(&lq)));
+    b.type_into(&format!("#qty-{item}"), "3\u{E004}");
+    b.wait_for(
+        "the page priced with 3",
+        30,
+        "return document.readyState === 'complete' && location.search.indexOf('quantity.') >= 0 && document.getElementById('pay-button').textContent.indexOf('300.00') >= 0",
+    );
+    full_shot(&b, 1280, "checkout-en-quantity.png");
+    fill(&b, Some(&phone(307)), "4111111111111111");
+    b.click("#pay-button");
+    let url = result_url(&b);
+    let inv = invoice_of(&srv, &url);
+    assert_eq!((inv["total_amount"].as_str(), inv["items"][0]["quantity"].as_u64()), (Some("300.00"), Some(3)));
+
     // The mobile wallet (250 SAR is in the sandbox's paid range): installments are by card only.
     let p = id_of(&one_off_product(&srv, "Headphones", "250.00"));
     let lw = create_link(&srv, link_body(&[(&p, 1)]));
@@ -198,6 +220,65 @@ fn checkout_in_a_real_browser() {
     assert!(text(&b).contains("Payment failed") && text(&b).contains("INSUFFICIENT FUNDS"), "{}", text(&b));
     b.screenshot(&shots.join("result-failed-en.png"));
     assert_eq!(ids(&srv.get("/api/v2/invoices")).len(), invoices_before);
+
+    // An invoice's pay page: paid in 2 installments from the English page, then shown paid in
+    // part; another one declined from the Arabic page.
+    let c = quiet_consumer(&srv, "Sara Al-Harbi");
+    let gym = id_of(&one_off_product(&srv, "Gym pass", "200.00"));
+    let towel = id_of(&one_off_product(&srv, "Towel", "100.00"));
+    let ten = id_of(&percent_coupon(&srv, "TEN", "10"));
+    let mut body = invoice_body(&c, &[(&gym, 2), (&towel, 1)], &[&ten]);
+    body["description"] = json!("March membership");
+    let inv = create_invoice(&srv, body);
+    let page = format!("{}/pay/invoices/{}", srv.base, inv["id"].as_str().unwrap());
+    b.goto(&page);
+    assert!(text(&b).contains("فاتورة رقم"), "{}", text(&b));
+    full_shot(&b, 1280, "invoice-ar.png");
+    b.goto(&format!("{page}?language=en"));
+    assert!(text(&b).contains("225.00 + 225.00 SAR"), "{}", text(&b));
+    assert_eq!(b.js("return document.getElementById('customer-name')", json!([])), Value::Null);
+    fill(&b, None, "4111111111111111");
+    b.click("#installments-2");
+    full_shot(&b, 1280, "invoice-en.png");
+    b.click("#pay-button");
+    let url = result_url(&b);
+    assert!(url.starts_with(&format!("{page}/result?")), "{url}");
+    assert!(text(&b).contains("Payment successful"), "{}", text(&b));
+    b.screenshot(&shots.join("invoice-result-en.png"));
+    let now = ok(srv.get(&invoice_path(inv["id"].as_str().unwrap())));
+    let parts: Vec<(&str, &str)> = now["payments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| (p["amount"].as_str().unwrap(), p["current_status"].as_str().unwrap()))
+        .collect();
+    assert_eq!(parts, [("225.00", "SUCCEEDED"), ("225.00", "PENDING")]);
+    assert_eq!(now["status"], "ACCEPTED");
+    b.goto(&format!("{page}?language=en"));
+    assert!(text(&b).contains("Paid so far") && text(&b).contains("To pay now"), "{}", text(&b));
+    full_shot(&b, 1280, "invoice-en-paid-in-part.png");
+    for lang in ["ar", "en"] {
+        b.set_window(375, 812);
+        b.goto(&format!("{page}?language={lang}"));
+        let w = b.js("return [window.innerWidth, document.documentElement.scrollWidth]", json!([]));
+        assert!(w[1].as_u64().unwrap() <= w[0].as_u64().unwrap(), "wider than the screen: {w}");
+        full_shot(&b, 375, &format!("invoice-phone-{lang}.png"));
+    }
+    b.set_window(1280, 1000);
+    let other = create_invoice(&srv, invoice_body(&c, &[(&towel, 1)], &[]));
+    let other_page = format!("{}/pay/invoices/{}", srv.base, other["id"].as_str().unwrap());
+    b.goto(&other_page);
+    b.click("details.decline summary");
+    b.type_into("#decline-reason", "لم أطلب هذا");
+    full_shot(&b, 1280, "invoice-decline-ar.png");
+    b.click("#decline-button");
+    b.wait_for(
+        "the declined page",
+        30,
+        "return !document.getElementById('decline-form') && document.body.innerText.indexOf('تم رفض هذه الفاتورة') >= 0",
+    );
+    b.screenshot(&shots.join("invoice-declined-ar.png"));
+    assert_eq!(ok(srv.get(&invoice_path(other["id"].as_str().unwrap())))["status"], "REJECTED");
 
     // A 375 px wide phone: nothing wider than the screen.
     for lang in ["ar", "en"] {

@@ -19,6 +19,7 @@ mod hostile_input;
 mod http_basics;
 mod idempotency;
 mod invoice;
+mod invoice_checkout;
 mod invoice_events;
 mod lanes;
 mod link_checkout;
