@@ -23,6 +23,14 @@ pub fn bytes_response(status: StatusCode, bytes: Vec<u8>) -> HttpResponse {
     r
 }
 
+/// A plain-text response (`GET /metrics`).
+pub fn text_response(status: StatusCode, content_type: &'static str, text: String) -> HttpResponse {
+    let mut r = Response::new(Full::new(Bytes::from(text)));
+    *r.status_mut() = status;
+    r.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
+    r
+}
+
 /// A hosted page or asset with its security headers (see [`crate::api::Page`]).
 pub fn page_response(p: crate::api::Page) -> HttpResponse {
     let csp = p.csp();

@@ -6,6 +6,7 @@ pub mod connections;
 pub mod health;
 pub mod http;
 pub mod idempotency;
+pub mod metrics;
 pub mod router;
 pub mod webhook_transport;
 pub mod worker;
@@ -110,6 +111,8 @@ pub struct App {
     pub config: Config,
     /// Requests being answered: what a graceful shutdown waits for.
     pub in_flight: health::InFlight,
+    /// What `GET /metrics` reports of the requests.
+    pub metrics: metrics::Metrics,
 }
 
 impl App {
@@ -144,6 +147,7 @@ impl App {
             billing,
             config,
             in_flight: Default::default(),
+            metrics: Default::default(),
         });
         app.billing.set_webhook_transport(Arc::new(transport));
         if app.config.worker {
@@ -192,10 +196,20 @@ pub async fn handle(app: Arc<App>, req: Request<hyper::body::Incoming>) -> HttpR
     let method = req.method().clone();
     let route = router::template(&method, req.uri().path());
     let key = api_key_name(req.headers());
-    let mut resp = match health::probe(&app, req.uri().path()).await {
-        Some(r) => r,
-        None => respond(app, req).await,
+    let scrape = req.method() == hyper::Method::GET && req.uri().path() == "/metrics";
+    let mut resp = if scrape {
+        let app = app.clone();
+        match tokio::task::spawn_blocking(move || metrics::render(&app)).await {
+            Ok(text) => http::text_response(StatusCode::OK, "text/plain; version=0.0.4; charset=utf-8", text),
+            Err(e) => error_response(&panicked(e)),
+        }
+    } else {
+        match health::probe(&app, req.uri().path()).await {
+            Some(r) => r,
+            None => respond(app.clone(), req).await,
+        }
     };
+    counted.metrics.record(method.as_str(), &route, resp.status().as_u16(), started.elapsed());
     // The access log: one line per request, at `info` under the target `access` (filter it
     // with BILLING_LOG=info,access=off). The route template, never the path (ids, short ids)
     // nor the query; the API key's public name, never its secret; no body.

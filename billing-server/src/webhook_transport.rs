@@ -322,6 +322,7 @@ impl WebhookTransport for HttpTransport {
         let started = Instant::now();
         let r = send(&self.tls, self.allow_private, url, headers, body, timeout);
         let duration = started.elapsed();
+        crate::metrics::count_webhook_attempt(r.as_ref().ok().map(|(status, _)| *status));
         match r {
             Ok((status, body)) => Outcome {
                 status: Some(status),

@@ -206,6 +206,12 @@ fn backoff(attempt: u32) {
 }
 
 impl PgStore {
+    /// The pool's connections: (open, idle, most it opens), for monitoring.
+    pub fn pool_use(&self) -> (u32, u32, u32) {
+        let st = self.pool.state();
+        (st.connections, st.idle_connections, self.pool.max_size())
+    }
+
     /// Opens a pool on `url` (`postgres://user@host:port/database`) with default options and
     /// applies the pending migrations.
     pub fn connect(url: &str) -> std::result::Result<PgStore, StoreError> {

@@ -6,7 +6,7 @@ use crate::support::*;
 use billing_core::clock::Timestamp;
 use billing_core::ids::{OrgId, WorkId};
 use billing_core::store::StoreResult;
-use billing_core::work::{DueTimes, DueWork};
+use billing_core::work::{DueTimes, DueWork, QueueDepth};
 use diesel::prelude::*;
 use diesel::sql_types::{Array, BigInt, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid};
 use serde_json::Value;
@@ -59,6 +59,20 @@ impl WorkRow {
             leased_until: self.leased_until,
         }
     }
+}
+
+#[derive(QueryableByName)]
+struct DepthRow {
+    #[diesel(sql_type = Text)]
+    kind: String,
+    #[diesel(sql_type = BigInt)]
+    items: i64,
+    #[diesel(sql_type = BigInt)]
+    due: i64,
+    #[diesel(sql_type = BigInt)]
+    leased: i64,
+    #[diesel(sql_type = BigInt)]
+    lag_us: i64,
 }
 
 #[derive(QueryableByName)]
@@ -181,6 +195,33 @@ impl billing_core::work::WorkTx for PgTx<'_> {
             next_free: row.next_free,
             first_held: row.first_held,
         })
+    }
+
+    fn work_queue_depths(&mut self, server_now: Timestamp) -> StoreResult<Vec<QueueDepth>> {
+        let rows: Vec<DepthRow> = self.read(|c| {
+            diesel::sql_query(
+                "SELECT w.kind, COUNT(*) AS items, \
+                        COUNT(*) FILTER (WHERE w.due_at <= $1 + o.clock_offset_us * interval '1 microsecond' \
+                                           AND (w.leased_until IS NULL OR w.leased_until <= $1)) AS due, \
+                        COUNT(*) FILTER (WHERE w.leased_until > $1) AS leased, \
+                        COALESCE(MAX((EXTRACT(EPOCH FROM ($1 + o.clock_offset_us * interval '1 microsecond' - w.due_at)) * 1000000)::bigint) \
+                                 FILTER (WHERE w.due_at <= $1 + o.clock_offset_us * interval '1 microsecond' \
+                                           AND (w.leased_until IS NULL OR w.leased_until <= $1)), 0) AS lag_us \
+                 FROM due_work w JOIN organizations o ON o.id = w.org_id GROUP BY w.kind ORDER BY w.kind",
+            )
+            .bind::<Timestamptz, _>(server_now)
+            .load(c)
+        })?;
+        Ok(rows
+            .into_iter()
+            .map(|r| QueueDepth {
+                kind: r.kind,
+                items: r.items as u64,
+                due: r.due as u64,
+                leased: r.leased as u64,
+                lag_us: r.lag_us,
+            })
+            .collect())
     }
 
     fn claim_work(&mut self, id: WorkId, server_now: Timestamp, lease_until: Timestamp) -> StoreResult<Option<DueWork>> {

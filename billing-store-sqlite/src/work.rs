@@ -7,7 +7,7 @@ use crate::sql::*;
 use billing_core::clock::{from_micros, to_micros, Timestamp};
 use billing_core::ids::{OrgId, WorkId};
 use billing_core::store::StoreResult;
-use billing_core::work::{DueTimes, DueWork, WorkTx};
+use billing_core::work::{DueTimes, DueWork, QueueDepth, WorkTx};
 use serde_json::Value;
 
 table! {
@@ -116,6 +116,27 @@ impl WorkTx for SqliteTx<'_> {
         Ok(DueTimes {
             next_free: free.map(from_micros),
             first_held: held.map(from_micros),
+        })
+    }
+
+    fn work_queue_depths(&mut self, server_now: Timestamp) -> StoreResult<Vec<QueueDepth>> {
+        // Due as claims count it: on the organization's clock, and nobody holding it.
+        let due = "w.due_at <= ?1 + o.clock_offset_us AND (w.leased_until IS NULL OR w.leased_until <= ?1)";
+        let sql = format!(
+            "SELECT w.kind, COUNT(*), \
+                    COALESCE(SUM(CASE WHEN {due} THEN 1 ELSE 0 END), 0), \
+                    COALESCE(SUM(CASE WHEN w.leased_until > ?1 THEN 1 ELSE 0 END), 0), \
+                    COALESCE(MAX(CASE WHEN {due} THEN ?1 + o.clock_offset_us - w.due_at END), 0) \
+             FROM due_work w JOIN organizations o ON o.id = w.org_id GROUP BY w.kind ORDER BY w.kind"
+        );
+        self.all(&sql, vec![i(to_micros(server_now))], |r| {
+            Ok(QueueDepth {
+                kind: r.get(0)?,
+                items: r.get::<_, i64>(1)? as u64,
+                due: r.get::<_, i64>(2)? as u64,
+                leased: r.get::<_, i64>(3)? as u64,
+                lag_us: r.get(4)?,
+            })
         })
     }
 

@@ -481,6 +481,7 @@ macro_rules! conformance_suite {
             webhooks: [
                 work_round_trip_and_leases,
                 due_follows_the_org_clock,
+                queue_depths_by_kind,
                 concurrent_claims_take_each_item_once,
                 endpoints_round_trip_and_validation,
                 events_enqueue_fanout_only_for_branches_with_endpoints,

@@ -100,6 +100,50 @@ pub fn due_follows_the_org_clock<H: Harness>() {
     assert_eq!(all.iter().map(|x| x.id).collect::<Vec<_>>(), vec![theirs.id]);
 }
 
+/// The queue's depth by kind: every item, the due free ones (in their organization's time),
+/// the leased ones, and the longest wait of a due one.
+pub fn queue_depths_by_kind<H: Harness>() {
+    let w = World::new(H::store());
+    let org = w.boot.org.id;
+    let now = w.now();
+    let of = |kind: &str, due: crate::clock::Timestamp| DueWork::new(WorkId::new(), org, kind, due, json!({}));
+    let late = of("test.a", now - Duration::seconds(5));
+    let held = of("test.a", now - Duration::seconds(9));
+    for x in [
+        &late,
+        &held,
+        &of("test.a", now - Duration::seconds(1)),
+        &of("test.a", now + Duration::hours(1)),
+        &of("test.b", now + Duration::hours(2)),
+    ] {
+        w.write(|tx| tx.insert_work(x));
+    }
+    w.write(|tx| tx.claim_work(held.id, now, now + Duration::seconds(60))).expect("claimed");
+    let ours = |at| {
+        w.read(|tx| tx.work_queue_depths(at))
+            .into_iter()
+            .filter(|d| d.kind.starts_with("test."))
+            .map(|d| (d.kind, d.items, d.due, d.leased, d.lag_us))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        ours(now),
+        vec![("test.a".to_string(), 4, 2, 1, 5_000_000), ("test.b".to_string(), 1, 0, 0, 0)],
+        "the held item is neither due nor the lag"
+    );
+    // On the organization's clock: two hours and ten seconds later test.b is 10 s late.
+    w.billing
+        .advance_sandbox_clock(&w.admin, Advance::By(Duration::hours(2) + Duration::seconds(10)))
+        .unwrap();
+    let after = ours(now);
+    assert_eq!(after[1], ("test.b".to_string(), 1, 1, 0, 10_000_000), "{after:?}");
+    assert_eq!(
+        (after[0].2, after[0].4),
+        (3, (Duration::hours(2) + Duration::seconds(15)).num_microseconds().unwrap()),
+        "{after:?}"
+    );
+}
+
 /// A fair claim passes over organizations that hold half the runners or more while another
 /// organization has due work, and gives them what is left; with nobody busy it is a plain
 /// claim in due order.

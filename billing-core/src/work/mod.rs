@@ -68,6 +68,22 @@ pub struct DueTimes {
     pub first_held: Option<Timestamp>,
 }
 
+/// One kind's line of [`WorkTx::work_queue_depths`]: what a monitoring scrape shows of the
+/// queue.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QueueDepth {
+    pub kind: String,
+    /// Every item of the kind, due or not.
+    pub items: u64,
+    /// Items due (in their organization's time) that nobody holds: waiting for a runner.
+    pub due: u64,
+    /// Items held by a claim (in flight).
+    pub leased: u64,
+    /// How long the longest-waiting due item has been due, in microseconds of its
+    /// organization's time (0 when none is due): the queue's lag.
+    pub lag_us: i64,
+}
+
 /// How long a claim holds an item before another process may take it over.
 pub const DEFAULT_LEASE: Duration = Duration::seconds(60);
 

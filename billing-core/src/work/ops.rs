@@ -16,6 +16,13 @@ pub(crate) fn is_lease_lost(e: &Error) -> bool {
 }
 
 impl<S: Store> Billing<S> {
+    /// The queue's depth and lag by kind, for monitoring (no scope: it is the process's view
+    /// of every organization, served to the operator, never to an API caller).
+    pub fn work_queue_depths(&self) -> Result<Vec<super::QueueDepth>> {
+        let now = self.clock().now();
+        self.store.read(|tx| Ok(tx.work_queue_depths(now)?))
+    }
+
     /// The kinds of due work this engine can run now.
     pub fn work_kinds(&self) -> Vec<&'static str> {
         self.work_handlers().iter().filter(|h| (h.ready)(self)).map(|h| h.kind).collect()

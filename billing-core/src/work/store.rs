@@ -1,6 +1,6 @@
 //! What a store offers for the due-work queue (part of [`crate::store::Tx`]).
 
-use super::{DueTimes, DueWork};
+use super::{DueTimes, DueWork, QueueDepth};
 use crate::clock::Timestamp;
 use crate::ids::{OrgId, WorkId};
 use crate::store::StoreResult;
@@ -33,6 +33,10 @@ pub trait WorkTx {
     /// those nobody holds (`leased_until` absent or `<= server_now`) and of those held. A
     /// sandbox clock advance steps through these times.
     fn work_due_times(&mut self, org: OrgId, kinds: &[&str], server_now: Timestamp) -> StoreResult<DueTimes>;
+    /// Per kind, over every organization, ordered by kind: the items, those due and free (due
+    /// as [`Self::claim_due_work`] counts it: in the organization's time), those leased at
+    /// `server_now`, and the longest wait of a due free item. Kinds without items are absent.
+    fn work_queue_depths(&mut self, server_now: Timestamp) -> StoreResult<Vec<QueueDepth>>;
     /// Claims item `id` whether due or not, unless another claim holds it.
     fn claim_work(&mut self, id: WorkId, server_now: Timestamp, lease_until: Timestamp) -> StoreResult<Option<DueWork>>;
     /// Deletes the item if its lease is still `lease`; returns whether it did.

@@ -23,6 +23,7 @@ mod invoice_checkout;
 mod invoice_events;
 mod lanes;
 mod link_checkout;
+mod metrics;
 mod multi_process;
 mod operating;
 mod org;
