@@ -67,7 +67,11 @@ fn parse_yaml(src: &str) -> Result<Yaml, String> {
             continue;
         }
         let body = text.trim_start();
-        lines.push(Line { indent: text.len() - body.len(), text: body.to_string(), number: n + 1 });
+        lines.push(Line {
+            indent: text.len() - body.len(),
+            text: body.to_string(),
+            number: n + 1,
+        });
     }
     if lines.is_empty() {
         return Ok(Yaml::Null);
@@ -115,7 +119,10 @@ fn split_key(text: &str) -> Option<(String, &str)> {
             return (rest.is_empty() || rest.starts_with(' ')).then(|| (inner[..end].to_string(), rest.trim()));
         }
     }
-    let at = text.char_indices().find(|&(at, c)| c == ':' && (at + 1 == text.len() || text[at + 1..].starts_with(' ')))?.0;
+    let at = text
+        .char_indices()
+        .find(|&(at, c)| c == ':' && (at + 1 == text.len() || text[at + 1..].starts_with(' ')))?
+        .0;
     Some((text[..at].trim().to_string(), text[at + 1..].trim()))
 }
 
@@ -151,9 +158,7 @@ fn block(lines: &[Line], i: &mut usize, indent: usize) -> Result<Yaml, String> {
             scalar(rest, line.number)?
         } else {
             match lines.get(*i) {
-                Some(next) if next.indent > indent || (next.indent == indent && is_item(&next.text)) => {
-                    block(lines, i, next.indent)?
-                }
+                Some(next) if next.indent > indent || (next.indent == indent && is_item(&next.text)) => block(lines, i, next.indent)?,
                 _ => Yaml::Null,
             }
         };
@@ -220,10 +225,7 @@ fn split_outside_quotes(text: &str, separator: char) -> Vec<&str> {
 
 #[test]
 fn the_yaml_reader_reads_its_subset_and_refuses_the_rest() {
-    let doc = parse_yaml(
-        "a:\n  b: \"x # y\"  # comment\n  c: ['p', \"q\", r]\n  d:\n    - one\n    - 'it''s'\n  e:\n  f: g:h\nlist:\n- 1\n",
-    )
-    .unwrap();
+    let doc = parse_yaml("a:\n  b: \"x # y\"  # comment\n  c: ['p', \"q\", r]\n  d:\n    - one\n    - 'it''s'\n  e:\n  f: g:h\nlist:\n- 1\n").unwrap();
     let a = doc.get("a").unwrap();
     assert_eq!(a.get("b"), Some(&Yaml::Str("x # y".into())));
     assert_eq!(
@@ -234,7 +236,14 @@ fn the_yaml_reader_reads_its_subset_and_refuses_the_rest() {
     assert_eq!(a.get("e"), Some(&Yaml::Null));
     assert_eq!(a.get("f"), Some(&Yaml::Str("g:h".into())));
     assert_eq!(doc.get("list"), Some(&Yaml::List(vec![Yaml::Str("1".into())])));
-    for bad in ["a: &anchor x\n", "a: |\n  text\n", "a:\n  b: 1\n   c: 2\n", "a: 1\na: 2\n", "l:\n  - k: v\n", "a: {b: 1}\n"] {
+    for bad in [
+        "a: &anchor x\n",
+        "a: |\n  text\n",
+        "a:\n  b: 1\n   c: 2\n",
+        "a: 1\na: 2\n",
+        "l:\n  - k: v\n",
+        "a: {b: 1}\n",
+    ] {
         assert!(parse_yaml(bad).is_err(), "refused: {bad:?}");
     }
 }
@@ -363,7 +372,13 @@ fn argv_problems(label: &str, argv: &[String], env: &[(String, String)], check_e
     }
     // The binary's own parser: with `--help` last, it refuses an unknown option or a bad value
     // before it would print the help.
-    let out = Command::new(BIN).args(argv).arg("--help").env_clear().envs(env.iter().cloned()).output().unwrap();
+    let out = Command::new(BIN)
+        .args(argv)
+        .arg("--help")
+        .env_clear()
+        .envs(env.iter().cloned())
+        .output()
+        .unwrap();
     if !out.status.success() {
         problems.push(format!(
             "{label}: billing-server refuses {argv:?}: {}",
@@ -417,7 +432,10 @@ fn parse_dockerfile(text: &str) -> Vec<Instruction> {
             None => {
                 current.push_str(trimmed);
                 let (keyword, args) = current.split_once(char::is_whitespace).unwrap_or((&current, ""));
-                out.push(Instruction { keyword: keyword.to_ascii_uppercase(), args: args.trim().to_string() });
+                out.push(Instruction {
+                    keyword: keyword.to_ascii_uppercase(),
+                    args: args.trim().to_string(),
+                });
                 current.clear();
             }
         }
@@ -440,8 +458,18 @@ fn dockerfile_env(stage: &[Instruction]) -> Vec<(String, String)> {
         .iter()
         .filter(|i| i.keyword == "ENV")
         .flat_map(|i| match i.args.contains('=') {
-            true => i.args.split_whitespace().filter_map(|kv| kv.split_once('=')).map(|(k, v)| (k.into(), v.into())).collect(),
-            false => i.args.split_once(' ').map(|(k, v)| (k.to_string(), v.trim().to_string())).into_iter().collect::<Vec<_>>(),
+            true => i
+                .args
+                .split_whitespace()
+                .filter_map(|kv| kv.split_once('='))
+                .map(|(k, v)| (k.into(), v.into()))
+                .collect(),
+            false => i
+                .args
+                .split_once(' ')
+                .map(|(k, v)| (k.to_string(), v.trim().to_string()))
+                .into_iter()
+                .collect::<Vec<_>>(),
         })
         .collect()
 }
@@ -495,14 +523,22 @@ fn dockerfile_problems(text: &str) -> Vec<String> {
         Some(user) if !matches!(user.args.as_str(), "root" | "0" | "0:0") => {}
         other => problems.push(format!("Dockerfile: the server must run as a non-root USER (has {:?})", other.map(|u| &u.args))),
     }
-    if !stage.iter().any(|i| i.keyword == "RUN" && i.args.contains("apt-get install") && i.args.contains("ca-certificates")) {
+    if !stage
+        .iter()
+        .any(|i| i.keyword == "RUN" && i.args.contains("apt-get install") && i.args.contains("ca-certificates"))
+    {
         problems.push("Dockerfile: the runtime stage must install ca-certificates (webhook TLS trusts the system's CAs)".into());
     }
     // The default database `./billing.db` is in the working directory: it must be a volume.
     if env_value(&env, "BILLING_DATABASE_URL").is_none() {
         let workdir = last("WORKDIR").map(|i| i.args.clone()).unwrap_or_else(|| "/".into());
-        if !stage.iter().any(|i| i.keyword == "VOLUME" && i.args.split_whitespace().any(|v| v.trim_matches(['[', ']', '"', ',']) == workdir)) {
-            problems.push(format!("Dockerfile: the default database ./billing.db is in WORKDIR {workdir}, which is no VOLUME"));
+        if !stage
+            .iter()
+            .any(|i| i.keyword == "VOLUME" && i.args.split_whitespace().any(|v| v.trim_matches(['[', ']', '"', ',']) == workdir))
+        {
+            problems.push(format!(
+                "Dockerfile: the default database ./billing.db is in WORKDIR {workdir}, which is no VOLUME"
+            ));
         }
     }
     if !instructions
@@ -511,7 +547,10 @@ fn dockerfile_problems(text: &str) -> Vec<String> {
     {
         problems.push("Dockerfile: no `cargo build --release … -p billing-server`".into());
     }
-    if !stage.iter().any(|i| i.keyword == "COPY" && i.args.starts_with("--from=") && i.args.contains("/billing-server /usr/local/bin/")) {
+    if !stage
+        .iter()
+        .any(|i| i.keyword == "COPY" && i.args.starts_with("--from=") && i.args.contains("/billing-server /usr/local/bin/"))
+    {
         problems.push("Dockerfile: the runtime stage does not copy the billing-server binary onto the PATH".into());
     }
     problems
@@ -546,9 +585,10 @@ fn compose_env(service: &Yaml) -> Result<Vec<(String, String)>, String> {
 fn compose_command(service: &Yaml) -> Result<Vec<String>, String> {
     match service.get("command") {
         Some(Yaml::Str(s)) => Ok(s.split_whitespace().map(String::from).collect()),
-        Some(Yaml::List(items)) => {
-            items.iter().map(|i| i.as_str().map(String::from).ok_or("command: a list of strings".to_string())).collect()
-        }
+        Some(Yaml::List(items)) => items
+            .iter()
+            .map(|i| i.as_str().map(String::from).ok_or("command: a list of strings".to_string()))
+            .collect(),
         _ => Err("docker-compose.yml: services.server has no command".into()),
     }
 }
@@ -582,8 +622,12 @@ fn compose_problems(text: &str) -> Vec<String> {
         Ok(doc) => doc,
         Err(e) => return vec![format!("docker-compose.yml: {e}")],
     };
-    let Some(services) = doc.get("services") else { return vec!["docker-compose.yml: no services".into()] };
-    let Some(server) = services.get("server") else { return vec!["docker-compose.yml: no services.server".into()] };
+    let Some(services) = doc.get("services") else {
+        return vec!["docker-compose.yml: no services".into()];
+    };
+    let Some(server) = services.get("server") else {
+        return vec!["docker-compose.yml: no services.server".into()];
+    };
     let mut problems = Vec::new();
     if server.get("build").and_then(Yaml::as_str) != Some(".") {
         problems.push("docker-compose.yml: services.server must be built from the repository's Dockerfile (`build: .`)".into());
@@ -610,16 +654,16 @@ fn compose_problems(text: &str) -> Vec<String> {
     // The database: the compose PostgreSQL service, for the server and for `init` alike.
     let init = cli(&["init".into()]);
     match env_value(&env, "BILLING_DATABASE_URL") {
-        Some(_) if !init.env.contains("BILLING_DATABASE_URL") => {
-            problems.push("`billing-server init` does not read BILLING_DATABASE_URL".into())
-        }
+        Some(_) if !init.env.contains("BILLING_DATABASE_URL") => problems.push("`billing-server init` does not read BILLING_DATABASE_URL".into()),
         Some(_) => {}
         None => problems.push(
             "docker-compose.yml: services.server.environment must set BILLING_DATABASE_URL, so that `docker compose run server init` uses the compose database"
                 .into(),
         ),
     }
-    let url = flag_value(&command, "--database-url").or(env_value(&env, "BILLING_DATABASE_URL")).unwrap_or_default();
+    let url = flag_value(&command, "--database-url")
+        .or(env_value(&env, "BILLING_DATABASE_URL"))
+        .unwrap_or_default();
     match parse_pg_url(url) {
         None => problems.push(format!("docker-compose.yml: the server's database URL {url:?} is not a postgres:// URL")),
         Some(pg) => match services.get(&pg.host) {
@@ -647,7 +691,10 @@ fn compose_problems(text: &str) -> Vec<String> {
                 }
                 let condition = server.get("depends_on").and_then(|d| d.get(&pg.host)).and_then(|d| d.get("condition"));
                 if condition.and_then(Yaml::as_str) != Some("service_healthy") {
-                    problems.push(format!("docker-compose.yml: the server must depend on `{}` with condition service_healthy", pg.host));
+                    problems.push(format!(
+                        "docker-compose.yml: the server must depend on `{}` with condition service_healthy",
+                        pg.host
+                    ));
                 }
                 let check = db.get("healthcheck").and_then(|h| h.get("test"));
                 let probes = match check {
@@ -678,9 +725,7 @@ fn compose_problems(text: &str) -> Vec<String> {
         problems.push(format!("docker-compose.yml: the server must listen on 0.0.0.0, not {listen:?}"));
     }
     let published = match server.get("ports") {
-        Some(Yaml::List(items)) => {
-            items.iter().filter_map(Yaml::as_str).any(|p| p.rsplit(':').next() == Some(port))
-        }
+        Some(Yaml::List(items)) => items.iter().filter_map(Yaml::as_str).any(|p| p.rsplit(':').next() == Some(port)),
         _ => false,
     };
     if !published {
@@ -721,12 +766,19 @@ fn a_misspelt_flag_or_variable_is_caught() {
     for (from, to, expected) in compose_cases {
         assert!(compose.contains(from), "docker-compose.yml has {from:?}");
         let problems = compose_problems(&compose.replacen(from, to, 1));
-        assert!(problems.iter().any(|p| p.contains(expected)), "{from:?} -> {to:?} is caught ({expected}): {problems:#?}");
+        assert!(
+            problems.iter().any(|p| p.contains(expected)),
+            "{from:?} -> {to:?} is caught ({expected}): {problems:#?}"
+        );
     }
     let dockerfile_cases = [
         ("CMD [\"--listen\"", "CMD [\"--listn\"", "--listn"),
         // The server's options belong before a command, not after `serve`.
-        ("CMD [\"--listen\"", "CMD [\"serve\", \"--listen\"", "is not an option of `billing-server serve`"),
+        (
+            "CMD [\"--listen\"",
+            "CMD [\"serve\", \"--listen\"",
+            "is not an option of `billing-server serve`",
+        ),
         ("ENV BILLING_LISTEN=", "ENV BILLING_LISTN=", "BILLING_LISTN"),
         ("0.0.0.0:8080\"]", "0.0.0.0:80x\"]", "refuses"),
         ("USER billing", "USER root", "non-root"),
@@ -735,7 +787,10 @@ fn a_misspelt_flag_or_variable_is_caught() {
     for (from, to, expected) in dockerfile_cases {
         assert!(dockerfile.contains(from), "the Dockerfile has {from:?}");
         let problems = dockerfile_problems(&dockerfile.replacen(from, to, 1));
-        assert!(problems.iter().any(|p| p.contains(expected)), "{from:?} -> {to:?} is caught ({expected}): {problems:#?}");
+        assert!(
+            problems.iter().any(|p| p.contains(expected)),
+            "{from:?} -> {to:?} is caught ({expected}): {problems:#?}"
+        );
     }
 }
 
@@ -749,8 +804,7 @@ fn dockerfile_healthcheck_passes_against_the_images_command_and_fails_without_a_
     }
     let instructions = parse_dockerfile(&repo_file("Dockerfile"));
     let stage = final_stage(&instructions);
-    let cmd: Vec<String> =
-        exec_form(&stage.iter().rfind(|i| i.keyword == "CMD").expect("a CMD").args, "CMD").unwrap();
+    let cmd: Vec<String> = exec_form(&stage.iter().rfind(|i| i.keyword == "CMD").expect("a CMD").args, "CMD").unwrap();
     let listen = flag_value(&cmd, "--listen").expect("the CMD sets --listen").to_string();
     let port = port_of(&listen).unwrap().to_string();
     // spawn_server adds `--listen 127.0.0.1:0`: the CMD without its own.
@@ -758,7 +812,11 @@ fn dockerfile_healthcheck_passes_against_the_images_command_and_fails_without_a_
     let args: Vec<&String> = cmd.iter().enumerate().filter(|(k, _)| *k != at && *k != at + 1).map(|(_, a)| a).collect();
     let dir = tempfile::tempdir().unwrap();
     let mut command = Command::new(BIN);
-    command.args(args).current_dir(dir.path()).env_remove("BILLING_DATABASE_URL").env_remove("BILLING_LISTEN");
+    command
+        .args(args)
+        .current_dir(dir.path())
+        .env_remove("BILLING_DATABASE_URL")
+        .env_remove("BILLING_LISTEN");
     for (k, v) in dockerfile_env(stage) {
         if k != "BILLING_LISTEN" {
             command.env(k, v);
