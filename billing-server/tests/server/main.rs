@@ -14,6 +14,7 @@ mod connections;
 mod consumer;
 mod coupon;
 mod cross_branch;
+mod docker_files;
 mod fuzz;
 mod hostile_input;
 mod http_basics;
