@@ -101,7 +101,8 @@ struct ServeArgs {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Serve the API (what running without a command does).
+    /// Serve the API (what running without a command does). Its options (`--listen`, …) are
+    /// the top-level ones: `billing-server --listen 0.0.0.0:8080 serve`, or leave `serve` out.
     Serve,
     /// Create an organization with a default branch, an admin user and an all-branches API key.
     Init {
