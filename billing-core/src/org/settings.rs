@@ -234,7 +234,10 @@ impl SupportSettingsPatch {
                         return Err(format!("the installment minimum for {c} must be more than 0, not {a}"));
                     }
                     if a.normalize().scale() > c.minor_digits() {
-                        return Err(format!("{c} has {} decimal places; {a} has more", c.minor_digits()));
+                        return Err(format!(
+                            "the installment minimum {a} has more decimal places than {c} has ({})",
+                            c.minor_digits()
+                        ));
                     }
                     out.installment_minimums.insert(c.to_string(), *a);
                 }
