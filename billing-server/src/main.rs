@@ -1,4 +1,5 @@
-//! `billing-server`: serve the API (default), `init` a database, or manage `keys`.
+//! `billing-server`: serve the API (default), `init` a database, manage `keys`, or change an
+//! organization's support-level settings (`org settings`).
 
 use billing_core::auth::NewApiKey;
 use billing_core::fields::Email;
@@ -121,6 +122,53 @@ enum Command {
     Keys {
         #[command(subcommand)]
         command: KeysCommand,
+    },
+    /// Support-level organization administration.
+    Org {
+        #[command(subcommand)]
+        command: OrgCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum OrgCommand {
+    /// Show or change an organization's settings, including those only support changes.
+    Settings {
+        #[command(subcommand)]
+        command: SettingsCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum SettingsCommand {
+    /// Show the organization's settings.
+    Show {
+        /// Organization (default: the first one in the database).
+        #[arg(long)]
+        org_id: Option<OrgId>,
+        /// Print the settings as one JSON object (the API's OrganizationSettings).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Change the support-level settings (the API refuses these): auto-charge, installment
+    /// minimums and split period.
+    Set {
+        /// Organization (default: the first one in the database).
+        #[arg(long)]
+        org_id: Option<OrgId>,
+        /// `on` or `off`: whether `POST /api/v2/payments/auto-charge-on-demand/{id}` is enabled.
+        #[arg(long, value_name = "on|off")]
+        auto_charge: Option<String>,
+        /// The smallest installment: `<amount>` in the default currency, `<CURRENCY>=<amount>`,
+        /// or `<CURRENCY>=none` to offer no installments in that currency (repeat for several).
+        #[arg(long = "installment-minimum", value_name = "[CURRENCY=]AMOUNT", allow_hyphen_values = true)]
+        installment_minimums: Vec<String>,
+        /// Months between two installments, 1 to 12.
+        #[arg(long, value_name = "N", allow_hyphen_values = true)]
+        installment_split_months: Option<String>,
+        /// Print the settings now in force as one JSON object.
+        #[arg(long)]
+        json: bool,
     },
 }
 
@@ -336,7 +384,126 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
             println!("API key {} ({}) is revoked.", k.id, k.name);
             Ok(())
         }
+        Some(Command::Org {
+            command: OrgCommand::Settings { command },
+        }) => org_settings(&args, command),
     }
+}
+
+/// `org settings show|set`: support acts on the database directly, like `keys`.
+fn org_settings(args: &ServeArgs, command: SettingsCommand) -> Result<(), Box<dyn std::error::Error>> {
+    use billing_core::org::settings::{settings_json, SupportSettingsPatch};
+    let (org_id, json, patch) = match command {
+        SettingsCommand::Show { org_id, json } => (org_id, json, None),
+        SettingsCommand::Set {
+            org_id,
+            auto_charge,
+            installment_minimums,
+            installment_split_months,
+            json,
+        } => {
+            if auto_charge.is_none() && installment_minimums.is_empty() && installment_split_months.is_none() {
+                return Err("nothing to set: give --auto-charge, --installment-minimum or --installment-split-months".into());
+            }
+            let auto_charge_on_demand = match auto_charge.as_deref() {
+                None => None,
+                Some("on") => Some(true),
+                Some("off") => Some(false),
+                Some(other) => return Err(format!("--auto-charge is on or off, not {other:?}").into()),
+            };
+            let installment_split_months = match installment_split_months {
+                None => None,
+                Some(n) => Some(
+                    n.trim()
+                        .parse::<u32>()
+                        .map_err(|_| format!("--installment-split-months is a whole number of months from 1 to 12, not {n:?}"))?,
+                ),
+            };
+            (org_id, json, Some((auto_charge_on_demand, installment_minimums, installment_split_months)))
+        }
+    };
+    let app = App::open(config(args))?;
+    let org = org_or_first(&app, org_id)?;
+    let one_sentence = |e: billing_core::error::Error| -> Box<dyn std::error::Error> {
+        match e {
+            billing_core::error::Error::Validation(d) => d
+                .iter()
+                .map(|f| f.msg.trim_start_matches("Value error, ").to_string())
+                .collect::<Vec<_>>()
+                .join("; ")
+                .into(),
+            billing_core::error::Error::Rule { info: Some(info), .. } => info.into(),
+            other => other.to_string().into(),
+        }
+    };
+    let settings = match patch {
+        None => app.billing.org_settings_of(org).map_err(one_sentence)?,
+        Some((auto_charge_on_demand, minimums, installment_split_months)) => {
+            let current = app.billing.org_settings_of(org).map_err(one_sentence)?;
+            let mut installment_minimums = Vec::new();
+            for m in &minimums {
+                installment_minimums.push(parse_minimum(m, current.default_currency)?);
+            }
+            let patch = SupportSettingsPatch {
+                auto_charge_on_demand,
+                installment_minimums,
+                installment_split_months,
+            };
+            app.billing.support_update_settings(org, &patch).map_err(one_sentence)?
+        }
+    };
+    if json {
+        println!("{}", settings_json(org, &settings));
+    } else {
+        let v = settings_json(org, &settings);
+        let minimums = match v["installment_minimums"].as_object() {
+            Some(m) if !m.is_empty() => m
+                .iter()
+                .map(|(c, a)| format!("{c} {}", a.as_str().unwrap_or_default()))
+                .collect::<Vec<_>>()
+                .join(", "),
+            _ => "none (no installments)".into(),
+        };
+        let methods: Vec<&str> = v["default_payment_methods"]
+            .as_object()
+            .map(|m| m.iter().filter(|(_, on)| on.as_bool() == Some(true)).map(|(k, _)| k.as_str()).collect())
+            .unwrap_or_default();
+        println!("Settings of organization {org}:");
+        println!("  default currency          {}", settings.default_currency);
+        println!("  home currency             {}", settings.home_currency);
+        println!(
+            "  enabled currencies        {}",
+            settings.enabled_currencies.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(", ")
+        );
+        println!("  VAT rate                  {} %", v["vat_rate"].as_str().unwrap_or_default());
+        println!("  default payment methods   {}", methods.join(", "));
+        println!("  auto-charge on demand     {}", if settings.auto_charge_on_demand { "on" } else { "off" });
+        println!("  installment minimums      {minimums}");
+        println!("  installment split         every {} month(s)", settings.installment_split_months);
+    }
+    Ok(())
+}
+
+/// `--installment-minimum`: `100`, `USD=25.50` or `USD=none`.
+fn parse_minimum(
+    s: &str,
+    default: billing_core::money::Currency,
+) -> Result<(billing_core::money::Currency, Option<rust_decimal::Decimal>), Box<dyn std::error::Error>> {
+    use std::str::FromStr;
+    let (currency, amount) = match s.split_once('=') {
+        Some((c, a)) => {
+            let c = billing_core::money::Currency::from_str(c.trim().to_ascii_uppercase().as_str())
+                .map_err(|()| format!("--installment-minimum {s:?}: {:?} is not a known currency", c.trim()))?;
+            (c, a.trim())
+        }
+        None => (default, s.trim()),
+    };
+    if amount.eq_ignore_ascii_case("none") {
+        return Ok((currency, None));
+    }
+    let amount =
+        rust_decimal::Decimal::from_str(amount).map_err(|_| format!("--installment-minimum {s:?}: {amount:?} is not an amount such as 100 or 25.50"))?;
+    Ok((currency, Some(amount)))
 }
 
 /// `--listen`: an address, or a host name and port resolved now (its first address).

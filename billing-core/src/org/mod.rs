@@ -3,8 +3,10 @@
 //! - [`ops`]: bootstrap, the current user, invitations.
 //! - [`store`]: the [`OrgTx`] slice of the store contract.
 //! - [`wire`]: request parsing and views.
+//! - [`settings`]: the settings admins change (`/organization/settings`) and those support changes.
 
 pub mod ops;
+pub mod settings;
 mod store;
 mod wire;
 
@@ -21,8 +23,8 @@ use chrono::Duration;
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 
-/// Per-organization settings that support (not the API) changes; kept together so that new
-/// settings do not need a schema change.
+/// Per-organization settings, kept together so that new settings do not need a schema change.
+/// Admins change some through the API, support the rest (see [`settings`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct OrgSettings {

@@ -47,6 +47,7 @@ pub mod invoices;
 pub mod link_payments;
 pub mod payment_links;
 pub mod sandbox;
+pub mod settings;
 pub mod subscriptions;
 pub mod tx;
 pub mod webhooks;
@@ -355,6 +356,13 @@ macro_rules! conformance_suite {
                 branch_admin_cannot_create_or_delete,
                 names_compare_case_insensitively_beyond_ascii,
                 branch_with_unfinished_business_is_kept_then_retired_readable,
+            ],
+            settings: [
+                admin_reads_and_patches,
+                non_admins_are_forbidden,
+                support_fields_are_refused_in_a_patch,
+                bad_patches_change_nothing,
+                support_changes_auto_charge_and_installments,
             ],
             invitations: [
                 org_admin_invites_to_any_branch,

@@ -1,4 +1,4 @@
-//! The caller and its organization: `/me`, `/organization/invite`.
+//! The caller and its organization: `/me`, `/organization/invite`, `/organization/settings`.
 
 use super::{Reply, Request};
 use crate::backend::Backend;
@@ -7,6 +7,7 @@ use billing_core::auth::Scope;
 use billing_core::error::Result;
 use billing_core::fields::Language;
 use billing_core::org::ops::lane;
+use billing_core::org::settings::{self, settings_json, SettingsPatch};
 use billing_core::org::InviteRequest;
 use billing_core::Billing;
 use hyper::Method;
@@ -14,6 +15,8 @@ use hyper::Method;
 pub static ROUTES: &[Route] = &[
     route(Method::GET, "/me", me, lane::ME),
     route(Method::POST, "/organization/invite", invite, lane::INVITE),
+    route(Method::GET, "/organization/settings", get_settings, settings::lane::GET),
+    route(Method::PATCH, "/organization/settings", update_settings, settings::lane::UPDATE),
 ];
 
 fn me(b: &Billing<Backend>, s: &Scope, _: Request) -> Result<Reply> {
@@ -26,4 +29,15 @@ fn invite(b: &Billing<Backend>, s: &Scope, r: Request) -> Result<Reply> {
     let language = r.language.as_deref().and_then(|l| Language::parse(l).ok()).unwrap_or_default();
     let inv = b.invite(s, req, language)?;
     Ok(Reply::Json(serde_json::to_value(inv).expect("serializable")))
+}
+
+fn get_settings(b: &Billing<Backend>, s: &Scope, _: Request) -> Result<Reply> {
+    let settings = b.organization_settings(s)?;
+    Ok(Reply::Json(settings_json(s.org_id(), &settings)))
+}
+
+fn update_settings(b: &Billing<Backend>, s: &Scope, r: Request) -> Result<Reply> {
+    let patch = SettingsPatch::parse(r.body()?)?;
+    let settings = b.update_organization_settings(s, &patch)?;
+    Ok(Reply::Json(settings_json(s.org_id(), &settings)))
 }

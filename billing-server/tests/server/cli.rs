@@ -197,3 +197,116 @@ fn keys_create_on_an_empty_database_says_to_init() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("init"));
 }
+
+/// A bodiless POST: (status, body).
+fn post_empty(port: u16, path: &str, headers: &[(&str, &str)]) -> (u16, Value) {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    let mut req = format!("POST {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\ncontent-length: 0\r\n");
+    for (k, v) in headers {
+        req.push_str(&format!("{k}: {v}\r\n"));
+    }
+    req.push_str("\r\n");
+    s.write_all(req.as_bytes()).unwrap();
+    let mut text = String::new();
+    s.read_to_string(&mut text).unwrap();
+    let status = text[9..12].parse().unwrap();
+    let body = text.split("\r\n\r\n").nth(1).unwrap_or("");
+    (status, serde_json::from_str(body).unwrap_or(Value::Null))
+}
+
+/// `org settings set|show`: support turns auto-charge on while the server runs, and
+/// `auto-charge-on-demand` stops answering FEATURE_DISABLED; wrong input is one sentence and
+/// exit status 1, and changes nothing.
+#[test]
+fn org_settings_set_turns_auto_charge_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("settings.db").display());
+    let init = run_json(&["init", "--json", "--database-url", &url]);
+    let org = init["organization_id"].as_str().unwrap();
+    let key = init["x_api_key"].as_str().unwrap();
+    let before = run_json(&["org", "settings", "show", "--json", "--database-url", &url]);
+    assert_eq!(before["auto_charge_on_demand"], false);
+    assert_eq!(before["organization_id"].as_str(), Some(org));
+
+    let mut child = Command::new(BIN)
+        .args(["--database-url", &url, "--listen", "127.0.0.1:0"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let port = listening_port(&mut child);
+    let _server = Server(child);
+    wait_ready(port);
+    let path = format!("/api/v2/payments/auto-charge-on-demand/{}", uuid::Uuid::new_v4());
+    let (status, body) = post_empty(port, &path, &[("x-api-key", key)]);
+    assert_eq!((status, body["error"]["code"].as_str()), (401, Some("FEATURE_DISABLED")), "{body}");
+
+    // Wrong input: one human sentence on stderr, exit status 1, nothing changed.
+    for args in [
+        vec!["--auto-charge", "maybe"],
+        vec!["--installment-split-months", "0"],
+        vec!["--installment-split-months", "two"],
+        vec!["--installment-minimum", "XYZ=5"],
+        vec!["--installment-minimum", "1.234"],
+        vec!["--auto-charge", "on", "--installment-minimum", "-5"],
+        vec![],
+    ] {
+        let out = Command::new(BIN)
+            .args(["org", "settings", "set", "--database-url", &url])
+            .args(&args)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
+        assert!(
+            err.starts_with("error: ") && !err.contains("Validation") && !err.contains("{"),
+            "{args:?}: {err}"
+        );
+    }
+    assert_eq!(
+        run_json(&["org", "settings", "show", "--json", "--database-url", &url]),
+        before,
+        "nothing changed"
+    );
+
+    let after = run_json(&[
+        "org",
+        "settings",
+        "set",
+        "--json",
+        "--database-url",
+        &url,
+        "--org-id",
+        org,
+        "--auto-charge",
+        "on",
+        "--installment-minimum",
+        "USD=25.5",
+        "--installment-minimum",
+        "50",
+        "--installment-split-months",
+        "2",
+    ]);
+    assert_eq!(after["auto_charge_on_demand"], true);
+    assert_eq!(after["installment_minimums"], serde_json::json!({"SAR": "50.00", "USD": "25.50"}));
+    assert_eq!(after["installment_split_months"], 2);
+    assert_eq!(after["vat_rate"], before["vat_rate"], "admin-level settings untouched");
+    // The running server sees it at its next request: the unknown payment is now the answer.
+    let (status, body) = post_empty(port, &path, &[("x-api-key", key)]);
+    assert_eq!((status, body["error"]["code"].as_str()), (404, Some("NOT_FOUND")), "{body}");
+    let (status, s) = get(port, "/api/v2/organization/settings", &[("x-api-key", key)]);
+    assert_eq!((status, &s), (200, &after));
+
+    // The text form names each setting.
+    let out = Command::new(BIN).args(["org", "settings", "show", "--database-url", &url]).output().unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("auto-charge on demand     on") && text.contains("SAR 50.00, USD 25.50"), "{text}");
+
+    // Off again.
+    let off = run_json(&["org", "settings", "set", "--json", "--database-url", &url, "--auto-charge", "off"]);
+    assert_eq!(off["auto_charge_on_demand"], false);
+    let (status, body) = post_empty(port, &path, &[("x-api-key", key)]);
+    assert_eq!((status, body["error"]["code"].as_str()), (401, Some("FEATURE_DISABLED")), "{body}");
+}

@@ -298,6 +298,108 @@ fn invite_refuses_bad_input(srv: &TestServer) {
     assert!(notifications(srv).is_empty());
 }
 
+fn settings_as(srv: &TestServer, key: &str, method: Method, body: Option<Value>) -> crate::common::Resp {
+    srv.call_as(key, None, method, "/api/v2/organization/settings", body)
+}
+
+/// GET/PATCH /api/v2/organization/settings: an admin reads and patches; the new default
+/// currency and VAT rate are what the next product and invoice use.
+fn settings_admin_reads_and_patches(srv: &TestServer) {
+    let s = ok(srv.get("/api/v2/organization/settings"));
+    assert_eq!(
+        s,
+        json!({
+            "organization_id": srv.boot.org.id,
+            "home_currency": "SAR",
+            "default_currency": "SAR",
+            "enabled_currencies": ["SAR"],
+            "vat_rate": "15",
+            "default_payment_methods": {"mada": true, "visa": true, "mastercard": true, "amex": true, "bank_transfer": false, "installment": true, "qurrah": false},
+            "auto_charge_on_demand": false,
+            "installment_minimums": {"SAR": "100.00"},
+            "installment_split_months": 1,
+        })
+    );
+    let r = ok(srv.call(
+        Method::PATCH,
+        "/api/v2/organization/settings",
+        Some(json!({"default_currency": "USD", "enabled_currencies": ["SAR", "USD"], "vat_rate": "5", "default_payment_methods": {"amex": false}})),
+    ));
+    assert_eq!(r["default_currency"], "USD");
+    assert_eq!(r["enabled_currencies"], json!(["SAR", "USD"]));
+    assert_eq!(r["vat_rate"], "5");
+    assert_eq!(r["default_payment_methods"]["amex"], false);
+    assert_eq!(r["default_payment_methods"]["visa"], true);
+    assert_eq!(ok(srv.get("/api/v2/organization/settings")), r);
+    assert!(notifications(srv).is_empty(), "a settings change notifies nobody");
+
+    // The next product is priced in USD with 5 % VAT included.
+    let p = one_off_product(srv, "Widget", "105");
+    assert_eq!(p["currency"], "USD");
+    assert_eq!(p["price"], "105.00");
+    assert_eq!(p["vat_amount"], "5.00");
+    assert_eq!(p["price_excluding_vat"], "100.00");
+    // The next invoice without a currency is in USD, with 5 % VAT.
+    let c = crate::common::invoice_fixtures::quiet_consumer(srv, "Settings Payer");
+    let mut body = crate::common::invoice_fixtures::invoice_body(&c, &[(&id_of(&p), 1)], &[]);
+    body.as_object_mut().unwrap().remove("currency");
+    let inv = ok(srv.post("/api/v2/invoices", body));
+    assert_eq!(inv["currency"], "USD", "{inv}");
+    assert_eq!(inv["total_vat_amount"], "5.00", "{inv}");
+}
+
+/// Only organization admins: a branch admin and a branch user get a 403 and change nothing.
+fn settings_need_an_org_admin(srv: &TestServer) {
+    let b = branch(srv, "B");
+    for (email, role) in [("ba@example.com", Role::BranchAdmin), ("bu@example.com", Role::BranchUser)] {
+        let (_, token) = user_token(srv, email, role, &[&b]);
+        let r = call_bearer(srv, &token, Some(&b), Method::GET, "/api/v2/organization/settings", None);
+        assert_error(&r, 403, "PERMISSION_FORBIDDEN");
+        let r = srv.unchanged(|| {
+            call_bearer(
+                srv,
+                &token,
+                Some(&b),
+                Method::PATCH,
+                "/api/v2/organization/settings",
+                Some(json!({"vat_rate": "0"})),
+            )
+        });
+        assert_error(&r, 403, "PERMISSION_FORBIDDEN");
+    }
+    assert_eq!(ok(srv.get("/api/v2/organization/settings"))["vat_rate"], "15");
+}
+
+/// Bad bodies are a 422 with the spec's detail entries; support-level fields a 403 naming the
+/// command; neither writes anything.
+fn settings_refuse_bad_patches(srv: &TestServer) {
+    let key = srv.key.clone();
+    for (body, loc, kind) in [
+        (json!({"colour": "red"}), json!(["body", "colour"]), "extra_forbidden"),
+        (json!({"vat_rate": "101"}), json!(["body", "vat_rate"]), "value_error"),
+        (json!({"vat_rate": "ten"}), json!(["body", "vat_rate"]), "decimal_parsing"),
+        (json!({"default_currency": "XXX"}), json!(["body", "default_currency"]), "enum"),
+        (json!({"default_currency": true}), json!(["body", "default_currency"]), "string_type"),
+        (json!({"enabled_currencies": ["SAR", 7]}), json!(["body", "enabled_currencies", 1]), "enum"),
+        (
+            json!({"default_payment_methods": {"visa": 3}}),
+            json!(["body", "default_payment_methods", "visa"]),
+            "bool_type",
+        ),
+        (json!({"default_currency": "USD"}), json!(["body", "default_currency"]), "value_error"),
+        (json!([1]), json!(["body"]), "model_attributes_type"),
+    ] {
+        let r = srv.unchanged(|| settings_as(srv, &key, Method::PATCH, Some(body.clone())));
+        assert_invalid(&r, loc, Some(kind));
+    }
+    for field in ["auto_charge_on_demand", "installment_minimums", "installment_split_months"] {
+        let r = srv.unchanged(|| settings_as(srv, &key, Method::PATCH, Some(json!({"vat_rate": "1", field: 1}))));
+        assert_error(&r, 403, "PERMISSION_FORBIDDEN");
+        let msg = r.body["error"].to_string();
+        assert!(msg.contains(field) && msg.contains("billing-server org settings set"), "{msg}");
+    }
+}
+
 http_tests!(
     me_as_admin_key,
     me_as_other_credentials,
@@ -307,6 +409,9 @@ http_tests!(
     branch_user_cannot_invite,
     invite_refuses_bad_input,
     api_keys_are_listed_created_rotated_and_revoked,
+    settings_admin_reads_and_patches,
+    settings_need_an_org_admin,
+    settings_refuse_bad_patches,
 );
 
 // Paths that reach the store differently on PostgreSQL (see `postgres_smoke!`).
@@ -314,6 +419,7 @@ postgres_smoke!(
     me_as_admin_key,
     org_admin_invites_to_any_branch,
     api_keys_are_listed_created_rotated_and_revoked,
+    settings_admin_reads_and_patches,
 );
 
 /// `/api-keys`: an organization admin lists, creates (the secret shown once), rotates and

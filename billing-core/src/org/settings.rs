@@ -1,0 +1,342 @@
+//! Organization settings: what organization admins read and change through
+//! `GET/PATCH /api/v2/organization/settings`, and what only support changes (the
+//! `billing-server org settings set` command).
+//!
+//! Admins change the default currency, the enabled currencies, the VAT rate and the default
+//! ways of paying. The spec reserves auto-charge ("restricted to some organizations") and the
+//! installment split period and minimum amounts ("can only be changed by support") to support:
+//! a PATCH naming them is a 403 that names the command. Changing settings emits no event (the
+//! spec names none).
+
+use super::OrgSettings;
+use crate::auth::Scope;
+use crate::billing::Billing;
+use crate::error::{Error, FieldError, LocPart, Result};
+use crate::ids::OrgId;
+use crate::invoice::PaymentMethods;
+use crate::lane::Lane;
+use crate::money::Currency;
+use crate::store::Store;
+use crate::wire::{enum_item, Body};
+use rust_decimal::Decimal;
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::str::FromStr;
+
+/// Where each operation of this module runs.
+pub mod lane {
+    use super::Lane;
+    pub const GET: Lane = Lane::Read;
+    pub const UPDATE: Lane = Lane::Write;
+}
+
+/// The fields an admin may PATCH.
+pub const ADMIN_FIELDS: &[&str] = &["default_currency", "enabled_currencies", "vat_rate", "default_payment_methods"];
+/// The fields only support changes, with the command that does.
+pub const SUPPORT_FIELDS: &[(&str, &str)] = &[
+    ("auto_charge_on_demand", "billing-server org settings set --auto-charge on|off"),
+    (
+        "installment_minimums",
+        "billing-server org settings set --installment-minimum <CURRENCY>=<amount>",
+    ),
+    ("installment_split_months", "billing-server org settings set --installment-split-months <n>"),
+];
+const METHOD_FIELDS: &[&str] = &["mada", "visa", "mastercard", "amex", "bank_transfer", "installment", "qurrah"];
+/// Most decimal places of a VAT rate in percent (`"15.125"`).
+pub const VAT_PERCENT_PLACES: u32 = 4;
+
+/// OrganizationSettingsUpdate: every field optional; what is absent stays as it was.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct SettingsPatch {
+    pub default_currency: Option<Currency>,
+    /// Deduplicated, in the order given; must contain the default and home currencies.
+    pub enabled_currencies: Option<Vec<Currency>>,
+    /// VAT rate in percent, 0 to 100.
+    pub vat_rate_percent: Option<Decimal>,
+    /// Changes to the default ways of paying (absent methods keep their value).
+    pub default_payment_methods: Option<PaymentMethodsPatch>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct PaymentMethodsPatch {
+    pub mada: Option<bool>,
+    pub visa: Option<bool>,
+    pub mastercard: Option<bool>,
+    pub amex: Option<bool>,
+    pub bank_transfer: Option<bool>,
+    pub installment: Option<bool>,
+    pub qurrah: Option<bool>,
+}
+
+impl PaymentMethodsPatch {
+    fn apply(&self, m: &mut PaymentMethods) {
+        let pairs = [
+            (self.mada, &mut m.mada),
+            (self.visa, &mut m.visa),
+            (self.mastercard, &mut m.mastercard),
+            (self.amex, &mut m.amex),
+            (self.bank_transfer, &mut m.bank_transfer),
+            (self.installment, &mut m.installment),
+            (self.qurrah, &mut m.qurrah),
+        ];
+        for (v, slot) in pairs {
+            if let Some(v) = v {
+                *slot = v;
+            }
+        }
+    }
+}
+
+/// What support changes (the CLI); every field optional.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct SupportSettingsPatch {
+    pub auto_charge_on_demand: Option<bool>,
+    /// Per currency: `Some(amount)` sets the smallest installment, `None` removes it (the
+    /// currency then offers no installments).
+    pub installment_minimums: Vec<(Currency, Option<Decimal>)>,
+    pub installment_split_months: Option<u32>,
+}
+
+/// The longest installment split period support may set, in months.
+pub const MAX_SPLIT_MONTHS: u32 = 12;
+
+fn extra_fields(v: &Value, prefix: Vec<LocPart>, allowed: &[&str], b: &mut Body<'_>) {
+    if let Value::Object(m) = v {
+        for k in m.keys().filter(|k| !allowed.contains(&k.as_str())) {
+            let mut loc = prefix.clone();
+            loc.push(k.as_str().into());
+            b.problems.push(FieldError::new("extra_forbidden", loc, "Extra inputs are not permitted"));
+        }
+    }
+}
+
+impl SettingsPatch {
+    /// Parses an OrganizationSettingsUpdate body. A support-level field is a 403 naming the
+    /// command that changes it; unknown fields and wrong values are a 422.
+    pub fn parse(v: &Value) -> Result<Self> {
+        if let Value::Object(m) = v {
+            if let Some((field, cmd)) = SUPPORT_FIELDS.iter().find(|(f, _)| m.contains_key(*f)) {
+                return Err(Error::forbidden(format!("`{field}` is changed by support only (`{cmd}`), not through the API")));
+            }
+        }
+        let mut b = Body::new(v);
+        extra_fields(v, vec!["body".into()], ADMIN_FIELDS, &mut b);
+        let default_currency = b.opt_currency("default_currency");
+        let all: Vec<String> = Currency::ALL.iter().map(|c| format!("'{c}'")).collect();
+        let expected = all.join(", ");
+        let enabled_currencies = b
+            .opt_list("enabled_currencies", |v, loc, p| {
+                enum_item(v, loc, p, |s| Currency::from_str(s).ok(), &expected)
+            })
+            .map(|cs| {
+                let mut out: Vec<Currency> = Vec::with_capacity(cs.len());
+                for c in cs {
+                    if !out.contains(&c) {
+                        out.push(c);
+                    }
+                }
+                out
+            });
+        if enabled_currencies.as_ref().is_some_and(|c| c.is_empty()) {
+            b.fail("too_short", "enabled_currencies", "List should have at least 1 item after validation, not 0");
+        }
+        let vat = b.opt_decimal("vat_rate");
+        if let Some(d) = vat {
+            if d < Decimal::ZERO || d > Decimal::ONE_HUNDRED {
+                b.fail("value_error", "vat_rate", "Value error, the VAT rate is a percentage from 0 to 100");
+            } else if d.normalize().scale() > VAT_PERCENT_PLACES {
+                b.fail(
+                    "decimal_max_places",
+                    "vat_rate",
+                    format!("Decimal input should have no more than {VAT_PERCENT_PLACES} decimal places"),
+                );
+            }
+        }
+        let methods = match b.raw("default_payment_methods") {
+            None => None,
+            Some(raw) => {
+                let loc = b.loc("default_payment_methods");
+                let mut p = Body::at(raw, loc.clone());
+                extra_fields(raw, loc, METHOD_FIELDS, &mut p);
+                let m = PaymentMethodsPatch {
+                    mada: p.opt_bool("mada"),
+                    visa: p.opt_bool("visa"),
+                    mastercard: p.opt_bool("mastercard"),
+                    amex: p.opt_bool("amex"),
+                    bank_transfer: p.opt_bool("bank_transfer"),
+                    installment: p.opt_bool("installment"),
+                    qurrah: p.opt_bool("qurrah"),
+                };
+                let ok = p.problems.is_empty();
+                b.problems.0.extend(p.problems.0);
+                ok.then_some(m)
+            }
+        };
+        b.finish()?;
+        Ok(SettingsPatch {
+            default_currency,
+            enabled_currencies,
+            vat_rate_percent: vat.map(|d| d.normalize()),
+            default_payment_methods: methods,
+        })
+    }
+
+    /// The settings with this patch applied, or a 422 when the result does not hold together
+    /// (the default or home currency not enabled).
+    pub fn apply(&self, s: &OrgSettings) -> Result<OrgSettings> {
+        let mut out = s.clone();
+        if let Some(c) = self.default_currency {
+            out.default_currency = c;
+        }
+        if let Some(cs) = &self.enabled_currencies {
+            out.enabled_currencies = cs.clone();
+        }
+        if let Some(p) = self.vat_rate_percent {
+            out.vat_rate = (p / Decimal::ONE_HUNDRED).normalize();
+        }
+        if let Some(m) = &self.default_payment_methods {
+            m.apply(&mut out.default_payment_methods);
+        }
+        // Name the field the caller changed, so the message points at what to fix.
+        let field = if self.enabled_currencies.is_some() {
+            "enabled_currencies"
+        } else {
+            "default_currency"
+        };
+        for (what, c) in [("default", out.default_currency), ("home", out.home_currency)] {
+            if !out.enabled_currencies.contains(&c) {
+                return Err(Error::invalid(FieldError::body(
+                    "value_error",
+                    field,
+                    format!("Value error, the {what} currency {c} must be one of the enabled currencies"),
+                )));
+            }
+        }
+        Ok(out)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self == &SettingsPatch::default()
+    }
+}
+
+impl SupportSettingsPatch {
+    /// The settings with this patch applied, or a one-sentence reason it cannot be.
+    pub fn apply(&self, s: &OrgSettings) -> std::result::Result<OrgSettings, String> {
+        let mut out = s.clone();
+        if let Some(on) = self.auto_charge_on_demand {
+            out.auto_charge_on_demand = on;
+        }
+        for (c, amount) in &self.installment_minimums {
+            match amount {
+                Some(a) => {
+                    if *a <= Decimal::ZERO {
+                        return Err(format!("the installment minimum for {c} must be more than 0, not {a}"));
+                    }
+                    if a.normalize().scale() > c.minor_digits() {
+                        return Err(format!(
+                            "the installment minimum {a} has more decimal places than {c} has ({})",
+                            c.minor_digits()
+                        ));
+                    }
+                    out.installment_minimums.insert(c.to_string(), *a);
+                }
+                None => {
+                    out.installment_minimums.remove(&c.to_string());
+                }
+            }
+        }
+        if let Some(n) = self.installment_split_months {
+            if n == 0 || n > MAX_SPLIT_MONTHS {
+                return Err(format!("the installment split is 1 to {MAX_SPLIT_MONTHS} months, not {n}"));
+            }
+            out.installment_split_months = n;
+        }
+        Ok(out)
+    }
+}
+
+/// OrganizationSettings as the API and `org settings show --json` show them.
+pub fn settings_json(org_id: OrgId, s: &OrgSettings) -> Value {
+    let minimums: BTreeMap<&str, String> = s
+        .installment_minimums
+        .iter()
+        .map(|(c, a)| {
+            let digits = Currency::from_str(c).map(|c| c.minor_digits()).unwrap_or(2);
+            let mut a = *a;
+            a.rescale(digits);
+            (c.as_str(), a.to_string())
+        })
+        .collect();
+    json!({
+        "organization_id": org_id,
+        "home_currency": s.home_currency,
+        "default_currency": s.default_currency,
+        "enabled_currencies": s.enabled_currencies,
+        "vat_rate": vat_percent(s.vat_rate),
+        "default_payment_methods": s.default_payment_methods,
+        "auto_charge_on_demand": s.auto_charge_on_demand,
+        "installment_minimums": minimums,
+        "installment_split_months": s.installment_split_months,
+    })
+}
+
+/// A VAT fraction as the percentage string the API shows (`0.15` → `"15"`).
+pub fn vat_percent(fraction: Decimal) -> String {
+    (fraction * Decimal::ONE_HUNDRED).normalize().to_string()
+}
+
+fn require_admin(scope: &Scope) -> Result<()> {
+    if scope.actor.is_org_admin() {
+        Ok(())
+    } else {
+        Err(Error::forbidden("only organization admins may see or change the organization's settings"))
+    }
+}
+
+impl<S: Store> Billing<S> {
+    /// The organization's settings (organization admins only), as stored now.
+    pub fn organization_settings(&self, scope: &Scope) -> Result<OrgSettings> {
+        require_admin(scope)?;
+        self.org_settings_of(scope.org_id())
+    }
+
+    /// Applies an admin's patch in one transaction and returns the settings now in force.
+    /// Nothing is written when the patch is refused; no event is emitted.
+    pub fn update_organization_settings(&self, scope: &Scope, patch: &SettingsPatch) -> Result<OrgSettings> {
+        require_admin(scope)?;
+        self.store.write(|tx| {
+            let mut org = tx.org(scope.org_id())?.ok_or_else(|| Error::not_found("Organization", scope.org_id()))?;
+            let next = patch.apply(&org.settings)?;
+            if next != org.settings {
+                org.settings = next;
+                tx.update_org(&org)?;
+            }
+            Ok(org.settings)
+        })
+    }
+
+    /// An organization's settings, for support (the CLI).
+    pub fn org_settings_of(&self, org_id: OrgId) -> Result<OrgSettings> {
+        self.store
+            .read(|tx| Ok(tx.org(org_id)?))?
+            .map(|o| o.settings)
+            .ok_or_else(|| Error::not_found("Organization", org_id))
+    }
+
+    /// Applies a support-level change (the CLI) in one transaction; a refused change writes
+    /// nothing and is a 422-class error carrying one sentence.
+    pub fn support_update_settings(&self, org_id: OrgId, patch: &SupportSettingsPatch) -> Result<OrgSettings> {
+        self.store.write(|tx| {
+            let mut org = tx.org(org_id)?.ok_or_else(|| Error::not_found("Organization", org_id))?;
+            let next = patch
+                .apply(&org.settings)
+                .map_err(|m| Error::invalid(FieldError::new("value_error", vec![], m)))?;
+            if next != org.settings {
+                org.settings = next;
+                tx.update_org(&org)?;
+            }
+            Ok(org.settings)
+        })
+    }
+}
