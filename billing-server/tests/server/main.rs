@@ -31,6 +31,7 @@ mod org;
 mod payment;
 mod payment_links;
 mod product;
+mod quickstart;
 mod resilience;
 mod sandbox;
 mod subscriptions;
