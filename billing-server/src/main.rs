@@ -213,7 +213,10 @@ enum KeysCommand {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return usage_error(e),
+    };
     if let Err(e) = init_logging() {
         eprintln!("error: {e}");
         return ExitCode::FAILURE;
@@ -225,6 +228,29 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// A command line clap refuses: one sentence (clap's first line, or an invalid value's reason)
+/// and where to look, exit 2. `--help` and `--version` print as usual.
+fn usage_error(e: clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    if matches!(
+        e.kind(),
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        e.exit();
+    }
+    let text = e.render().to_string();
+    let mut lines = text.lines().map(str::trim).skip_while(|l| l.is_empty());
+    let mut first = lines.next().unwrap_or("error: the command line is not valid").to_string();
+    // "the following required arguments were not provided:" lists them on the next lines.
+    if first.ends_with(':') {
+        let listed: Vec<&str> = lines.take_while(|l| !l.is_empty()).collect();
+        first = format!("{} {}", first, listed.join(", "));
+    }
+    let first = if first.starts_with("error:") { first } else { format!("error: {first}") };
+    eprintln!("{first} (see `billing-server --help`)");
+    ExitCode::from(2)
 }
 
 /// Logs to stderr, filtered by `BILLING_LOG` (default `info`), as text or, with

@@ -455,3 +455,28 @@ fn json_logs_are_one_object_per_line() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("BILLING_LOG_FORMAT must be text or json"), "{err}");
 }
+
+/// A command line clap refuses is one sentence on standard error (exit 2), not the usage dump;
+/// `--help` still prints the help.
+#[test]
+fn command_line_mistakes_are_one_sentence() {
+    for (args, says) in [
+        (vec!["--frobnicate"], "unexpected argument '--frobnicate'"),
+        (vec!["keys", "create", "--org-id", "zz"], "invalid value 'zz' for '--org-id"),
+        (vec!["keys", "revoke"], "--id"),
+        (vec!["--body-limit", "lots"], "invalid value 'lots'"),
+    ] {
+        let out = Command::new(BIN).args(&args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        let lines: Vec<&str> = err.lines().filter(|l| !l.trim().is_empty()).collect();
+        assert_eq!(lines.len(), 1, "{args:?}: one line, got {err:?}");
+        assert!(
+            lines[0].starts_with("error: ") && lines[0].contains(says) && lines[0].ends_with("(see `billing-server --help`)"),
+            "{args:?}: {err:?}"
+        );
+        assert!(!err.contains("Usage:"), "{err:?}");
+    }
+    let help = Command::new(BIN).arg("--help").output().unwrap();
+    assert!(help.status.success() && String::from_utf8_lossy(&help.stdout).contains("Usage:"));
+}
