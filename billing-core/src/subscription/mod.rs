@@ -9,20 +9,26 @@
 //! - [`store`]: the [`SubscriptionTx`] slice of the store contract; one invoice per subscription
 //!   and cycle is a unique key of the store (`subscription_cycles_key`).
 //! - `wire` and `view`: request parsing and SubscriptionDetailed.
+//! - [`freeze`]: freeze periods (the subscription FROZEN while one is in force, its period
+//!   boundaries moved later by the time it was frozen) and their due-work items.
+//! - [`trial`]: trials (TRIALING until `period_start`, then the first paid cycle).
 //!
 //! Prices are fixed when the subscription is made (by [`crate::pricing`], as invoices'): every
 //! cycle's invoice bills the subscription's priced lines, so a later change of a product's
 //! price does not change a running subscription.
 
 pub mod cycle;
+pub mod freeze;
 pub mod ops;
 mod renewal;
 mod store;
+pub mod trial;
 mod view;
 mod wire;
 
-pub(crate) use renewal::work_handlers;
+pub use freeze::{Freeze, FreezeRequest, FreezeSort, FreezeState, FreezeTx};
 pub use renewal::{RENEWAL_KIND, RENEWAL_RETRY_DAYS, RENEW_CHARGE_KIND};
+pub use trial::{Trial, TrialTx};
 pub use store::SubscriptionTx;
 pub use wire::parse_subscription_list;
 
@@ -61,6 +67,24 @@ impl SubscriptionStatus {
     pub fn is_terminal(self) -> bool {
         matches!(self, SubscriptionStatus::Canceled | SubscriptionStatus::Expired)
     }
+
+    /// Whether an issued, unpaid invoice of the subscription is still collected (auto-renewal
+    /// charges and their retries): ACTIVE, FROZEN (the invoice is of a period before the
+    /// freeze) and TRIAL_PENDING (the first paid cycle after a trial).
+    pub fn collects(self) -> bool {
+        matches!(
+            self,
+            SubscriptionStatus::Active | SubscriptionStatus::Frozen | SubscriptionStatus::TrialPending
+        )
+    }
+}
+
+/// Every kind of due work of subscriptions: renewals and their charges, freezes, trials.
+pub(crate) fn work_handlers<S: crate::store::Store>() -> Vec<crate::work::Handler<S>> {
+    let mut all = renewal::work_handlers();
+    all.extend(freeze::work_handlers());
+    all.extend(trial::work_handlers());
+    all
 }
 
 /// SubscriptionPaymentMethodDto: the overrides of the organization's payment methods (`None`:
@@ -158,9 +182,24 @@ impl Subscription {
         format!("{public_url}/api/v2/subscriptions/{id}")
     }
 
-    /// Cycle `n`'s `(start, end)`.
+    /// Cycle `n`'s `(start, end)`: the anchor's calendar ([`cycle`]), moved later by the time
+    /// the subscription has spent frozen so far ([`freeze`]: an ended freeze extends the period
+    /// it fell in, so the current period ends that much after its calendar end, and so does
+    /// every later boundary).
     pub fn cycle(&self, n: u32) -> (Timestamp, Timestamp) {
-        cycle::cycle(self.period_anchor, self.recurring_interval, self.recurring_interval_count, n)
+        let (start, end) = cycle::cycle(self.period_anchor, self.recurring_interval, self.recurring_interval_count, n);
+        let shift = self.frozen_shift();
+        (start + shift, end + shift)
+    }
+
+    /// How much later than its calendar end the current period ends: the total length of the
+    /// freezes that have ended so far (zero without freezes; during a trial, cycle 0, its end
+    /// is the anchor itself).
+    pub fn frozen_shift(&self) -> chrono::Duration {
+        match cycle::cycle_end(self.period_anchor, self.recurring_interval, self.recurring_interval_count, self.current_cycle_number) {
+            Some(calendar_end) => self.current_period_end - calendar_end,
+            None => chrono::Duration::zero(),
+        }
     }
 
     /// The cycle at which a scheduled cancellation takes effect (`cancel_at_cycle_number`).
@@ -190,6 +229,8 @@ pub struct SubscriptionCreate {
     pub payment_methods: PaymentMethodOverrides,
     pub exclude_coupons_if_installments: bool,
     pub currency: Currency,
+    /// A trial until `period_start` ([`trial`]): nothing is billed before it.
+    pub trial: bool,
 }
 
 /// SubscriptionCancel.

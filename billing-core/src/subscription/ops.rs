@@ -112,11 +112,11 @@ pub(crate) fn emit(tx: &mut dyn Tx, public_url: &str, t: EventType, s: &Subscrip
     crate::event::record(tx, &subscription_event(public_url, t, s, None, now))
 }
 
-/// Makes an INACTIVE subscription ACTIVE (SUBSCRIPTION_ACTIVATED) and queues its renewal (it
+/// Makes an INACTIVE or TRIAL_PENDING subscription ACTIVE (SUBSCRIPTION_ACTIVATED) and queues its renewal (it
 /// is not renewed while inactive). Other statuses are left as they are. Returns whether it
 /// changed.
 fn activate(tx: &mut dyn Tx, public_url: &str, s: &mut Subscription, now: Timestamp) -> Result<bool> {
-    if s.status != SubscriptionStatus::Inactive {
+    if !matches!(s.status, SubscriptionStatus::Inactive | SubscriptionStatus::TrialPending) {
         return Ok(false);
     }
     s.status = SubscriptionStatus::Active;
@@ -189,6 +189,9 @@ impl<S: Store> Billing<S> {
         let priced = pricing::price(&lines, &loaded, req.currency, scope.org.settings.vat_rate)?;
         let t = &priced.totals;
         let anchor = req.period_start;
+        if req.trial {
+            super::trial::check(anchor, now)?;
+        }
         let (start, end) = cycle::cycle(anchor, interval, count, 1);
         let items = priced
             .items
@@ -238,11 +241,19 @@ impl<S: Store> Billing<S> {
             created_at: now,
             updated_at: None,
         };
+        if req.trial {
+            super::trial::begin(&mut s, now);
+        }
         tx.insert_subscription(&s)?;
         for c in &priced.redeemed {
             tx.redeem_coupon(*c)?;
         }
         emit(tx, self.public_url(), EventType::SubscriptionCreated, &s, now)?;
+        if req.trial {
+            // Nothing is billed during the trial: its end issues cycle 1's invoice.
+            super::trial::record(tx, &s)?;
+            return Ok(s);
+        }
         self.issue_cycle_invoice(tx, scope, &mut s, 1, now)?;
         tx.update_subscription(&s)?;
         Ok(s)
@@ -356,11 +367,15 @@ impl<S: Store> Billing<S> {
             },
             None => Value::Null,
         };
+        let trial = tx.subscription_trial(s.id)?;
+        let latest_freeze = super::freeze::latest(tx, s.id)?;
         let view = SubscriptionView {
             sub: s,
             products: &products,
             consumer: consumer.as_ref(),
             latest_invoice: latest,
+            trial: trial.as_ref(),
+            latest_freeze: latest_freeze.as_ref(),
             settings: &scope.org.settings,
             now: self.now(scope),
         };
@@ -453,6 +468,7 @@ impl<S: Store> Billing<S> {
                 s.ended_at = Some(now);
                 s.updated_at = Some(now);
                 tx.update_subscription(&s)?;
+                super::freeze::on_subscription_ended(tx, &s, now, now)?;
                 emit(tx, self.public_url(), EventType::SubscriptionCanceled, &s, now)?;
             }
         }

@@ -74,7 +74,7 @@ fn charge_work_id(invoice: InvoiceId, attempt: u32) -> WorkId {
 }
 
 /// Queues attempt `attempt` of charging `invoice`.
-fn queue_charge(tx: &mut dyn Tx, s: &Subscription, invoice: InvoiceId, attempt: u32, first_at: Timestamp, due: Timestamp) -> Result<()> {
+pub(crate) fn queue_charge(tx: &mut dyn Tx, s: &Subscription, invoice: InvoiceId, attempt: u32, first_at: Timestamp, due: Timestamp) -> Result<()> {
     let id = charge_work_id(invoice, attempt);
     if tx.work(id)?.is_some() {
         return Ok(());
@@ -147,7 +147,7 @@ fn is_cycle_taken(e: &Error) -> bool {
 impl<S: Store> Billing<S> {
     /// The engine's scope in a branch of an organization (it acts as the organization's first
     /// admin), or `None` when the organization, branch or admin is gone.
-    fn engine_scope(&self, tx: &mut dyn Tx, item: &DueWork, branch: BranchId) -> Result<Option<Scope>> {
+    pub(crate) fn engine_scope(&self, tx: &mut dyn Tx, item: &DueWork, branch: BranchId) -> Result<Option<Scope>> {
         let Some(branch) = tx.branch(item.org_id, branch)? else { return Ok(None) };
         let Some(org) = tx.org(item.org_id)? else { return Ok(None) };
         let Some(admin) = tx.first_org_admin(org.id)? else { return Ok(None) };
@@ -192,8 +192,9 @@ impl<S: Store> Billing<S> {
                 }
                 return Ok(None);
             }
-            if s.status != SubscriptionStatus::Active {
-                // Not renewed while not active; activation queues the renewal again.
+            if super::freeze::holds_renewal(tx, &s)? {
+                // Not renewed while not active (activation queues the renewal again), nor at a
+                // boundary inside a freeze (its end queues the renewal at the moved boundary).
                 return self.finish(tx, item, None);
             }
             let end = s.current_period_end;
@@ -202,6 +203,7 @@ impl<S: Store> Billing<S> {
                 s.ended_at = Some(end);
                 s.updated_at = Some(now);
                 tx.update_subscription(&s)?;
+                super::freeze::on_subscription_ended(tx, &s, end, now)?;
                 emit(tx, self.public_url(), EventType::SubscriptionCanceled, &s, now)?;
                 return self.finish(tx, item, Some(ENDED));
             }
@@ -251,9 +253,10 @@ impl<S: Store> Billing<S> {
         now: Timestamp,
     ) -> Result<()> {
         let Some(mut s) = tx.subscription(branch, sid)? else { return Ok(()) };
-        if s.latest_invoice_id != Some(invoice) || s.status != SubscriptionStatus::Active {
+        if s.latest_invoice_id != Some(invoice) || !s.status.collects() {
             return Ok(());
         }
+        let was = s.status;
         s.renewal_failures = s.renewal_failures.max(attempt + 1);
         s.updated_at = Some(now);
         let last = attempt as usize >= RENEWAL_RETRY_DAYS.len();
@@ -264,7 +267,7 @@ impl<S: Store> Billing<S> {
         let mut failed = subscription_event(self.public_url(), EventType::SubscriptionCycleRenewalFailed, &s, payment, now);
         if last {
             // The failure is reported with the status the subscription had when it failed.
-            failed.payload["status"] = serde_json::json!(SubscriptionStatus::Active);
+            failed.payload["status"] = serde_json::json!(was);
         }
         crate::event::record(tx, &failed)?;
         if last {
@@ -295,7 +298,7 @@ impl<S: Store> Billing<S> {
             self.drop_item(item)?;
             return Ok(None);
         };
-        let owed = s.status == SubscriptionStatus::Active
+        let owed = s.status.collects()
             && s.latest_invoice_id == Some(inv.id)
             && !matches!(inv.status, InvoiceStatus::Completed | InvoiceStatus::Canceled);
         if !owed {
