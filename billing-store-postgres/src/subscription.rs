@@ -150,6 +150,7 @@ impl SubRow {
             options: serde_json::json!({
                 "notify_consumer": v.notify_consumer,
                 "exclude_coupons_if_installments": v.exclude_coupons_if_installments,
+                "anchor_cycle": v.anchor_cycle,
             }),
             payment_methods: to_json("payment_methods", &v.payment_methods),
             coupon_ids: to_json("coupon_ids", &v.coupon_ids),
@@ -179,6 +180,14 @@ impl SubRow {
             recurring_interval: parsed("recurring interval", &self.recurring_interval, RecurringInterval::parse)?,
             recurring_interval_count: count_of("recurring_interval_count", self.recurring_interval_count)?,
             period_anchor: self.period_anchor,
+            // Absent in rows written before plan changes: cycle 1.
+            anchor_cycle: match self.options.get("anchor_cycle") {
+                None => 1,
+                Some(v) => v
+                    .as_u64()
+                    .and_then(|n| u32::try_from(n).ok())
+                    .ok_or_else(|| unreadable("options", &self.options))?,
+            },
             current_cycle_number: count_of("current_cycle_number", self.current_cycle_number)?,
             current_period_start: self.current_period_start,
             current_period_end: self.current_period_end,

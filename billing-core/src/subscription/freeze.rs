@@ -5,14 +5,15 @@
 //! issued; when it ends the subscription is ACTIVE again by itself.
 //!
 //! **What a freeze does to the period boundaries: time stops.** The period in which a freeze
-//! starts is extended by the time the subscription was frozen (end − start; for a freeze ended
-//! early, the time until then), and every later boundary moves by the same amount: the
-//! consumer keeps every day paid for, the next invoice is issued at the extended period end,
-//! and the cycles after it keep their length on the moved calendar (a monthly subscription
-//! billed on the 1st and frozen for 10 days is billed on the 11th from then on). A boundary
-//! that falls inside a freeze is therefore never billed there: the renewal due at it waits
-//! ([`holds_renewal`]) and happens at the moved boundary. [`super::Subscription::cycle`] adds
-//! the total frozen time to the anchor's calendar.
+//! falls is extended by the time the subscription was frozen (end − start; for a freeze ended
+//! early, the time until then), so the consumer keeps every day paid for; the next cycle starts
+//! at that moved period end, and the cycles are re-anchored there: they follow the calendar from
+//! the moved end as they followed `period_start` before (monthly: the same day of the month,
+//! clamped in shorter months, without drift; a subscription billed on the 1st and frozen for 10
+//! days is billed on the 11th from then on). A boundary that falls inside a freeze is never
+//! billed there: the renewal due at it waits ([`holds_renewal`]) and happens at the moved
+//! boundary. Cycle numbers go on (a freeze adds no cycle and skips none), so
+//! `until_cycle_number` still counts billed cycles.
 //!
 //! Rules:
 //! - Only an ACTIVE or FROZEN subscription takes a new freeze (a FROZEN one: a later,
@@ -293,7 +294,8 @@ fn begin(tx: &mut dyn Tx, url: &str, s: &mut Subscription, f: &mut Freeze, now: 
     emit_freeze(tx, url, EventType::SubscriptionFreezeNow, s, f, now)
 }
 
-/// The freeze in force ends at `at`: the current period ends `at − start` later, a FROZEN
+/// The freeze in force ends at `at`: the current period ends `at − start` later (the cycles
+/// re-anchored there), a FROZEN
 /// subscription is ACTIVE again (its renewal queued at the moved period end),
 /// SUBSCRIPTION_UNFREEZE_NOW.
 fn finish(tx: &mut dyn Tx, url: &str, s: &mut Subscription, f: &mut Freeze, at: Timestamp, now: Timestamp) -> Result<()> {
@@ -302,7 +304,11 @@ fn finish(tx: &mut dyn Tx, url: &str, s: &mut Subscription, f: &mut Freeze, at: 
     f.end = Some(at);
     f.updated_at = Some(now);
     if !s.status.is_terminal() {
+        // The current period ends later by the frozen time; the cycles after it follow the
+        // calendar from there.
         s.current_period_end += at - f.start;
+        s.period_anchor = s.current_period_end;
+        s.anchor_cycle = s.current_cycle_number + 1;
     }
     if s.status == SubscriptionStatus::Frozen {
         s.status = SubscriptionStatus::Active;

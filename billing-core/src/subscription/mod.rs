@@ -10,7 +10,8 @@
 //!   and cycle is a unique key of the store (`subscription_cycles_key`).
 //! - `wire` and `view`: request parsing and SubscriptionDetailed.
 //! - [`freeze`]: freeze periods (the subscription FROZEN while one is in force, its period
-//!   boundaries moved later by the time it was frozen) and their due-work items.
+//!   extended by the time it was frozen and the cycles re-anchored there) and their due-work
+//!   items.
 //! - [`trial`]: trials (TRIALING until `period_start`, then the first paid cycle).
 //!
 //! Prices are fixed when the subscription is made (by [`crate::pricing`], as invoices'): every
@@ -143,8 +144,12 @@ pub struct Subscription {
     pub status: SubscriptionStatus,
     pub recurring_interval: RecurringInterval,
     pub recurring_interval_count: u32,
-    /// The start of cycle 1: every cycle boundary is computed from it ([`cycle`]).
+    /// The start of cycle `anchor_cycle`: every later cycle boundary is computed from it
+    /// ([`cycle`]).
     pub period_anchor: Timestamp,
+    /// The cycle that starts at `period_anchor`: 1, until the end of a freeze re-anchors the
+    /// cycles at the moved period end ([`freeze`]).
+    pub anchor_cycle: u32,
     pub current_cycle_number: u32,
     pub current_period_start: Timestamp,
     pub current_period_end: Timestamp,
@@ -182,24 +187,10 @@ impl Subscription {
         format!("{public_url}/api/v2/subscriptions/{id}")
     }
 
-    /// Cycle `n`'s `(start, end)`: the anchor's calendar ([`cycle`]), moved later by the time
-    /// the subscription has spent frozen so far ([`freeze`]: an ended freeze extends the period
-    /// it fell in, so the current period ends that much after its calendar end, and so does
-    /// every later boundary).
+    /// Cycle `n`'s `(start, end)`, for `n` from `anchor_cycle` on.
     pub fn cycle(&self, n: u32) -> (Timestamp, Timestamp) {
-        let (start, end) = cycle::cycle(self.period_anchor, self.recurring_interval, self.recurring_interval_count, n);
-        let shift = self.frozen_shift();
-        (start + shift, end + shift)
-    }
-
-    /// How much later than its calendar end the current period ends: the total length of the
-    /// freezes that have ended so far (zero without freezes; during a trial, cycle 0, its end
-    /// is the anchor itself).
-    pub fn frozen_shift(&self) -> chrono::Duration {
-        match cycle::cycle_end(self.period_anchor, self.recurring_interval, self.recurring_interval_count, self.current_cycle_number) {
-            Some(calendar_end) => self.current_period_end - calendar_end,
-            None => chrono::Duration::zero(),
-        }
+        let k = (n + 1).checked_sub(self.anchor_cycle).expect("a cycle from the anchor on");
+        cycle::cycle(self.period_anchor, self.recurring_interval, self.recurring_interval_count, k)
     }
 
     /// The cycle at which a scheduled cancellation takes effect (`cancel_at_cycle_number`).

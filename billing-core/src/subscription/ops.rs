@@ -217,6 +217,7 @@ impl<S: Store> Billing<S> {
             recurring_interval: interval,
             recurring_interval_count: count,
             period_anchor: anchor,
+            anchor_cycle: 1,
             current_cycle_number: 1,
             current_period_start: start,
             current_period_end: end,

@@ -16,6 +16,7 @@ mod payment_link;
 mod product;
 mod sandbox;
 mod subscription;
+mod subscription_freeze;
 mod webhook;
 
 use crate::http::Incoming2;
@@ -39,6 +40,7 @@ pub static TABLES: &[&[Route]] = &[
     payment::ROUTES,
     payment_link::ROUTES,
     subscription::ROUTES,
+    subscription_freeze::ROUTES,
 ];
 
 /// The public rows (no credentials; full paths under `/pay/`, and `/embed.js`): the checkout
