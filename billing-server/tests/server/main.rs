@@ -34,6 +34,8 @@ mod product;
 mod quickstart;
 mod resilience;
 mod sandbox;
+mod subscription_freezes;
+mod subscription_trials;
 mod subscriptions;
 mod webhook;
 mod webhook_crash;
