@@ -188,11 +188,7 @@ impl FreezeRequest {
             b.fail("missing", "freeze_end_datetime", "Field required");
         }
         let end = b.opt_parsed("freeze_end_datetime", date);
-        let notes = if b.present("notes") {
-            Some(b.opt_free_text("notes", MAX_NOTE))
-        } else {
-            None
-        };
+        let notes = if b.present("notes") { Some(b.opt_free_text("notes", MAX_NOTE)) } else { None };
         if let (Some(s), Some(e)) = (start, end) {
             if e <= s {
                 b.fail(
@@ -780,7 +776,11 @@ mod tests {
     fn requests() {
         let ok = FreezeRequest::parse_create(&json!({"freeze_start_datetime": "2027-02-01T00:00:00+03:00"})).unwrap();
         assert_eq!((ok.start, ok.end, ok.notes), (ts("2027-01-31T21:00:00Z"), None, None));
-        let locs = |v: Value, update: bool| match if update { FreezeRequest::parse_update(&v) } else { FreezeRequest::parse_create(&v) } {
+        let locs = |v: Value, update: bool| match if update {
+            FreezeRequest::parse_update(&v)
+        } else {
+            FreezeRequest::parse_create(&v)
+        } {
             Err(Error::Validation(d)) => d.iter().map(|e| serde_json::to_value(&e.loc).unwrap()).collect::<Vec<_>>(),
             other => panic!("{other:?}"),
         };
@@ -790,7 +790,10 @@ mod tests {
             vec![json!(["body", "freeze_end_datetime"])]
         );
         assert_eq!(
-            locs(json!({"freeze_start_datetime": "2027-02-01T00:00:00Z", "freeze_end_datetime": "2027-02-01T00:00:00Z"}), false),
+            locs(
+                json!({"freeze_start_datetime": "2027-02-01T00:00:00Z", "freeze_end_datetime": "2027-02-01T00:00:00Z"}),
+                false
+            ),
             vec![json!(["body", "freeze_end_datetime"])]
         );
         assert_eq!(

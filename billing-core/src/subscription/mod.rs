@@ -29,8 +29,8 @@ mod wire;
 
 pub use freeze::{Freeze, FreezeRequest, FreezeSort, FreezeState, FreezeTx};
 pub use renewal::{RENEWAL_KIND, RENEWAL_RETRY_DAYS, RENEW_CHARGE_KIND};
-pub use trial::{Trial, TrialTx};
 pub use store::SubscriptionTx;
+pub use trial::{Trial, TrialTx};
 pub use wire::parse_subscription_list;
 
 use crate::clock::Timestamp;
@@ -73,10 +73,7 @@ impl SubscriptionStatus {
     /// charges and their retries): ACTIVE, FROZEN (the invoice is of a period before the
     /// freeze) and TRIAL_PENDING (the first paid cycle after a trial).
     pub fn collects(self) -> bool {
-        matches!(
-            self,
-            SubscriptionStatus::Active | SubscriptionStatus::Frozen | SubscriptionStatus::TrialPending
-        )
+        matches!(self, SubscriptionStatus::Active | SubscriptionStatus::Frozen | SubscriptionStatus::TrialPending)
     }
 }
 

@@ -298,9 +298,7 @@ impl<S: Store> Billing<S> {
             self.drop_item(item)?;
             return Ok(None);
         };
-        let owed = s.status.collects()
-            && s.latest_invoice_id == Some(inv.id)
-            && !matches!(inv.status, InvoiceStatus::Completed | InvoiceStatus::Canceled);
+        let owed = s.status.collects() && s.latest_invoice_id == Some(inv.id) && !matches!(inv.status, InvoiceStatus::Completed | InvoiceStatus::Canceled);
         if !owed {
             self.drop_item(item)?;
             return Ok(None);

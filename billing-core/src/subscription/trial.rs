@@ -81,7 +81,11 @@ pub(crate) fn check(period_start: Timestamp, now: Timestamp) -> Result<()> {
     } else {
         return Ok(());
     };
-    Err(Error::invalid(FieldError::body("value_error", "period_start", format!("Value error, {problem}"))))
+    Err(Error::invalid(FieldError::body(
+        "value_error",
+        "period_start",
+        format!("Value error, {problem}"),
+    )))
 }
 
 /// Makes a new subscription a trial: TRIALING in cycle 0, from now to its anchor.

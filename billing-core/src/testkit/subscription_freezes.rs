@@ -76,10 +76,7 @@ fn invoices_of<S: Store>(w: &World<S>, id: SubscriptionId) -> Vec<(u32, Invoice)
 }
 
 fn starts<S: Store>(w: &World<S>, id: SubscriptionId) -> Vec<String> {
-    invoices_of(w, id)
-        .iter()
-        .map(|(_, i)| i.scheduled_on.format("%Y-%m-%d").to_string())
-        .collect()
+    invoices_of(w, id).iter().map(|(_, i)| i.scheduled_on.format("%Y-%m-%d").to_string()).collect()
 }
 
 fn sub_events<S: Store>(w: &World<S>, id: SubscriptionId) -> Vec<EventType> {
@@ -136,7 +133,10 @@ pub fn freeze_extends_the_period_and_reanchors<H: Harness>() {
     let mut r = req("2026-02-10T10:00:00Z", Some("2026-03-13T10:00:00Z"));
     r.notes = Some(Some("Travelling".into()));
     let f = w.billing.create_freeze(&w.fresh_admin(), sub.id, r).unwrap();
-    assert_eq!((f.state, f.subscription_id, f.invoice_id), (FreezeState::Scheduled, sub.id, sub.latest_invoice_id));
+    assert_eq!(
+        (f.state, f.subscription_id, f.invoice_id),
+        (FreezeState::Scheduled, sub.id, sub.latest_invoice_id)
+    );
     assert_eq!((f.duration_days(), f.notes.as_deref()), (Some(31), Some("Travelling")));
     assert_eq!(w.read(|tx| tx.freeze(sub.branch_id, f.id)), Some(f.clone()));
     assert_eq!(get(&w, sub.id).status, SubscriptionStatus::Active);
@@ -149,10 +149,7 @@ pub fn freeze_extends_the_period_and_reanchors<H: Harness>() {
     let got = get(&w, sub.id);
     assert_eq!(got.status, SubscriptionStatus::Frozen);
     assert_eq!(got.current_period_end, ts("2026-02-28T10:00:00Z"), "not moved while in force");
-    assert_eq!(
-        freeze_events(&w, sub.id),
-        vec![EventType::SubscriptionFrozen, EventType::SubscriptionFreezeNow]
-    );
+    assert_eq!(freeze_events(&w, sub.id), vec![EventType::SubscriptionFrozen, EventType::SubscriptionFreezeNow]);
     // The period end passes inside the freeze: nothing issued.
     to(&w, "2026-03-13T09:59:59Z");
     assert_eq!(invoices_of(&w, sub.id).len(), 1);
@@ -175,10 +172,7 @@ pub fn freeze_extends_the_period_and_reanchors<H: Harness>() {
     assert_eq!((ended.state, ended.end), (FreezeState::Ended, Some(ts("2026-03-13T10:00:00Z"))));
 
     to(&w, "2026-06-30T10:00:00Z");
-    assert_eq!(
-        starts(&w, sub.id),
-        ["2026-01-31", "2026-03-31", "2026-04-30", "2026-05-31", "2026-06-30"]
-    );
+    assert_eq!(starts(&w, sub.id), ["2026-01-31", "2026-03-31", "2026-04-30", "2026-05-31", "2026-06-30"]);
     let invs = invoices_of(&w, sub.id);
     assert_eq!(invs.iter().map(|(n, _)| *n).collect::<Vec<_>>(), vec![1, 2, 3, 4, 5]);
     for (_, inv) in &invs {
@@ -266,7 +260,10 @@ pub fn update_and_delete_freezes<H: Harness>() {
         .billing
         .update_freeze(s, sub.id, f.id, req("2026-01-22T09:00:00Z", Some("2026-01-27T09:00:00Z")))
         .unwrap();
-    assert_eq!((moved.start, moved.end, moved.state), (ts("2026-01-22T09:00:00Z"), Some(ts("2026-01-27T09:00:00Z")), FreezeState::Scheduled));
+    assert_eq!(
+        (moved.start, moved.end, moved.state),
+        (ts("2026-01-22T09:00:00Z"), Some(ts("2026-01-27T09:00:00Z")), FreezeState::Scheduled)
+    );
     to(&w, "2026-01-21T09:00:00Z");
     assert_eq!(get(&w, sub.id).status, SubscriptionStatus::Active, "the old start has no effect");
     w.billing.delete_freeze(&w.fresh_admin(), sub.id, f.id).unwrap();
@@ -276,7 +273,11 @@ pub fn update_and_delete_freezes<H: Harness>() {
     assert_eq!(get(&w, sub.id).current_period_end, ts("2026-02-15T09:00:00Z"), "a dropped freeze moves nothing");
     assert_eq!(
         freeze_events(&w, sub.id),
-        vec![EventType::SubscriptionFrozen, EventType::SubscriptionFrozen, EventType::SubscriptionFreezeCancel]
+        vec![
+            EventType::SubscriptionFrozen,
+            EventType::SubscriptionFrozen,
+            EventType::SubscriptionFreezeCancel
+        ]
     );
     let s = &w.fresh_admin();
     expect_code(w.billing.delete_freeze(s, sub.id, f.id), Code::NOT_FOUND);
@@ -361,7 +362,10 @@ pub fn update_and_delete_freezes<H: Harness>() {
     assert_eq!(got.current_period_end, ts("2026-02-27T09:00:00Z"), "Feb 24 + the 3 days frozen");
     assert_eq!(sub_events(&w, sub.id).last(), Some(&EventType::SubscriptionUnfreezeNow));
     let all = listed(&w, sub.id, "sort_field=freeze_start_datetime&sort_direction=asc");
-    assert_eq!(all.iter().map(|f| (f.id, f.state)).collect::<Vec<_>>(), vec![(g.id, FreezeState::Ended), (h.id, FreezeState::Ended)]);
+    assert_eq!(
+        all.iter().map(|f| (f.id, f.state)).collect::<Vec<_>>(),
+        vec![(g.id, FreezeState::Ended), (h.id, FreezeState::Ended)]
+    );
     assert_eq!(all[1].end, Some(ts("2026-02-13T09:00:00Z")));
     // Renewal resumes at the moved end, the cycles re-anchored there.
     to(&w, "2026-03-27T09:00:00Z");
@@ -391,8 +395,14 @@ pub fn freeze_refusals_write_nothing<H: Harness>() {
     let ids = [sub.id, other.id, inactive.id, canceled.id];
     let before = everything(&w, &ids);
     let later = Some("2026-03-01T00:00:00Z");
-    expect_code(w.billing.create_freeze(s, inactive.id, req("2026-02-20T00:00:00Z", later)), Code::INVALID_STATUS);
-    expect_code(w.billing.create_freeze(s, canceled.id, req("2026-02-20T00:00:00Z", later)), Code::INVALID_STATUS);
+    expect_code(
+        w.billing.create_freeze(s, inactive.id, req("2026-02-20T00:00:00Z", later)),
+        Code::INVALID_STATUS,
+    );
+    expect_code(
+        w.billing.create_freeze(s, canceled.id, req("2026-02-20T00:00:00Z", later)),
+        Code::INVALID_STATUS,
+    );
     expect_invalid(w.billing.create_freeze(s, sub.id, req("2026-01-15T08:54:00Z", later)), "freeze_start_datetime");
     expect_invalid(w.billing.create_freeze(s, sub.id, req("2036-02-01T00:00:00Z", None)), "freeze_start_datetime");
     expect_invalid(
@@ -412,14 +422,20 @@ pub fn freeze_refusals_write_nothing<H: Harness>() {
     ] {
         expect_code(w.billing.create_freeze(s, sub.id, req(a, b)), Code::FREEZE_OVERLAP);
     }
-    expect_code(w.billing.create_freeze(s, SubscriptionId::new(), req("2026-02-20T00:00:00Z", later)), Code::NOT_FOUND);
+    expect_code(
+        w.billing.create_freeze(s, SubscriptionId::new(), req("2026-02-20T00:00:00Z", later)),
+        Code::NOT_FOUND,
+    );
     expect_code(
         w.billing.update_freeze(s, sub.id, FreezeId::new(), req("2026-02-20T00:00:00Z", later)),
         Code::NOT_FOUND,
     );
     expect_code(w.billing.update_freeze(s, other.id, f.id, req("2026-02-20T00:00:00Z", later)), Code::NOT_FOUND);
     expect_code(w.billing.delete_freeze(s, other.id, f.id), Code::NOT_FOUND);
-    expect_code(w.billing.list_freezes(s, SubscriptionId::new(), &ListQuery::new(FreezeSort::CreatedAt)), Code::NOT_FOUND);
+    expect_code(
+        w.billing.list_freezes(s, SubscriptionId::new(), &ListQuery::new(FreezeSort::CreatedAt)),
+        Code::NOT_FOUND,
+    );
     // Another branch sees neither the subscription nor its freezes.
     let b = w.in_branch(w.new_branch("Other").id);
     expect_code(w.billing.create_freeze(&b, sub.id, req("2026-02-20T00:00:00Z", later)), Code::NOT_FOUND);
@@ -433,10 +449,14 @@ pub fn freeze_refusals_write_nothing<H: Harness>() {
         .unwrap();
     let before_g = everything(&w, &ids);
     expect_code(
-        w.billing.update_freeze(s, sub.id, g.id, req("2026-02-09T00:00:00Z", Some("2026-02-12T00:00:00Z"))),
+        w.billing
+            .update_freeze(s, sub.id, g.id, req("2026-02-09T00:00:00Z", Some("2026-02-12T00:00:00Z"))),
         Code::FREEZE_OVERLAP,
     );
-    expect_code(w.billing.update_freeze(s, sub.id, f.id, req("2026-02-01T00:00:00Z", None)), Code::FREEZE_OVERLAP);
+    expect_code(
+        w.billing.update_freeze(s, sub.id, f.id, req("2026-02-01T00:00:00Z", None)),
+        Code::FREEZE_OVERLAP,
+    );
     assert_eq!(everything(&w, &ids), before_g);
     w.billing.delete_freeze(s, sub.id, g.id).unwrap();
     // A start within the grace is now: in force at once.
@@ -477,20 +497,20 @@ pub fn cancel_ends_the_freezes<H: Harness>() {
         .billing
         .create_freeze(s, sub.id, req("2026-01-20T09:00:00Z", Some("2026-01-30T09:00:00Z")))
         .unwrap();
-    let g = w
-        .billing
-        .create_freeze(s, sub.id, req("2026-03-01T09:00:00Z", None))
-        .unwrap();
+    let g = w.billing.create_freeze(s, sub.id, req("2026-03-01T09:00:00Z", None)).unwrap();
     to(&w, "2026-01-21T09:00:00Z");
-    let got = w
-        .billing
-        .cancel_subscription(&w.fresh_admin(), sub.id, SubscriptionCancel::default())
-        .unwrap();
+    let got = w.billing.cancel_subscription(&w.fresh_admin(), sub.id, SubscriptionCancel::default()).unwrap();
     assert_eq!(got.status, SubscriptionStatus::Canceled);
     let all = listed(&w, sub.id, "sort_direction=asc");
     assert_eq!(all.len(), 1, "the freeze not started is dropped");
-    assert_eq!((all[0].id, all[0].state, all[0].end), (f.id, FreezeState::Ended, Some(ts("2026-01-21T09:00:00Z"))));
-    assert_eq!(w.read(|tx| tx.freeze(sub.branch_id, g.id)).unwrap().deleted_at, Some(ts("2026-01-21T09:00:00Z")));
+    assert_eq!(
+        (all[0].id, all[0].state, all[0].end),
+        (f.id, FreezeState::Ended, Some(ts("2026-01-21T09:00:00Z")))
+    );
+    assert_eq!(
+        w.read(|tx| tx.freeze(sub.branch_id, g.id)).unwrap().deleted_at,
+        Some(ts("2026-01-21T09:00:00Z"))
+    );
     let events = sub_events(&w, sub.id).len();
     to(&w, "2026-04-01T00:00:00Z");
     assert_eq!(sub_events(&w, sub.id).len(), events);

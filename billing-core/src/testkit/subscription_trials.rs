@@ -113,7 +113,10 @@ pub fn trial_then_the_first_paid_cycle<H: Harness>() {
     assert_eq!(seq, vec![EventType::InvoiceCreated, EventType::PaymentSucceeded, EventType::InvoiceCompleted]);
     assert_eq!(sub_events(&w, sub.id), vec![EventType::SubscriptionCreated, EventType::SubscriptionActivated]);
     let v = w.billing.subscription_detailed(&w.fresh_admin(), sub.id).unwrap();
-    assert_eq!((v["trial_end"].as_str(), v["trial_period_days"].as_i64()), (Some("2026-01-29T21:00:00.000000Z"), Some(15)));
+    assert_eq!(
+        (v["trial_end"].as_str(), v["trial_period_days"].as_i64()),
+        (Some("2026-01-29T21:00:00.000000Z"), Some(15))
+    );
     // Renewals go on from period_start's calendar.
     to(&w, "2026-03-29T21:00:00Z");
     let starts: Vec<String> = invoices_of(&w, sub.id)
@@ -176,9 +179,7 @@ pub fn trial_pending_until_paid<H: Harness>() {
         assert_eq!(sub_events(&w, id).last(), Some(&EventType::SubscriptionActivated));
     }
     // Never paid: retried 1, 3 and 7 days on, then INACTIVE.
-    w.billing
-        .advance_sandbox_clock(&w.fresh_admin(), Advance::By(Duration::days(8)))
-        .unwrap();
+    w.billing.advance_sandbox_clock(&w.fresh_admin(), Advance::By(Duration::days(8))).unwrap();
     assert_eq!(failed(lapse.id), 4);
     let got = get(&w, lapse.id);
     assert_eq!(got.status, SubscriptionStatus::Inactive);
@@ -228,6 +229,9 @@ pub fn trial_cancel_and_refusals<H: Harness>() {
     to(&w, "2026-03-01T00:00:00Z");
     assert!(invoices_of(&w, trialing.id).is_empty(), "a canceled trial issues nothing");
     assert_eq!(invoices_of(&w, pending.id).len(), 1);
-    assert_eq!(sub_events(&w, trialing.id), vec![EventType::SubscriptionCreated, EventType::SubscriptionCanceled]);
+    assert_eq!(
+        sub_events(&w, trialing.id),
+        vec![EventType::SubscriptionCreated, EventType::SubscriptionCanceled]
+    );
     assert_eq!(get(&w, pending.id).status, SubscriptionStatus::Canceled);
 }

@@ -58,7 +58,10 @@ fn trials_on_the_sandbox_clock(srv: &TestServer) {
     assert_eq!(got["trial_end"], "2031-05-15T10:00:00.000000Z");
     let invs = sub_invoices(srv, &id);
     assert_eq!(invs.len(), 1);
-    assert_eq!((invs[0]["status"].as_str(), invs[0]["scheduled_on"].as_str()), (Some("COMPLETED"), Some("2031-05-15T10:00:00.000000Z")));
+    assert_eq!(
+        (invs[0]["status"].as_str(), invs[0]["scheduled_on"].as_str()),
+        (Some("COMPLETED"), Some("2031-05-15T10:00:00.000000Z"))
+    );
     let kinds: Vec<String> = events(srv).into_iter().filter(|(_, e)| *e == id).map(|(k, _)| k).collect();
     assert_eq!(kinds, ["SUBSCRIPTION_CREATED", "SUBSCRIPTION_ACTIVATED"]);
 
