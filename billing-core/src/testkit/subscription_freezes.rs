@@ -6,15 +6,14 @@
 //! and every refusal (statuses, past or inverted dates, overlaps, unknown ids, another branch)
 //! writing nothing.
 
-use super::invoices::{consumer, product};
-use super::subscriptions::{create, sub_body};
+use super::invoices::consumer;
+use super::subscriptions::{create, invoices_of, monthly, sub_body, sub_events};
 use super::{expect_code, expect_invalid, ts, Harness, World};
-use crate::auth::Scope;
 use crate::clock::Timestamp;
 use crate::error::Code;
 use crate::event::EventType;
 use crate::ids::{FreezeId, InvoiceId, SubscriptionId};
-use crate::invoice::{Invoice, InvoiceStatus};
+use crate::invoice::InvoiceStatus;
 use crate::list::{ListQuery, QueryParams};
 use crate::payment::{MarkPaid, PaymentMethod};
 use crate::sandbox::Advance;
@@ -23,10 +22,6 @@ use crate::subscription::freeze::{parse_freeze_list, FREEZE_END_KIND, FREEZE_STA
 use crate::subscription::*;
 use chrono::Duration;
 use serde_json::{json, Value};
-
-fn monthly<S: Store>(w: &World<S>, s: &Scope, price: &str) -> crate::product::Product {
-    product(w, s, price, json!({"type": "RECURRING", "recurring_interval": "MONTH"}))
-}
 
 fn pay<S: Store>(w: &World<S>, inv: InvoiceId) {
     let s = &w.fresh_admin();
@@ -63,28 +58,16 @@ fn org_now<S: Store>(w: &World<S>) -> Timestamp {
     w.fresh_admin().org.now(w.billing.clock())
 }
 
-fn to<S: Store>(w: &World<S>, at: &str) {
+pub(crate) fn to<S: Store>(w: &World<S>, at: &str) {
     w.billing.advance_sandbox_clock(&w.fresh_admin(), Advance::To(ts(at))).unwrap();
 }
 
-fn get<S: Store>(w: &World<S>, id: SubscriptionId) -> Subscription {
+pub(crate) fn get<S: Store>(w: &World<S>, id: SubscriptionId) -> Subscription {
     w.billing.get_subscription(&w.fresh_admin(), id).unwrap()
-}
-
-fn invoices_of<S: Store>(w: &World<S>, id: SubscriptionId) -> Vec<(u32, Invoice)> {
-    w.billing.subscription_invoices(&w.fresh_admin(), id).unwrap()
 }
 
 fn starts<S: Store>(w: &World<S>, id: SubscriptionId) -> Vec<String> {
     invoices_of(w, id).iter().map(|(_, i)| i.scheduled_on.format("%Y-%m-%d").to_string()).collect()
-}
-
-fn sub_events<S: Store>(w: &World<S>, id: SubscriptionId) -> Vec<EventType> {
-    w.read(|tx| tx.list_events(w.admin.org_id()))
-        .into_iter()
-        .filter(|e| e.entity_id == id.0)
-        .map(|e| e.event_type)
-        .collect()
 }
 
 /// The freeze-related events of a subscription, in order.

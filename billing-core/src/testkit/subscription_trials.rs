@@ -5,14 +5,14 @@
 //! trial (TRIALING, TRIAL_PENDING) CANCELED at once; and the refusals (a `period_start` not in
 //! the future, too far ahead, a trial frozen or uncanceled) writing nothing.
 
-use super::invoices::{consumer, coupon, product};
-use super::subscriptions::{sub_body, try_create};
+use super::invoices::{consumer, coupon};
+use super::subscription_freezes::{get, to};
+use super::subscriptions::{invoices_of, monthly, sub_body, sub_events, try_create};
 use super::{expect_code, expect_invalid, ts, Harness, World};
-use crate::auth::Scope;
 use crate::error::Code;
 use crate::event::EventType;
-use crate::ids::{ConsumerId, ProductId, SubscriptionId};
-use crate::invoice::{Invoice, InvoiceStatus};
+use crate::ids::{ConsumerId, ProductId};
+use crate::invoice::InvoiceStatus;
 use crate::payment::{MarkPaid, PaymentMethod, PaymentStatus};
 use crate::sandbox::Advance;
 use crate::store::Store;
@@ -20,34 +20,10 @@ use crate::subscription::*;
 use chrono::Duration;
 use serde_json::{json, Value};
 
-fn monthly<S: Store>(w: &World<S>, s: &Scope, price: &str) -> ProductId {
-    product(w, s, price, json!({"type": "RECURRING", "recurring_interval": "MONTH"})).id
-}
-
 fn trial_body(c: ConsumerId, p: ProductId, period_start: &str) -> Value {
     let mut body = sub_body(c, &[(p, 1)], period_start);
     body["trial"] = json!(true);
     body
-}
-
-fn to<S: Store>(w: &World<S>, at: &str) {
-    w.billing.advance_sandbox_clock(&w.fresh_admin(), Advance::To(ts(at))).unwrap();
-}
-
-fn get<S: Store>(w: &World<S>, id: SubscriptionId) -> Subscription {
-    w.billing.get_subscription(&w.fresh_admin(), id).unwrap()
-}
-
-fn invoices_of<S: Store>(w: &World<S>, id: SubscriptionId) -> Vec<(u32, Invoice)> {
-    w.billing.subscription_invoices(&w.fresh_admin(), id).unwrap()
-}
-
-fn sub_events<S: Store>(w: &World<S>, id: SubscriptionId) -> Vec<EventType> {
-    w.read(|tx| tx.list_events(w.admin.org_id()))
-        .into_iter()
-        .filter(|e| e.entity_id == id.0)
-        .map(|e| e.event_type)
-        .collect()
 }
 
 fn everything<S: Store>(w: &World<S>) -> String {
@@ -69,7 +45,7 @@ pub fn trial_then_the_first_paid_cycle<H: Harness>() {
     let c = consumer(&w, s, false);
     w.billing.save_card(s, c.id, "4111111111111111", 12, 2035, true).unwrap();
     // From Jan 15 09:00 to Jan 29 21:00: 14.5 days, shown as 15.
-    let body = trial_body(c.id, monthly(&w, s, "100.00"), "2026-01-29T21:00:00Z");
+    let body = trial_body(c.id, monthly(&w, s, "100.00").id, "2026-01-29T21:00:00Z");
     let sub = try_create(&w, s, &body).unwrap();
     assert_eq!((sub.status, sub.current_cycle_number), (SubscriptionStatus::Trialing, 0));
     assert_eq!(
@@ -134,13 +110,13 @@ pub fn trial_pending_until_paid<H: Harness>() {
     let w = World::new(H::store());
     let s = &w.admin;
     let c = consumer(&w, s, false);
-    let gym = monthly(&w, s, "100.00");
+    let gym = monthly(&w, s, "100.00").id;
     let lapse = try_create(&w, s, &trial_body(c.id, gym, "2026-02-01T00:00:00Z")).unwrap();
     let paid = try_create(&w, s, &trial_body(c.id, gym, "2026-02-01T00:00:00Z")).unwrap();
     let mut manual = trial_body(c.id, gym, "2026-02-01T00:00:00Z");
     manual["override_payment_methods"] = json!({"subscription_auto_renewal": false});
     let manual = try_create(&w, s, &manual).unwrap();
-    let mut free = trial_body(c.id, monthly(&w, s, "50.00"), "2026-02-01T00:00:00Z");
+    let mut free = trial_body(c.id, monthly(&w, s, "50.00").id, "2026-02-01T00:00:00Z");
     let all_off = coupon(&w, s, json!({"name": "ALL", "discount_value": 100, "is_percentage": true}));
     free["coupons"] = json!([all_off.id]);
     let free = try_create(&w, s, &free).unwrap();
@@ -196,7 +172,7 @@ pub fn trial_cancel_and_refusals<H: Harness>() {
     let w = World::new(H::store());
     let s = &w.admin;
     let c = consumer(&w, s, false);
-    let gym = monthly(&w, s, "10.00");
+    let gym = monthly(&w, s, "10.00").id;
     let before = everything(&w);
     expect_invalid(try_create(&w, s, &trial_body(c.id, gym, "2026-01-15T09:00:00Z")), "period_start");
     expect_invalid(try_create(&w, s, &trial_body(c.id, gym, "2026-01-01T00:00:00Z")), "period_start");

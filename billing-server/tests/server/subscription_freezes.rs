@@ -59,7 +59,7 @@ fn active_sub(srv: &TestServer, period_start: &str) -> Value {
     ok(srv.get(&sub_path(&id_of(&v))))
 }
 
-fn sub_invoices(srv: &TestServer, id: &str) -> Vec<Value> {
+pub(crate) fn sub_invoices(srv: &TestServer, id: &str) -> Vec<Value> {
     let r = ok(srv.get(&format!("/api/v2/invoices?subscription_id={id}&limit=100&sort_direction=asc")));
     r["data"].as_array().unwrap().clone()
 }

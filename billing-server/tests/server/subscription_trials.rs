@@ -8,6 +8,7 @@
 use crate::common::fixtures::*;
 use crate::common::invoice_fixtures::*;
 use crate::common::TestServer;
+use crate::subscription_freezes::sub_invoices;
 use hyper::Method;
 use serde_json::{json, Value};
 
@@ -19,11 +20,6 @@ fn sub_path(id: &str) -> String {
 
 fn trial(consumer: &str, product: &str, period_start: &str) -> Value {
     json!({"organization_consumer_id": consumer, "items": [{"product_id": product}], "period_start": period_start, "trial": true})
-}
-
-fn sub_invoices(srv: &TestServer, id: &str) -> Vec<Value> {
-    let r = ok(srv.get(&format!("/api/v2/invoices?subscription_id={id}&limit=100&sort_direction=asc")));
-    r["data"].as_array().unwrap().clone()
 }
 
 fn trials_on_the_sandbox_clock(srv: &TestServer) {
