@@ -160,6 +160,8 @@ impl<S: Store> Billing<S> {
                 deactivate_message: None,
                 collect_contact: None,
                 installments: installments::options(settings, installment_total(&inv, settings), payable && offered),
+                wallet: true,
+                renews: None,
                 confirmation_message: None,
             })
         })
