@@ -89,10 +89,19 @@ pub struct CheckoutPage {
     /// Whether the payer may pay by mobile wallet (not for a subscription: its renewals are
     /// charged to the card).
     pub wallet: bool,
-    /// A link of recurring products: paying starts a subscription charged again every this
-    /// many intervals, the card kept for it.
-    pub renews: Option<(crate::product::RecurringInterval, u32)>,
+    /// A subscription's payment (a link of recurring products, or a subscription's invoice):
+    /// the card is kept and charged again at each renewal.
+    pub renews: Option<Renewal>,
     pub confirmation_message: Option<String>,
+}
+
+/// What a subscription's payer agrees to: `amount` charged to the card every `count`
+/// `interval`s until they cancel.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Renewal {
+    pub interval: crate::product::RecurringInterval,
+    pub count: u32,
+    pub amount: Money,
 }
 
 impl CheckoutPage {
@@ -188,7 +197,11 @@ fn page_of(l: &PaymentLink, names: &[(crate::ids::ProductId, String)], state: Pa
         collect_contact: l.consumer_id.is_none().then_some(l.contact_information_type),
         installments: installments::options(settings, l.amount, payable && l.offers_installments()),
         wallet: !l.is_recurring(),
-        renews: l.recurring_interval.map(|i| (i, l.recurring_interval_count.unwrap_or(1).max(1))),
+        renews: l.recurring_interval.map(|interval| Renewal {
+            interval,
+            count: l.recurring_interval_count.unwrap_or(1).max(1),
+            amount: l.amount,
+        }),
         confirmation_message: l.checkout.confirmation_message.clone(),
     }
 }

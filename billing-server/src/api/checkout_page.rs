@@ -138,8 +138,10 @@ struct Texts {
     declining: &'static str,
     /// The summary's line of a subscription: when it renews.
     renews: &'static str,
-    /// Under the pay button of a subscription: `{amount}` and `{every}` are filled in.
+    /// Under the pay button of a subscription's link: `{amount}` and `{every}` are filled in.
     subscription_consent: &'static str,
+    /// Under the pay button of a subscription's invoice (card payments are kept for renewals).
+    subscription_card_kept: &'static str,
 }
 
 const AR: Texts = Texts {
@@ -229,6 +231,7 @@ const AR: Texts = Texts {
     declining: "جارٍ رفض الفاتورة…",
     renews: "التجديد",
     subscription_consent: "بالدفع تبدأ اشتراكًا: يُخصم {amount} من هذه البطاقة {every} حتى تلغيه.",
+    subscription_card_kept: "هذه الفاتورة لاشتراك: عند الدفع بالبطاقة تُحفظ البطاقة ويُخصم منها {amount} {every} حتى تلغي الاشتراك.",
 };
 
 const EN: Texts = Texts {
@@ -299,6 +302,8 @@ const EN: Texts = Texts {
     declining: "Declining the invoice…",
     renews: "Renews",
     subscription_consent: "Paying starts a subscription: {amount} is charged to this card {every} until you cancel it.",
+    subscription_card_kept:
+        "This invoice is for a subscription: paid by card, the card is kept and charged {amount} {every} until you cancel the subscription.",
 };
 
 /// The page's language (`?language=`, Arabic by default; anything unknown is Arabic too) and
@@ -552,8 +557,8 @@ value=\"{q}\" inputmode=\"numeric\" dir=\"ltr\" aria-label=\"{label}\">",
     if p.pay_now != p.total {
         row(&mut m, "total pay-now", t.pay_now, money(p.pay_now));
     }
-    if let Some((interval, n)) = p.renews {
-        row(&mut m, "renews", t.renews, every(lang, interval, n));
+    if let Some(r) = p.renews {
+        row(&mut m, "renews", t.renews, every(lang, r.interval, r.count));
     }
     m.push_str("</dl>\n</section>\n");
     // The form.
@@ -685,11 +690,16 @@ data-form-error=\"{form_error}\" data-network-error=\"{network_error}\"{refusals
         }
         let _ = writeln!(m, "<p class=\"hint\" id=\"card-only\" hidden>{}</p>\n</fieldset>", t.card_only);
     }
-    if let Some((interval, n)) = p.renews {
-        let consent = t
-            .subscription_consent
-            .replace("{amount}", &format!("\u{2068}{}\u{2069}", money(p.total)))
-            .replace("{every}", &every(lang, interval, n));
+    if let Some(r) = p.renews {
+        // A link starts the subscription; an invoice's page pays one that exists.
+        let words = if p.invoice_number.is_some() {
+            t.subscription_card_kept
+        } else {
+            t.subscription_consent
+        };
+        let consent = words
+            .replace("{amount}", &format!("\u{2068}{}\u{2069}", money(r.amount)))
+            .replace("{every}", &every(lang, r.interval, r.count));
         let _ = writeln!(m, "<p class=\"hint consent\" id=\"subscription-consent\">{}</p>", esc(&consent));
     }
     let _ = write!(
