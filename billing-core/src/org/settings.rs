@@ -31,7 +31,14 @@ pub mod lane {
 }
 
 /// The fields an admin may PATCH.
-pub const ADMIN_FIELDS: &[&str] = &["default_currency", "enabled_currencies", "vat_rate", "default_payment_methods"];
+pub const ADMIN_FIELDS: &[&str] = &[
+    "default_currency",
+    "enabled_currencies",
+    "vat_rate",
+    "default_payment_methods",
+    super::subscription_settings::FIELDS[0],
+    super::subscription_settings::FIELDS[1],
+];
 /// The fields only support changes, with the command that does.
 pub const SUPPORT_FIELDS: &[(&str, &str)] = &[
     ("auto_charge_on_demand", "billing-server org settings set --auto-charge on|off"),
@@ -55,6 +62,8 @@ pub struct SettingsPatch {
     pub vat_rate_percent: Option<Decimal>,
     /// Changes to the default ways of paying (absent methods keep their value).
     pub default_payment_methods: Option<PaymentMethodsPatch>,
+    /// The subscription lead time and renewal retry schedule.
+    pub subscriptions: super::subscription_settings::SubscriptionSettingsPatch,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -172,12 +181,14 @@ impl SettingsPatch {
                 ok.then_some(m)
             }
         };
+        let subscriptions = super::subscription_settings::SubscriptionSettingsPatch::parse(&mut b);
         b.finish()?;
         Ok(SettingsPatch {
             default_currency,
             enabled_currencies,
             vat_rate_percent: vat.map(|d| d.normalize()),
             default_payment_methods: methods,
+            subscriptions,
         })
     }
 
@@ -197,6 +208,7 @@ impl SettingsPatch {
         if let Some(m) = &self.default_payment_methods {
             m.apply(&mut out.default_payment_methods);
         }
+        self.subscriptions.apply(&mut out);
         // Name the field the caller changed, so the message points at what to fix.
         let field = if self.enabled_currencies.is_some() {
             "enabled_currencies"
@@ -268,7 +280,7 @@ pub fn settings_json(org_id: OrgId, s: &OrgSettings) -> Value {
             (c.as_str(), a.to_string())
         })
         .collect();
-    json!({
+    let mut v = json!({
         "organization_id": org_id,
         "home_currency": s.home_currency,
         "default_currency": s.default_currency,
@@ -278,7 +290,9 @@ pub fn settings_json(org_id: OrgId, s: &OrgSettings) -> Value {
         "auto_charge_on_demand": s.auto_charge_on_demand,
         "installment_minimums": minimums,
         "installment_split_months": s.installment_split_months,
-    })
+    });
+    super::subscription_settings::add_json(&mut v, s);
+    v
 }
 
 /// A VAT fraction as the percentage string the API shows (`0.15` → `"15"`).

@@ -16,12 +16,16 @@
 
 pub mod cycle;
 pub mod ops;
+mod period_end;
+pub mod plan_change;
 mod renewal;
 mod store;
 mod view;
 mod wire;
 
 pub(crate) use renewal::work_handlers;
+pub use period_end::PREPARE_KIND;
+pub use plan_change::{PlanChange, PlanChangeStatus, PlanChangeTx, SubscriptionUpdate};
 pub use renewal::{RENEWAL_KIND, RENEWAL_RETRY_DAYS, RENEW_CHARGE_KIND};
 pub use store::SubscriptionTx;
 pub use wire::parse_subscription_list;
@@ -119,8 +123,12 @@ pub struct Subscription {
     pub status: SubscriptionStatus,
     pub recurring_interval: RecurringInterval,
     pub recurring_interval_count: u32,
-    /// The start of cycle 1: every cycle boundary is computed from it ([`cycle`]).
+    /// The start of cycle `anchor_cycle`: every later cycle boundary is computed from it
+    /// ([`cycle`]).
     pub period_anchor: Timestamp,
+    /// The cycle that starts at `period_anchor`: 1, until a plan change of the interval
+    /// re-anchors the cycles where it takes effect ([`plan_change`]).
+    pub anchor_cycle: u32,
     pub current_cycle_number: u32,
     pub current_period_start: Timestamp,
     pub current_period_end: Timestamp,
@@ -158,9 +166,10 @@ impl Subscription {
         format!("{public_url}/api/v2/subscriptions/{id}")
     }
 
-    /// Cycle `n`'s `(start, end)`.
+    /// Cycle `n`'s `(start, end)`, for `n` from `anchor_cycle` on.
     pub fn cycle(&self, n: u32) -> (Timestamp, Timestamp) {
-        cycle::cycle(self.period_anchor, self.recurring_interval, self.recurring_interval_count, n)
+        let k = (n + 1).checked_sub(self.anchor_cycle).expect("a cycle from the anchor on");
+        cycle::cycle(self.period_anchor, self.recurring_interval, self.recurring_interval_count, k)
     }
 
     /// The cycle at which a scheduled cancellation takes effect (`cancel_at_cycle_number`).
