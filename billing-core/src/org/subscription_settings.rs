@@ -39,6 +39,15 @@ impl OrgSettings {
     }
 }
 
+/// A whole number as integer fields take it (`3`, `3.0`, `"3"`).
+fn whole(v: &Value) -> Option<i64> {
+    match v {
+        Value::Number(n) => n.as_i64().or_else(|| n.as_f64().filter(|f| f.fract() == 0.0).map(|f| f as i64)),
+        Value::String(s) => s.trim().parse().ok(),
+        _ => None,
+    }
+}
+
 /// The subscription fields of an OrganizationSettingsUpdate.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct SubscriptionSettingsPatch {
@@ -65,8 +74,8 @@ impl SubscriptionSettingsPatch {
             None => None,
         };
         let renewal_retry_days = b
-            .opt_list("subscription_renewal_retry_days", |v, loc, p| match v.as_i64() {
-                Some(n) if (1..=i64::from(MAX_RETRY_DAY)).contains(&n) && v.is_i64() => Some(n as u32),
+            .opt_list("subscription_renewal_retry_days", |v, loc, p| match whole(v) {
+                Some(n) if (1..=i64::from(MAX_RETRY_DAY)).contains(&n) => Some(n as u32),
                 _ => {
                     p.push(crate::error::FieldError::new(
                         "value_error",

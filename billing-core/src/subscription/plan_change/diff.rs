@@ -434,7 +434,7 @@ mod tests {
         for e in d {
             out.extend(e.product_id);
             if e.kind == DiffKind::ProductReplaced {
-                out.extend(e.from_value.as_deref().and_then(|v| v.parse().ok()));
+                out.extend(e.from_value.as_deref().and_then(|v| v.parse::<ProductId>().ok()));
             }
         }
         out
