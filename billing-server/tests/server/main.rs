@@ -34,6 +34,7 @@ mod product;
 mod quickstart;
 mod resilience;
 mod sandbox;
+mod subscription_plans;
 mod subscriptions;
 mod webhook;
 mod webhook_crash;
