@@ -490,6 +490,7 @@ impl<S: Store> Billing<S> {
                 tx.update_subscription(&s)?;
                 emit(tx, self.public_url(), EventType::SubscriptionCanceled, &s, now)?;
                 self.withdraw_plan_change(tx, &s, now)?;
+                self.withdraw_cycle_invoice(tx, scope, &s, s.current_cycle_number + 1)?;
             }
         }
         if req.cancel_related_invoices {

@@ -126,7 +126,7 @@ impl<S: Store> Billing<S> {
     }
 
     /// Voids the invoice of cycle `n` if it is still open, and frees the cycle.
-    fn withdraw_cycle_invoice(&self, tx: &mut dyn Tx, scope: &Scope, s: &Subscription, n: u32) -> Result<Option<InvoiceId>> {
+    pub(crate) fn withdraw_cycle_invoice(&self, tx: &mut dyn Tx, scope: &Scope, s: &Subscription, n: u32) -> Result<Option<InvoiceId>> {
         let Some(id) = tx.subscription_cycle_invoice(s.id, n)? else { return Ok(None) };
         let Some(inv) = tx.invoice(s.branch_id, id)? else { return Ok(None) };
         if !is_open(&inv, &tx.invoice_payments(id)?) {

@@ -487,6 +487,7 @@ macro_rules! conformance_suite {
                 subscription_settings_are_validated,
                 concurrent_preparation_and_renewal_issue_once,
                 plan_change_rows_and_cycle_pointers,
+                random_plan_changes_bill_as_previewed,
             ],
             link_payments: [
                 paid_card_creates_everything_in_one_go,

@@ -219,6 +219,8 @@ pub fn subscription_round_trip<H: Harness>() {
     sub.started_at = Some(ts("2026-04-01T00:00:00.000001Z"));
     sub.ended_at = Some(ts("2026-05-01T00:00:00Z"));
     sub.renewal_failures = 2;
+    sub.anchor_cycle = 4;
+    sub.period_anchor = ts("2026-06-30T23:59:59.123456Z");
     sub.latest_invoice_paid = true;
     sub.updated_at = Some(ts("2026-05-01T00:00:00Z"));
     w.write(|tx| tx.update_subscription(&sub));
