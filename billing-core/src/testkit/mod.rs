@@ -488,6 +488,7 @@ macro_rules! conformance_suite {
                 concurrent_preparation_and_renewal_issue_once,
                 plan_change_rows_and_cycle_pointers,
                 random_plan_changes_bill_as_previewed,
+                immediate_cancellation_voids_a_prepared_invoice,
             ],
             link_payments: [
                 paid_card_creates_everything_in_one_go,

@@ -823,3 +823,32 @@ pub fn random_plan_changes_bill_as_previewed<H: Harness>() {
     one_live_invoice_per_cycle(&w, sub.id);
     assert_eq!(invoices_of(&w, sub.id).len(), 13);
 }
+
+/// A weekly subscription whose next invoice was prepared while a declined renewal was being
+/// retried, then made INACTIVE by the last retry, then canceled: CANCELED at once, and the
+/// prepared invoice (of a cycle that will not come) voided.
+pub fn immediate_cancellation_voids_a_prepared_invoice<H: Harness>() {
+    let w = World::new(H::store());
+    set_settings(&w, json!({"subscription_invoice_lead_days": 5, "subscription_renewal_retry_days": [3]}));
+    let s = &w.fresh_admin();
+    let c = consumer(&w, s, false);
+    w.billing.save_card(s, c.id, "4123120001090000", 12, 2035, true).unwrap();
+    let weekly = product(&w, s, "10.00", json!({"type": "RECURRING", "recurring_interval": "WEEK"}));
+    let sub = create(&w, s, sub_body(c.id, &[(weekly.id, 1)], "2026-01-15T09:00:00Z"));
+    pay_first(&w, s, sub.latest_invoice_id.unwrap());
+    // Cycle 2 starts Jan 22 (declined), cycle 3's invoice is prepared Jan 24, the retry on
+    // Jan 25 fails and inactivates.
+    to(&w, "2026-01-26T00:00:00Z");
+    let got = w.billing.get_subscription(s, sub.id).unwrap();
+    assert_eq!((got.status, got.current_cycle_number), (SubscriptionStatus::Inactive, 2));
+    let invs = invoices_of(&w, sub.id);
+    assert_eq!(invs.len(), 3);
+    let prepared = invs[2].1.id;
+    assert_eq!(invoice(&w, prepared).status, InvoiceStatus::Created);
+    w.billing
+        .cancel_subscription(&w.fresh_admin(), sub.id, SubscriptionCancel::default())
+        .unwrap();
+    assert_eq!(invoice(&w, prepared).status, InvoiceStatus::Canceled);
+    assert_eq!(invoice(&w, invs[1].1.id).status, InvoiceStatus::Created, "the overdue one is not asked to be voided");
+    assert_eq!(w.billing.get_subscription(s, sub.id).unwrap().status, SubscriptionStatus::Canceled);
+}
