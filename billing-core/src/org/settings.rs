@@ -2,11 +2,12 @@
 //! `GET/PATCH /api/v2/organization/settings`, and what only support changes (the
 //! `billing-server org settings set` command).
 //!
-//! Admins change the default currency, the enabled currencies, the VAT rate and the default
-//! ways of paying. The spec reserves auto-charge ("restricted to some organizations") and the
-//! installment split period and minimum amounts ("can only be changed by support") to support:
-//! a PATCH naming them is a 403 that names the command. Changing settings emits no event (the
-//! spec names none).
+//! Admins change the default currency, the enabled currencies, the VAT rate, the default
+//! ways of paying and the subscription settings ([`super::subscription_settings`]: the lead
+//! time of the next invoice, the renewal retry schedule). The spec reserves auto-charge
+//! ("restricted to some organizations") and the installment split period and minimum amounts
+//! ("can only be changed by support") to support: a PATCH naming them is a 403 that names the
+//! command. Changing settings emits no event (the spec names none).
 
 use super::OrgSettings;
 use crate::auth::Scope;

@@ -1,18 +1,24 @@
 //! Subscriptions: a consumer billed repeatedly for recurring products, one invoice per cycle.
 //!
 //! - [`cycle`]: where each cycle starts and ends (anchored on `period_start`, end-of-month
-//!   clamping, no drift).
+//!   clamping, no drift; an interval change re-anchors from the cycle it takes effect).
 //! - [`ops`]: create (the first cycle's invoice issued at once), get, list, cancel, uncancel;
 //!   and what paying a subscription's invoice changes (the first one activates it).
-//! - `renewal`: the due-work handlers that renew at the period end (scheduled cancellation,
-//!   `until_cycle_number`, the next cycle's invoice, the auto-renewal charge and its retries).
+//! - [`plan_change`]: `PUT /subscriptions/{id}` (fields applied at once, plan changes scheduled
+//!   for the period end with their diff and preview) and the pending change.
+//! - `period_end`: the steps of a cycle on one subscription in the caller's transaction:
+//!   preparing the next invoice ahead (the organization's lead time), renewing at the period
+//!   end (a pending change applied first, scheduled cancellation, `until_cycle_number`).
+//! - `renewal`: the due-work handlers that run those steps, the auto-renewal charge and its
+//!   retries (the organization's schedule).
 //! - [`store`]: the [`SubscriptionTx`] slice of the store contract; one invoice per subscription
 //!   and cycle is a unique key of the store (`subscription_cycles_key`).
 //! - `wire` and `view`: request parsing and SubscriptionDetailed.
 //!
 //! Prices are fixed when the subscription is made (by [`crate::pricing`], as invoices'): every
 //! cycle's invoice bills the subscription's priced lines, so a later change of a product's
-//! price does not change a running subscription.
+//! price does not change a running subscription; a plan change prices its target once, when
+//! it is made, and the invoices bill exactly that.
 
 pub mod cycle;
 pub mod ops;
