@@ -105,7 +105,7 @@ impl<S: Store> Billing<S> {
             Some(c) => c.target,
             None => s.plan(),
         };
-        self.new_cycle_invoice(tx, scope, s, &plan, cycle, None, now)?;
+        self.new_cycle_invoice(tx, scope, s, &plan, cycle, None, None, now)?;
         Ok(Step::Done(Some(PREPARED)))
     }
 

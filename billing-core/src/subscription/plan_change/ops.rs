@@ -416,7 +416,7 @@ impl<S: Store> Billing<S> {
             return Ok(None);
         }
         self.void_invoice_in(tx, scope, old)?;
-        let new = self.new_cycle_invoice(tx, scope, s, plan, next, Some(old), now)?;
+        let new = self.new_cycle_invoice(tx, scope, s, plan, next, Some(old), None, now)?;
         let mut e = match change {
             Some(c) => plan_event(self.public_url(), EventType::SubscriptionPlanChangeInvoiceReissued, s, c, Some((old, new.id)), now),
             None => subscription_event(self.public_url(), EventType::SubscriptionPlanChangeInvoiceReissued, s, None, now),
