@@ -7,8 +7,8 @@
 
 pub mod ops;
 pub mod settings;
-pub mod subscription_settings;
 mod store;
+pub mod subscription_settings;
 mod wire;
 
 pub use store::OrgTx;

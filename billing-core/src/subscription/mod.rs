@@ -29,9 +29,9 @@ mod store;
 mod view;
 mod wire;
 
-pub(crate) use renewal::work_handlers;
 pub use period_end::PREPARE_KIND;
 pub use plan_change::{PlanChange, PlanChangeStatus, PlanChangeTx, SubscriptionUpdate};
+pub(crate) use renewal::work_handlers;
 pub use renewal::{RENEWAL_KIND, RENEWAL_RETRY_DAYS, RENEW_CHARGE_KIND};
 pub use store::SubscriptionTx;
 pub use wire::parse_subscription_list;

@@ -177,9 +177,7 @@ impl<S: Store> Billing<S> {
         let inv = match tx.subscription_cycle_invoice(s.id, cycle)? {
             Some(id) => {
                 // Prepared ahead: it becomes the latest invoice now that its cycle starts.
-                let inv = tx
-                    .invoice(s.branch_id, id)?
-                    .ok_or_else(|| crate::error::Error::not_found("Invoice", id))?;
+                let inv = tx.invoice(s.branch_id, id)?.ok_or_else(|| crate::error::Error::not_found("Invoice", id))?;
                 let payments = tx.invoice_payments(id)?;
                 s.latest_invoice_id = Some(id);
                 s.latest_invoice_paid = inv.status == InvoiceStatus::Completed || payments.iter().any(|p| p.status.is_paid());

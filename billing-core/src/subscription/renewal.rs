@@ -206,11 +206,7 @@ impl<S: Store> Billing<S> {
     /// Runs `step` for the subscription and cycle of `item` in one transaction that completes
     /// (or reschedules) the item. A step that lost the race for its cycle's invoice to another
     /// run (`subscription_cycles_key`) runs again and finds it.
-    fn run_step(
-        &self,
-        item: &DueWork,
-        step: impl Fn(&mut dyn Tx, &Scope, &mut Subscription, u32, Timestamp) -> Result<Step>,
-    ) -> Result<Option<&'static str>> {
+    fn run_step(&self, item: &DueWork, step: impl Fn(&mut dyn Tx, &Scope, &mut Subscription, u32, Timestamp) -> Result<Step>) -> Result<Option<&'static str>> {
         let Ok(p) = serde_json::from_value::<RenewalPayload>(item.payload.clone()) else {
             self.drop_item(item)?;
             return Ok(None);
@@ -377,7 +373,7 @@ impl<S: Store> Billing<S> {
                 p.attempt + 1,
                 p.first_at,
                 next_attempt_due(&p.retry_days, p.first_at, p.attempt + 1, now),
-                    &p.retry_days,
+                &p.retry_days,
             )?;
             Ok((inv, vec![pay]))
         })?;

@@ -46,10 +46,10 @@ pub mod invoice_payments;
 pub mod invoices;
 pub mod link_payments;
 pub mod payment_links;
+pub mod plan_changes;
 pub mod sandbox;
 pub mod settings;
 pub mod subscriptions;
-pub mod plan_changes;
 pub mod tx;
 pub mod webhooks;
 

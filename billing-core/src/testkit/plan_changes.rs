@@ -59,9 +59,7 @@ fn count<S: Store>(w: &World<S>, id: SubscriptionId, t: EventType) -> usize {
 }
 
 fn set_settings<S: Store>(w: &World<S>, v: Value) {
-    w.billing
-        .update_organization_settings(&w.admin, &SettingsPatch::parse(&v).unwrap())
-        .unwrap();
+    w.billing.update_organization_settings(&w.admin, &SettingsPatch::parse(&v).unwrap()).unwrap();
 }
 
 fn to<S: Store>(w: &World<S>, at: &str) {
@@ -76,7 +74,14 @@ fn invoice<S: Store>(w: &World<S>, id: InvoiceId) -> Invoice {
 fn all_invoices<S: Store>(w: &World<S>, id: SubscriptionId) -> Vec<Invoice> {
     let q = crate::list::QueryParams::parse(&format!("subscription_id={id}&limit=100&sort_direction=asc"));
     let req = crate::invoice::parse_invoice_list(&q).unwrap();
-    let ids: Vec<InvoiceId> = w.billing.list_invoices(&w.fresh_admin(), &req).unwrap().items.iter().map(|i| i["id"].as_str().unwrap().parse().unwrap()).collect();
+    let ids: Vec<InvoiceId> = w
+        .billing
+        .list_invoices(&w.fresh_admin(), &req)
+        .unwrap()
+        .items
+        .iter()
+        .map(|i| i["id"].as_str().unwrap().parse().unwrap())
+        .collect();
     ids.into_iter().map(|i| invoice(w, i)).collect()
 }
 
@@ -162,7 +167,10 @@ pub fn plan_change_is_scheduled_then_billed_as_previewed<H: Harness>() {
     assert_eq!((p.effective_cycle, p.effective_at), (2, ts("2026-02-15T09:00:00Z")));
     assert_eq!(kinds(&p), [DiffKind::QuantityIncreased, DiffKind::ProductAdded, DiffKind::CouponAdded]);
     assert_eq!(p.changes[2].product_id, None);
-    assert_eq!((p.current_amount, p.target.amount, p.delta_amount()), (sar("100.00"), sar("198.00"), sar("98.00")));
+    assert_eq!(
+        (p.current_amount, p.target.amount, p.delta_amount()),
+        (sar("100.00"), sar("198.00"), sar("98.00"))
+    );
     let pv = &p.preview;
     assert_eq!(
         (pv.cycle, pv.period_start, pv.period_end, pv.issue_at, pv.due_at),
@@ -179,7 +187,10 @@ pub fn plan_change_is_scheduled_then_billed_as_previewed<H: Harness>() {
     let pc = &v["pending_change"];
     assert_eq!(pc["id"], json!(p.id));
     assert_eq!((pc["target_amount"].as_str(), pc["current_amount"].as_str()), (Some("198.00"), Some("100.00")));
-    assert_eq!((pc["delta_amount"].as_str(), pc["delta_amount_per_month"].as_str()), (Some("98.00"), Some("98.00")));
+    assert_eq!(
+        (pc["delta_amount"].as_str(), pc["delta_amount_per_month"].as_str()),
+        (Some("98.00"), Some("98.00"))
+    );
     assert_eq!(pc["target_items"][0]["quantity"], 2);
     assert_eq!(pc["target_items"][1]["product_name"], "Towel");
     assert_eq!(pc["target_subscription_coupon_ids"], json!([ten.id]));
@@ -207,7 +218,11 @@ pub fn plan_change_is_scheduled_then_billed_as_previewed<H: Harness>() {
     assert_eq!(history(&w, sub.id), vec![PlanChangeStatus::Applied]);
     assert_eq!(w.billing.get_coupon(s, ten.id).unwrap().redemptions, 1);
     // PLAN_CHANGED before the new cycle's invoice.
-    let all: Vec<(EventType, uuid::Uuid)> = w.read(|tx| tx.list_events(s.org_id())).into_iter().map(|e| (e.event_type, e.entity_id)).collect();
+    let all: Vec<(EventType, uuid::Uuid)> = w
+        .read(|tx| tx.list_events(s.org_id()))
+        .into_iter()
+        .map(|e| (e.event_type, e.entity_id))
+        .collect();
     let changed = all.iter().position(|e| *e == (EventType::SubscriptionPlanChanged, sub.id.0)).unwrap();
     let created = all.iter().position(|e| *e == (EventType::InvoiceCreated, second.id.0)).unwrap();
     assert!(changed < created, "{all:?}");
@@ -250,11 +265,7 @@ pub fn second_update_replaces_and_delete_withdraws<H: Harness>() {
     assert_eq!(pending(&w, sub.id), None);
     assert_eq!(
         history(&w, sub.id),
-        vec![
-            PlanChangeStatus::Replaced,
-            PlanChangeStatus::Canceled,
-            PlanChangeStatus::Canceled
-        ]
+        vec![PlanChangeStatus::Replaced, PlanChangeStatus::Canceled, PlanChangeStatus::Canceled]
     );
     assert_eq!(sub_events(&w, sub.id).last(), Some(&EventType::SubscriptionPlanChangeCanceled));
     expect_code(w.billing.cancel_pending_change(s, SubscriptionId::new()), Code::NOT_FOUND);
@@ -346,7 +357,12 @@ pub fn interval_change_reanchors_the_cycles<H: Harness>() {
     let c = consumer(&w, s, false);
     card(&w, s, c.id);
     let gym = monthly(&w, s, "100.00");
-    let quarterly = product(&w, s, "270.00", json!({"type": "RECURRING", "recurring_interval": "QUARTER", "name": "Gym quarterly"}));
+    let quarterly = product(
+        &w,
+        s,
+        "270.00",
+        json!({"type": "RECURRING", "recurring_interval": "QUARTER", "name": "Gym quarterly"}),
+    );
     let sub = create(&w, s, sub_body(c.id, &[(gym.id, 1)], "2026-01-31T10:00:00Z"));
     pay_first(&w, s, sub.latest_invoice_id.unwrap());
     let mut b = update_body(&[(quarterly.id, 1)], &[]);
@@ -360,21 +376,31 @@ pub fn interval_change_reanchors_the_cycles<H: Harness>() {
         (Some("1 MONTH"), Some("1 QUARTER"))
     );
     assert_eq!(p.changes[1].from_value, Some(gym.id.to_string()));
-    assert_eq!((p.preview.period_start, p.preview.period_end), (ts("2026-02-28T10:00:00Z"), ts("2026-05-28T10:00:00Z")));
+    assert_eq!(
+        (p.preview.period_start, p.preview.period_end),
+        (ts("2026-02-28T10:00:00Z"), ts("2026-05-28T10:00:00Z"))
+    );
     let v = w.billing.subscription_detailed(s, sub.id).unwrap();
     assert_eq!(v["pending_change"]["delta_amount_per_month"], "-10.00");
     assert_eq!(v["pending_change"]["target_recurring_interval"], "QUARTER");
     to(&w, "2026-02-28T10:00:01Z");
     let got = w.billing.get_subscription(s, sub.id).unwrap();
     assert_eq!(
-        (got.recurring_interval, got.current_cycle_number, got.current_period_start, got.current_period_end),
+        (
+            got.recurring_interval,
+            got.current_cycle_number,
+            got.current_period_start,
+            got.current_period_end
+        ),
         (RecurringInterval::Quarter, 2, ts("2026-02-28T10:00:00Z"), ts("2026-05-28T10:00:00Z"))
     );
     to(&w, "2026-08-28T10:00:01Z");
     let invs = invoices_of(&w, sub.id);
     let due: Vec<String> = invs.iter().map(|(_, i)| i.scheduled_on.format("%Y-%m-%d").to_string()).collect();
     assert_eq!(due, ["2026-01-31", "2026-02-28", "2026-05-28", "2026-08-28"]);
-    assert!(invs[1..].iter().all(|(_, i)| i.total_amount == sar("270.00") && i.status == InvoiceStatus::Completed));
+    assert!(invs[1..]
+        .iter()
+        .all(|(_, i)| i.total_amount == sar("270.00") && i.status == InvoiceStatus::Completed));
 }
 
 /// A product already on the plan keeps the unit price it was subscribed at when its quantity
@@ -417,14 +443,25 @@ pub fn lead_time_prepares_the_next_invoice<H: Harness>() {
     let invs = invoices_of(&w, sub.id);
     assert_eq!(invs.len(), 2);
     let prepared = &invs[1].1;
-    assert_eq!((invs[1].0, prepared.scheduled_on, prepared.status), (2, ts("2026-02-15T09:00:00Z"), InvoiceStatus::Created));
+    assert_eq!(
+        (invs[1].0, prepared.scheduled_on, prepared.status),
+        (2, ts("2026-02-15T09:00:00Z"), InvoiceStatus::Created)
+    );
     assert!(prepared.created_at >= ts("2026-02-12T09:00:00Z") && prepared.created_at <= ts("2026-02-12T09:00:01Z"));
     let got = w.billing.get_subscription(s, sub.id).unwrap();
     assert_eq!((got.current_cycle_number, got.latest_invoice_id), (1, sub.latest_invoice_id));
     assert!(got.latest_invoice_paid);
     // A second preparation item for the same cycle finds the invoice.
     let payload = json!({"branch_id": sub.branch_id, "subscription_id": sub.id, "cycle": 2});
-    w.write(|tx| tx.insert_work(&DueWork::new(WorkId::new(), sub.org_id, PREPARE_KIND, ts("2026-02-12T09:00:00Z"), payload.clone())));
+    w.write(|tx| {
+        tx.insert_work(&DueWork::new(
+            WorkId::new(),
+            sub.org_id,
+            PREPARE_KIND,
+            ts("2026-02-12T09:00:00Z"),
+            payload.clone(),
+        ))
+    });
     w.billing.run_due_work(Some(s.org_id()), 100).unwrap();
     assert_eq!(invoices_of(&w, sub.id).len(), 2);
     to(&w, "2026-02-15T09:00:01Z");
@@ -432,7 +469,10 @@ pub fn lead_time_prepares_the_next_invoice<H: Harness>() {
     assert_eq!((got.current_cycle_number, got.latest_invoice_id), (2, Some(prepared.id)));
     assert!(got.latest_invoice_paid);
     let (inv, pays) = w.billing.get_invoice(s, prepared.id).unwrap();
-    assert_eq!((inv.status, pays.len(), pays[0].status), (InvoiceStatus::Completed, 1, PaymentStatus::Succeeded));
+    assert_eq!(
+        (inv.status, pays.len(), pays[0].status),
+        (InvoiceStatus::Completed, 1, PaymentStatus::Succeeded)
+    );
     assert!(pays[0].payed_at.unwrap() >= ts("2026-02-15T09:00:00Z"), "charged at the period end");
     to(&w, "2026-03-12T09:00:01Z");
     assert_eq!(invoices_of(&w, sub.id).len(), 3);
@@ -490,7 +530,10 @@ pub fn plan_change_reissues_a_prepared_invoice<H: Harness>() {
     assert_eq!(invoice(&w, third.id).status, InvoiceStatus::Created);
     to(&w, "2026-02-15T09:00:01Z");
     let got = w.billing.get_subscription(s, sub.id).unwrap();
-    assert_eq!((got.current_cycle_number, got.latest_invoice_id, got.amount), (2, Some(third.id), sar("100.00")));
+    assert_eq!(
+        (got.current_cycle_number, got.latest_invoice_id, got.amount),
+        (2, Some(third.id), sar("100.00"))
+    );
     assert_eq!(invoice(&w, third.id).status, InvoiceStatus::Completed);
     to(&w, "2026-03-12T09:00:01Z");
     assert_eq!(invoices_of(&w, sub.id)[2].1.total_amount, sar("100.00"));
@@ -566,7 +609,10 @@ pub fn paid_prepared_invoice_is_kept<H: Harness>() {
     assert_eq!(invoice(&w, prepared).status, InvoiceStatus::Completed);
     to(&w, "2026-02-15T09:00:01Z");
     let got = w.billing.get_subscription(s, sub.id).unwrap();
-    assert_eq!((got.latest_invoice_id, got.latest_invoice_paid, got.amount), (Some(prepared), true, sar("200.00")));
+    assert_eq!(
+        (got.latest_invoice_id, got.latest_invoice_paid, got.amount),
+        (Some(prepared), true, sar("200.00"))
+    );
     to(&w, "2026-03-12T09:00:01Z");
     let third = &invoices_of(&w, sub.id)[2].1;
     assert_eq!((third.total_amount, third.scheduled_on), (p.preview.total_amount, p.preview.period_start));
@@ -595,7 +641,10 @@ pub fn dunning_follows_the_organization_schedule<H: Harness>() {
     set_settings(&w, json!({"subscription_renewal_retry_days": [1, 3, 7]}));
     to(&w, "2026-02-17T09:00:01Z");
     let got = w.billing.get_subscription(s, sub.id).unwrap();
-    assert_eq!((got.status, count(&w, sub.id, EventType::SubscriptionCycleRenewalFailed)), (SubscriptionStatus::Inactive, 2));
+    assert_eq!(
+        (got.status, count(&w, sub.id, EventType::SubscriptionCycleRenewalFailed)),
+        (SubscriptionStatus::Inactive, 2)
+    );
     assert_eq!(sub_events(&w, sub.id).last(), Some(&EventType::SubscriptionInactivated));
     // Day 1 after sub2's first attempt: no retry under [2].
     assert_eq!(count(&w, sub2.id, EventType::SubscriptionCycleRenewalFailed), 1);
@@ -610,12 +659,24 @@ pub fn dunning_follows_the_organization_schedule<H: Harness>() {
 pub fn subscription_settings_are_validated<H: Harness>() {
     let w = World::new(H::store());
     let s = w.billing.organization_settings(&w.admin).unwrap();
-    assert_eq!((s.subscription_invoice_lead_days, s.subscription_renewal_retry_days.clone()), (0, vec![1, 3, 7]));
+    assert_eq!(
+        (s.subscription_invoice_lead_days, s.subscription_renewal_retry_days.clone()),
+        (0, vec![1, 3, 7])
+    );
     let v = settings_json(w.boot.org.id, &s);
-    assert_eq!((v["subscription_invoice_lead_days"].clone(), v["subscription_renewal_retry_days"].clone()), (json!(0), json!([1, 3, 7])));
-    set_settings(&w, json!({"subscription_invoice_lead_days": 5, "subscription_renewal_retry_days": [1, 2, 10, 60]}));
+    assert_eq!(
+        (v["subscription_invoice_lead_days"].clone(), v["subscription_renewal_retry_days"].clone()),
+        (json!(0), json!([1, 3, 7]))
+    );
+    set_settings(
+        &w,
+        json!({"subscription_invoice_lead_days": 5, "subscription_renewal_retry_days": [1, 2, 10, 60]}),
+    );
     let after = w.billing.organization_settings(&w.admin).unwrap();
-    assert_eq!((after.subscription_invoice_lead_days, after.subscription_renewal_retry_days.clone()), (5, vec![1, 2, 10, 60]));
+    assert_eq!(
+        (after.subscription_invoice_lead_days, after.subscription_renewal_retry_days.clone()),
+        (5, vec![1, 2, 10, 60])
+    );
     set_settings(&w, json!({"subscription_renewal_retry_days": []}));
     assert!(w.billing.organization_settings(&w.admin).unwrap().subscription_renewal_retry_days.is_empty());
     let before = w.read(|tx| tx.org(w.boot.org.id)).unwrap().settings;
@@ -629,7 +690,10 @@ pub fn subscription_settings_are_validated<H: Harness>() {
         (json!({"subscription_renewal_retry_days": ["a"]}), "0"),
         (json!({"subscription_renewal_retry_days": [3, 2]}), "subscription_renewal_retry_days"),
         (json!({"subscription_renewal_retry_days": [1, 1]}), "subscription_renewal_retry_days"),
-        (json!({"subscription_renewal_retry_days": (1..=11).collect::<Vec<u32>>()}), "subscription_renewal_retry_days"),
+        (
+            json!({"subscription_renewal_retry_days": (1..=11).collect::<Vec<u32>>()}),
+            "subscription_renewal_retry_days",
+        ),
         (json!({"subscription_renewal_retry_days": 3}), "subscription_renewal_retry_days"),
     ] {
         match SettingsPatch::parse(&bad) {
@@ -697,7 +761,10 @@ pub fn plan_change_rows_and_cycle_pointers<H: Harness>() {
     assert_eq!(p.target.items[0].line.coupons.len(), 1);
     let mut twin = p.clone();
     twin.id = crate::ids::PlanChangeId::new();
-    assert_eq!(expect_unique(w.try_write(|tx| tx.insert_plan_change(&twin))), "subscription_plan_changes_scheduled_key");
+    assert_eq!(
+        expect_unique(w.try_write(|tx| tx.insert_plan_change(&twin))),
+        "subscription_plan_changes_scheduled_key"
+    );
     let mut done = p.clone();
     done.status = PlanChangeStatus::Applied;
     done.updated_at = Some(ts("2026-02-01T00:00:00.000001Z"));
@@ -800,7 +867,9 @@ pub fn random_plan_changes_bill_as_previewed<H: Harness>() {
         update(&w, sub.id, json!({"items": lines, "coupons": whole}));
         let change = pending(&w, sub.id);
         reissued += usize::from(change.as_ref().is_some_and(|c| c.invoice_was_reissued));
-        w.billing.advance_sandbox_clock(&w.fresh_admin(), Advance::To(end + Duration::seconds(1))).unwrap();
+        w.billing
+            .advance_sandbox_clock(&w.fresh_admin(), Advance::To(end + Duration::seconds(1)))
+            .unwrap();
         let got = w.billing.get_subscription(&w.fresh_admin(), sub.id).unwrap();
         let inv = invoice(&w, got.latest_invoice_id.unwrap());
         assert_eq!(inv.scheduled_on, end);
@@ -845,10 +914,12 @@ pub fn immediate_cancellation_voids_a_prepared_invoice<H: Harness>() {
     assert_eq!(invs.len(), 3);
     let prepared = invs[2].1.id;
     assert_eq!(invoice(&w, prepared).status, InvoiceStatus::Created);
-    w.billing
-        .cancel_subscription(&w.fresh_admin(), sub.id, SubscriptionCancel::default())
-        .unwrap();
+    w.billing.cancel_subscription(&w.fresh_admin(), sub.id, SubscriptionCancel::default()).unwrap();
     assert_eq!(invoice(&w, prepared).status, InvoiceStatus::Canceled);
-    assert_eq!(invoice(&w, invs[1].1.id).status, InvoiceStatus::Created, "the overdue one is not asked to be voided");
+    assert_eq!(
+        invoice(&w, invs[1].1.id).status,
+        InvoiceStatus::Created,
+        "the overdue one is not asked to be voided"
+    );
     assert_eq!(w.billing.get_subscription(s, sub.id).unwrap().status, SubscriptionStatus::Canceled);
 }

@@ -139,7 +139,10 @@ fn put_schedules_a_change_applied_at_the_period_end(srv: &TestServer) {
         (Some("100.00"), Some("198.00"), Some("98.00"))
     );
     assert_eq!((pc["currency"].as_str(), pc["delta_amount_per_month"].as_str()), (Some("SAR"), Some("98.00")));
-    assert_eq!((pc["target_recurring_interval"].as_str(), pc["target_recurring_interval_count"].as_u64()), (Some("MONTH"), Some(1)));
+    assert_eq!(
+        (pc["target_recurring_interval"].as_str(), pc["target_recurring_interval_count"].as_u64()),
+        (Some("MONTH"), Some(1))
+    );
     assert_eq!(pc["target_subscription_coupon_ids"], json!([ten]));
     assert_eq!(
         pc["target_items"],
@@ -155,14 +158,29 @@ fn put_schedules_a_change_applied_at_the_period_end(srv: &TestServer) {
         json!({"kind": "QUANTITY_INCREASED", "label": "Gym: quantity 1 → 2", "product_id": gym, "from_value": "1", "to_value": "2"})
     );
     let pv = &pc["next_invoice_preview"];
-    assert_eq!((pv["period_start"].clone(), pv["due_at"].clone(), pv["issue_at"].clone()), (v["current_period_end"].clone(), v["current_period_end"].clone(), v["current_period_end"].clone()));
     assert_eq!(
-        (pv["subtotal"].as_str(), pv["discount_total"].as_str(), pv["total_amount"].as_str(), pv["currency"].as_str()),
+        (pv["period_start"].clone(), pv["due_at"].clone(), pv["issue_at"].clone()),
+        (
+            v["current_period_end"].clone(),
+            v["current_period_end"].clone(),
+            v["current_period_end"].clone()
+        )
+    );
+    assert_eq!(
+        (
+            pv["subtotal"].as_str(),
+            pv["discount_total"].as_str(),
+            pv["total_amount"].as_str(),
+            pv["currency"].as_str()
+        ),
         (Some("220.00"), Some("22.00"), Some("198.00"), Some("SAR"))
     );
     assert_eq!(ok(srv.get(&sub_path(&id)))["pending_change"], *pc);
     assert_eq!(sub_events(srv, &id).last().map(String::as_str), Some("SUBSCRIPTION_PLAN_CHANGE_SCHEDULED"));
-    let scheduled = event_payloads(srv).into_iter().find(|p| p["event_type"] == "SUBSCRIPTION_PLAN_CHANGE_SCHEDULED").unwrap();
+    let scheduled = event_payloads(srv)
+        .into_iter()
+        .find(|p| p["event_type"] == "SUBSCRIPTION_PLAN_CHANGE_SCHEDULED")
+        .unwrap();
     assert_eq!(scheduled["data"]["pending_change"]["id"], pc["id"]);
     assert_eq!(scheduled["entity_type"], "SUBSCRIPTION");
 
@@ -273,28 +291,43 @@ fn lead_time_prepares_and_a_change_reissues(srv: &TestServer) {
     to(srv, end - Duration::days(3) + Duration::seconds(5));
     let invs = sub_invoices(srv, &id);
     assert_eq!(invs.len(), 2);
-    assert_eq!((invs[1]["status"].as_str(), invs[1]["scheduled_on"].clone()), (Some("CREATED"), v["current_period_end"].clone()));
+    assert_eq!(
+        (invs[1]["status"].as_str(), invs[1]["scheduled_on"].clone()),
+        (Some("CREATED"), v["current_period_end"].clone())
+    );
     let got = ok(srv.get(&sub_path(&id)));
-    assert_eq!((got["current_cycle_number"].as_u64(), got["latest_invoice_id"].clone()), (Some(1), v["latest_invoice_id"].clone()));
+    assert_eq!(
+        (got["current_cycle_number"].as_u64(), got["latest_invoice_id"].clone()),
+        (Some(1), v["latest_invoice_id"].clone())
+    );
     let r = ok(srv.put(&sub_path(&id), plan(&[(&gym, 2)], &[])));
     let pc = &r["pending_change"];
     assert_eq!(pc["invoice_was_reissued"], true);
     let invs = sub_invoices(srv, &id);
     assert_eq!(invs.len(), 3);
     assert_eq!(invs[1]["status"], "CANCELED");
-    assert_eq!((invs[2]["status"].as_str(), invs[2]["total_amount"].clone()), (Some("CREATED"), pc["next_invoice_preview"]["total_amount"].clone()));
+    assert_eq!(
+        (invs[2]["status"].as_str(), invs[2]["total_amount"].clone()),
+        (Some("CREATED"), pc["next_invoice_preview"]["total_amount"].clone())
+    );
     assert_eq!(pc["next_invoice_preview"]["issue_at"], invs[2]["created_at"]);
     let evs = sub_events(srv, &id);
     assert_eq!(
         evs[evs.len() - 2..],
         ["SUBSCRIPTION_PLAN_CHANGE_SCHEDULED", "SUBSCRIPTION_PLAN_CHANGE_INVOICE_REISSUED"]
     );
-    let reissued = event_payloads(srv).into_iter().find(|p| p["event_type"] == "SUBSCRIPTION_PLAN_CHANGE_INVOICE_REISSUED").unwrap();
+    let reissued = event_payloads(srv)
+        .into_iter()
+        .find(|p| p["event_type"] == "SUBSCRIPTION_PLAN_CHANGE_INVOICE_REISSUED")
+        .unwrap();
     assert_eq!(reissued["data"]["invoice"]["id"], invs[2]["id"]);
     assert_eq!(reissued["data"]["canceled_invoice"]["id"], invs[1]["id"]);
     to(srv, end + Duration::seconds(1));
     let got = ok(srv.get(&sub_path(&id)));
-    assert_eq!((got["latest_invoice_id"].clone(), got["amount"].as_str()), (invs[2]["id"].clone(), Some("200.00")));
+    assert_eq!(
+        (got["latest_invoice_id"].clone(), got["amount"].as_str()),
+        (invs[2]["id"].clone(), Some("200.00"))
+    );
     assert_eq!(ok(srv.get(&invoice_path(invs[2]["id"].as_str().unwrap())))["status"], "COMPLETED");
     assert_eq!(sub_invoices(srv, &id).len(), 3);
 }
@@ -327,13 +360,25 @@ fn cancel_voids_a_prepared_invoice_and_uncancel_prepares_it(srv: &TestServer) {
 /// retried once, 2 days later, then INACTIVE.
 fn subscription_settings_drive_the_dunning(srv: &TestServer) {
     let s = ok(srv.get(SETTINGS));
-    assert_eq!((s["subscription_invoice_lead_days"].clone(), s["subscription_renewal_retry_days"].clone()), (json!(0), json!([1, 3, 7])));
+    assert_eq!(
+        (s["subscription_invoice_lead_days"].clone(), s["subscription_renewal_retry_days"].clone()),
+        (json!(0), json!([1, 3, 7]))
+    );
     for (body, loc) in [
         (json!({"subscription_invoice_lead_days": 31}), json!(["body", "subscription_invoice_lead_days"])),
         (json!({"subscription_invoice_lead_days": -1}), json!(["body", "subscription_invoice_lead_days"])),
-        (json!({"subscription_renewal_retry_days": [3, 1]}), json!(["body", "subscription_renewal_retry_days"])),
-        (json!({"subscription_renewal_retry_days": [0]}), json!(["body", "subscription_renewal_retry_days", 0])),
-        (json!({"subscription_renewal_retry_days": [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]}), json!(["body", "subscription_renewal_retry_days"])),
+        (
+            json!({"subscription_renewal_retry_days": [3, 1]}),
+            json!(["body", "subscription_renewal_retry_days"]),
+        ),
+        (
+            json!({"subscription_renewal_retry_days": [0]}),
+            json!(["body", "subscription_renewal_retry_days", 0]),
+        ),
+        (
+            json!({"subscription_renewal_retry_days": [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]}),
+            json!(["body", "subscription_renewal_retry_days"]),
+        ),
     ] {
         let r = unchanged(srv, || srv.call(Method::PATCH, SETTINGS, Some(body.clone())));
         assert_invalid(&r, loc, None);

@@ -274,12 +274,7 @@ impl PlanChange {
             current_amount: mo(body, "current_amount")?,
             current_interval: interval(body, "current_interval")?,
             current_interval_count: count(body, "current_interval_count")?,
-            changes: body
-                .get("changes")?
-                .as_array()?
-                .iter()
-                .map(DiffEntry::from_json)
-                .collect::<Option<Vec<_>>>()?,
+            changes: body.get("changes")?.as_array()?.iter().map(DiffEntry::from_json).collect::<Option<Vec<_>>>()?,
             invoice_was_reissued: body.get("invoice_was_reissued")?.as_bool()?,
             preview: NextInvoicePreview {
                 cycle: count(p, "cycle")?,

@@ -45,7 +45,14 @@ pub mod lane {
 
 /// A SUBSCRIPTION_PLAN_* event about `s` and the change `c`: `data.pending_change` names it;
 /// with `reissued`, `data.invoice` is the new invoice and `data.canceled_invoice` the old one.
-fn plan_event(public_url: &str, t: EventType, s: &Subscription, c: &PlanChange, reissued: Option<(InvoiceId, InvoiceId)>, now: Timestamp) -> crate::event::Event {
+fn plan_event(
+    public_url: &str,
+    t: EventType,
+    s: &Subscription,
+    c: &PlanChange,
+    reissued: Option<(InvoiceId, InvoiceId)>,
+    now: Timestamp,
+) -> crate::event::Event {
     let mut e = subscription_event(public_url, t, s, None, now);
     let data = &mut e.payload["data"];
     data["pending_change"] = json!({
@@ -162,10 +169,7 @@ impl<S: Store> Billing<S> {
                 p.push(FieldError::body(
                     "value_error",
                     "until_cycle_number",
-                    format!(
-                        "Value error, the subscription is in cycle {}: it cannot end before it",
-                        s.current_cycle_number
-                    ),
+                    format!("Value error, the subscription is in cycle {}: it cannot end before it", s.current_cycle_number),
                 ));
             }
         }
@@ -296,12 +300,7 @@ impl<S: Store> Billing<S> {
     fn price_target(&self, tx: &mut dyn Tx, scope: &Scope, s: &Subscription, req: &SubscriptionUpdate, now: Timestamp) -> Result<Priced> {
         let branch = s.branch_id;
         let currency = s.currency;
-        let on_plan: Vec<CouponId> = s
-            .coupon_ids
-            .iter()
-            .chain(s.items.iter().flat_map(|i| &i.line.coupon_ids))
-            .copied()
-            .collect();
+        let on_plan: Vec<CouponId> = s.coupon_ids.iter().chain(s.items.iter().flat_map(|i| &i.line.coupon_ids)).copied().collect();
         let mut names = Names::default();
         let load_coupon = |tx: &mut dyn Tx, id: CouponId, loc: Vec<crate::error::LocPart>, names: &mut Names| -> Result<crate::coupon::Coupon> {
             let mut c = tx.coupon(branch, id)?.ok_or_else(|| Error::not_found("Coupon", id))?;
@@ -374,9 +373,9 @@ impl<S: Store> Billing<S> {
             .collect();
         // Names of what leaves the plan, for the diff.
         for it in &s.items {
-            if !names.products.contains_key(&it.line.product_id) {
+            if let std::collections::btree_map::Entry::Vacant(e) = names.products.entry(it.line.product_id) {
                 let name = tx.product(branch, it.line.product_id)?.map(|p| p.name);
-                names.products.insert(it.line.product_id, name.unwrap_or_else(|| it.line.product_id.to_string()));
+                e.insert(name.unwrap_or_else(|| it.line.product_id.to_string()));
             }
             for c in &it.line.coupons {
                 names.coupons.entry(c.coupon_id).or_insert_with(|| c.name.clone());
@@ -408,9 +407,19 @@ impl<S: Store> Billing<S> {
     /// `plan`: voids it and issues the cycle's invoice again for `plan`, the cycle's row taken
     /// over by the new one (SUBSCRIPTION_PLAN_CHANGE_INVOICE_REISSUED, naming `change` when
     /// there is one). Returns the new invoice.
-    fn reissue_next_invoice(&self, tx: &mut dyn Tx, scope: &Scope, s: &Subscription, plan: &Plan, change: Option<&PlanChange>, now: Timestamp) -> Result<Option<Invoice>> {
+    fn reissue_next_invoice(
+        &self,
+        tx: &mut dyn Tx,
+        scope: &Scope,
+        s: &Subscription,
+        plan: &Plan,
+        change: Option<&PlanChange>,
+        now: Timestamp,
+    ) -> Result<Option<Invoice>> {
         let next = s.current_cycle_number + 1;
-        let Some(old) = tx.subscription_cycle_invoice(s.id, next)? else { return Ok(None) };
+        let Some(old) = tx.subscription_cycle_invoice(s.id, next)? else {
+            return Ok(None);
+        };
         let Some(inv) = tx.invoice(s.branch_id, old)? else { return Ok(None) };
         if !is_open(&inv, &tx.invoice_payments(old)?) || bills(&inv, plan) {
             return Ok(None);
@@ -418,7 +427,14 @@ impl<S: Store> Billing<S> {
         self.void_invoice_in(tx, scope, old)?;
         let new = self.new_cycle_invoice(tx, scope, s, plan, next, Some(old), None, now)?;
         let mut e = match change {
-            Some(c) => plan_event(self.public_url(), EventType::SubscriptionPlanChangeInvoiceReissued, s, c, Some((old, new.id)), now),
+            Some(c) => plan_event(
+                self.public_url(),
+                EventType::SubscriptionPlanChangeInvoiceReissued,
+                s,
+                c,
+                Some((old, new.id)),
+                now,
+            ),
             None => subscription_event(self.public_url(), EventType::SubscriptionPlanChangeInvoiceReissued, s, None, now),
         };
         if change.is_none() {
@@ -462,7 +478,15 @@ impl<S: Store> Billing<S> {
     /// Applies `c` at the start of cycle `cycle` (at `start`): the subscription bills its
     /// target from that cycle on (items changed are marked updated), its new coupons count a
     /// redemption each; APPLIED, SUBSCRIPTION_PLAN_CHANGED. The caller writes `s`.
-    pub(crate) fn apply_plan_change(&self, tx: &mut dyn Tx, s: &mut Subscription, mut c: PlanChange, cycle: u32, start: Timestamp, now: Timestamp) -> Result<()> {
+    pub(crate) fn apply_plan_change(
+        &self,
+        tx: &mut dyn Tx,
+        s: &mut Subscription,
+        mut c: PlanChange,
+        cycle: u32,
+        start: Timestamp,
+        now: Timestamp,
+    ) -> Result<()> {
         let old = std::mem::take(&mut s.items);
         s.set_plan(c.target.clone(), cycle, start);
         for it in &mut s.items {

@@ -28,10 +28,7 @@ pub fn per_month(amount: Money, interval: RecurringInterval, count: u32) -> Deci
 /// `delta_amount_per_month`: the target's monthly amount less the current one's, rounded once
 /// (half-up to the currency's minor unit).
 pub fn delta_per_month(current: (Money, RecurringInterval, u32), target: (Money, RecurringInterval, u32), currency: Currency) -> Money {
-    Money::new(
-        per_month(target.0, target.1, target.2) - per_month(current.0, current.1, current.2),
-        currency,
-    )
+    Money::new(per_month(target.0, target.1, target.2) - per_month(current.0, current.1, current.2), currency)
 }
 
 impl PlanChange {
