@@ -192,6 +192,17 @@ pub struct SubscriptionItemRequest {
     pub coupons: Vec<CouponId>,
 }
 
+impl SubscriptionItemRequest {
+    /// The line as [`crate::pricing`] prices it.
+    pub fn pricing_line(&self) -> crate::pricing::ItemRequest {
+        crate::pricing::ItemRequest {
+            product_id: self.product_id,
+            quantity: self.quantity,
+            coupons: self.coupons.clone(),
+        }
+    }
+}
+
 /// SubscriptionCreate, parsed.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SubscriptionCreate {

@@ -191,15 +191,7 @@ impl<S: Store> Billing<S> {
             .consumer(scope.branch_id(), req.consumer_id)?
             .filter(|c| !c.is_deleted)
             .ok_or_else(|| Error::not_found("Consumer", req.consumer_id))?;
-        let lines: Vec<ItemRequest> = req
-            .items
-            .iter()
-            .map(|i| ItemRequest {
-                product_id: i.product_id,
-                quantity: i.quantity,
-                coupons: i.coupons.clone(),
-            })
-            .collect();
+        let lines: Vec<ItemRequest> = req.items.iter().map(SubscriptionItemRequest::pricing_line).collect();
         let loaded = pricing::load(tx, scope.branch_id(), &lines, &req.coupons, req.currency)?;
         let (interval, interval_count) = interval_of(&loaded.products)?;
         let priced = pricing::price(&lines, &loaded, req.currency, scope.org.settings.vat_rate)?;

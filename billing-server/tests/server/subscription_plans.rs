@@ -1,11 +1,11 @@
 //! Subscription plans over HTTP: `PUT /api/v2/subscriptions/{id}` (fields applied at once, a
 //! plan change scheduled with its PendingPlanChange, applied at the period end and billed as
-//! previewed), `DELETE /api/v2/subscriptions/{id}/pending-change`, the next invoice prepared
-//! ahead by the organization's lead time (re-issued by a plan change, voided by a cancellation
-//! and prepared again by uncancel), and the subscription settings of
-//! `/api/v2/organization/settings` (lead time, renewal retry schedule driving a dunning), all
-//! on the sandbox clock; every refusal with its status, code or `detail` location, and nothing
-//! written.
+//! previewed; an interval change renewing quarterly),
+//! `DELETE /api/v2/subscriptions/{id}/pending-change`, the next invoice prepared ahead by the
+//! organization's lead time (re-issued by a plan change, voided by a cancellation and prepared
+//! again by uncancel), and the subscription settings of `/api/v2/organization/settings` (lead
+//! time, renewal retry schedule driving a dunning), all on the sandbox clock; every refusal
+//! with its status, code or `detail` location, and nothing written.
 
 use crate::common::fixtures::*;
 use crate::common::invoice_fixtures::*;
@@ -399,6 +399,45 @@ fn subscription_settings_drive_the_dunning(srv: &TestServer) {
     assert_eq!((failed(srv), ok(srv.get(&sub_path(&id)))["status"].clone()), (2, json!("INACTIVE")));
 }
 
+/// A monthly product replaced by a quarterly one: INTERVAL_CHANGED and PRODUCT_REPLACED in the
+/// diff, the monthly delta, and from the period end quarterly cycles billed the new amount.
+fn interval_change_renews_quarterly(srv: &TestServer) {
+    let gym = id_of(&recurring_product(srv, "Gym", "100.00"));
+    let quarterly = id_of(&ok(srv.post(
+        "/api/v2/products",
+        json!({"name": "Gym quarterly", "type": "RECURRING", "recurring_interval": "QUARTER", "price": "270"}),
+    )));
+    let v = active_sub(srv, &gym, Some("4111111111111111"));
+    let id = id_of(&v);
+    let mut body = plan(&[(&quarterly, 1)], &[]);
+    body["recurring_interval"] = json!("QUARTER");
+    let pc = ok(srv.put(&sub_path(&id), body))["pending_change"].clone();
+    let kinds: Vec<&str> = pc["changes"].as_array().unwrap().iter().map(|c| c["kind"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["INTERVAL_CHANGED", "PRODUCT_REPLACED"]);
+    assert_eq!(
+        (pc["changes"][0]["from_value"].as_str(), pc["changes"][0]["to_value"].as_str()),
+        (Some("1 MONTH"), Some("1 QUARTER"))
+    );
+    assert_eq!(pc["changes"][1]["label"], "Gym replaced by Gym quarterly");
+    assert_eq!(
+        (pc["delta_amount"].as_str(), pc["delta_amount_per_month"].as_str()),
+        (Some("170.00"), Some("-10.00"))
+    );
+    let end = time_of(&v["current_period_end"]);
+    to(srv, end + Duration::seconds(1));
+    let got = ok(srv.get(&sub_path(&id)));
+    assert_eq!(got["recurring_interval"], "QUARTER");
+    assert_eq!(got["current_period_start"], v["current_period_end"]);
+    assert_eq!(got["current_period_end"], pc["next_invoice_preview"]["period_end"]);
+    to(srv, time_of(&got["current_period_end"]) + Duration::seconds(1));
+    let invs = sub_invoices(srv, &id);
+    assert_eq!(invs.len(), 3);
+    assert!(
+        invs[1..].iter().all(|i| i["total_amount"] == "270.00" && i["status"] == "COMPLETED"),
+        "{invs:?}"
+    );
+}
+
 http_tests!(
     put_applies_immediate_fields,
     put_schedules_a_change_applied_at_the_period_end,
@@ -407,6 +446,7 @@ http_tests!(
     lead_time_prepares_and_a_change_reissues,
     cancel_voids_a_prepared_invoice_and_uncancel_prepares_it,
     subscription_settings_drive_the_dunning,
+    interval_change_renews_quarterly,
 );
 
 postgres_smoke!(

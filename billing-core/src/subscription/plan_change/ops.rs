@@ -340,15 +340,7 @@ impl<S: Store> Billing<S> {
         }
         let (interval, count) = interval_of(&loaded.products)?;
         check_interval(req, interval, count)?;
-        let lines: Vec<ItemRequest> = req
-            .items
-            .iter()
-            .map(|i| ItemRequest {
-                product_id: i.product_id,
-                quantity: i.quantity,
-                coupons: i.coupons.clone(),
-            })
-            .collect();
+        let lines: Vec<ItemRequest> = req.items.iter().map(SubscriptionItemRequest::pricing_line).collect();
         let priced = pricing::price(&lines, &loaded, currency, scope.org.settings.vat_rate)?;
         // A line of a product already on the plan keeps its item (id and creation time).
         let mut reused: Vec<SubscriptionItemId> = vec![];
