@@ -4,8 +4,8 @@
 //! - `subscription_invoice_lead_days` (0 to [`MAX_LEAD_DAYS`], default
 //!   [`DEFAULT_LEAD_DAYS`]): how many days before a period end the next cycle's invoice is
 //!   prepared (issued, due at the period end). 0 prepares it at the period end, with the
-//!   renewal. A change applies to the preparations still to come (a queued one moves to the new
-//!   time; a cycle that started under a lead time of 0 has no preparation queued, so its next
+//!   renewal. A change applies to the preparations still to come (a queued one waits for the
+//!   new time when the lead time shrinks, and keeps its time when it grows; a cycle that started under a lead time of 0 has no preparation queued, so its next
 //!   invoice comes with the renewal); an invoice already prepared stays.
 //! - `subscription_renewal_retry_days` (default `[1, 3, 7]`: 3 retries over 7 days): when a
 //!   declined auto-renewal charge is tried again, in days after the first attempt; at most
