@@ -83,6 +83,8 @@ typed_id!(
     SubscriptionId,
     SubscriptionItemId,
     FreezeId,
+    /// A subscription's plan change (PendingPlanChange).
+    PlanChangeId,
 );
 
 #[cfg(test)]

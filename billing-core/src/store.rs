@@ -19,7 +19,7 @@ use crate::org::OrgTx;
 use crate::payment::PaymentTx;
 use crate::payment_link::PaymentLinkTx;
 use crate::product::ProductTx;
-use crate::subscription::{FreezeTx, SubscriptionTx, TrialTx};
+use crate::subscription::{FreezeTx, PlanChangeTx, SubscriptionTx, TrialTx};
 use crate::webhook::WebhookTx;
 use crate::work::WorkTx;
 use std::cell::Cell;
@@ -117,6 +117,7 @@ pub trait Tx:
     + SubscriptionTx
     + FreezeTx
     + TrialTx
+    + PlanChangeTx
     + WorkTx
     + WebhookTx
     + IdempotencyTx
@@ -138,6 +139,7 @@ impl<T> Tx for T where
         + SubscriptionTx
         + FreezeTx
         + TrialTx
+        + PlanChangeTx
         + WorkTx
         + WebhookTx
         + IdempotencyTx

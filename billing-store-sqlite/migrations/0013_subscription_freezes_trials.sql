@@ -2,10 +2,8 @@
 -- subscriptions created with one (billing_core::subscription::trial). Timestamps INTEGER
 -- microseconds, ids BLOB uuids.
 
--- The cycle a subscription's `period_anchor` starts: the end of a freeze re-anchors the cycles
--- at the moved period end. (The same column as the plan changes' migration 0012 adds, for an
--- interval change: when both are merged, only one of them adds it.)
-ALTER TABLE subscriptions ADD COLUMN anchor_cycle INTEGER NOT NULL DEFAULT 1;
+-- (The end of a freeze re-anchors the cycles at the moved period end: `anchor_cycle`, added
+-- by migration 0012.)
 
 CREATE TABLE subscription_freezes (
     id BLOB PRIMARY KEY,

@@ -8,6 +8,7 @@
 pub mod ops;
 pub mod settings;
 mod store;
+pub mod subscription_settings;
 mod wire;
 
 pub use store::OrgTx;
@@ -42,6 +43,12 @@ pub struct OrgSettings {
     pub auto_charge_on_demand: bool,
     /// The ways of paying a payment link offers when it is created without `payment_methods`.
     pub default_payment_methods: crate::invoice::PaymentMethods,
+    /// How many days before a subscription's period end the next cycle's invoice is prepared
+    /// (0: at the period end). See [`subscription_settings`].
+    pub subscription_invoice_lead_days: u32,
+    /// When a declined renewal charge is retried, in days after the first attempt (strictly
+    /// increasing); after the last retry fails the subscription becomes INACTIVE.
+    pub subscription_renewal_retry_days: Vec<u32>,
 }
 
 impl Default for OrgSettings {
@@ -63,6 +70,8 @@ impl Default for OrgSettings {
                 installment: true,
                 qurrah: false,
             },
+            subscription_invoice_lead_days: subscription_settings::DEFAULT_LEAD_DAYS,
+            subscription_renewal_retry_days: subscription_settings::default_retry_days(),
         }
     }
 }

@@ -2,11 +2,12 @@
 //! `GET/PATCH /api/v2/organization/settings`, and what only support changes (the
 //! `billing-server org settings set` command).
 //!
-//! Admins change the default currency, the enabled currencies, the VAT rate and the default
-//! ways of paying. The spec reserves auto-charge ("restricted to some organizations") and the
-//! installment split period and minimum amounts ("can only be changed by support") to support:
-//! a PATCH naming them is a 403 that names the command. Changing settings emits no event (the
-//! spec names none).
+//! Admins change the default currency, the enabled currencies, the VAT rate, the default
+//! ways of paying and the subscription settings ([`super::subscription_settings`]: the lead
+//! time of the next invoice, the renewal retry schedule). The spec reserves auto-charge
+//! ("restricted to some organizations") and the installment split period and minimum amounts
+//! ("can only be changed by support") to support: a PATCH naming them is a 403 that names the
+//! command. Changing settings emits no event (the spec names none).
 
 use super::OrgSettings;
 use crate::auth::Scope;
@@ -31,7 +32,14 @@ pub mod lane {
 }
 
 /// The fields an admin may PATCH.
-pub const ADMIN_FIELDS: &[&str] = &["default_currency", "enabled_currencies", "vat_rate", "default_payment_methods"];
+pub const ADMIN_FIELDS: &[&str] = &[
+    "default_currency",
+    "enabled_currencies",
+    "vat_rate",
+    "default_payment_methods",
+    super::subscription_settings::FIELDS[0],
+    super::subscription_settings::FIELDS[1],
+];
 /// The fields only support changes, with the command that does.
 pub const SUPPORT_FIELDS: &[(&str, &str)] = &[
     ("auto_charge_on_demand", "billing-server org settings set --auto-charge on|off"),
@@ -55,6 +63,8 @@ pub struct SettingsPatch {
     pub vat_rate_percent: Option<Decimal>,
     /// Changes to the default ways of paying (absent methods keep their value).
     pub default_payment_methods: Option<PaymentMethodsPatch>,
+    /// The subscription lead time and renewal retry schedule.
+    pub subscriptions: super::subscription_settings::SubscriptionSettingsPatch,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -172,12 +182,14 @@ impl SettingsPatch {
                 ok.then_some(m)
             }
         };
+        let subscriptions = super::subscription_settings::SubscriptionSettingsPatch::parse(&mut b);
         b.finish()?;
         Ok(SettingsPatch {
             default_currency,
             enabled_currencies,
             vat_rate_percent: vat.map(|d| d.normalize()),
             default_payment_methods: methods,
+            subscriptions,
         })
     }
 
@@ -197,6 +209,7 @@ impl SettingsPatch {
         if let Some(m) = &self.default_payment_methods {
             m.apply(&mut out.default_payment_methods);
         }
+        self.subscriptions.apply(&mut out);
         // Name the field the caller changed, so the message points at what to fix.
         let field = if self.enabled_currencies.is_some() {
             "enabled_currencies"
@@ -268,7 +281,7 @@ pub fn settings_json(org_id: OrgId, s: &OrgSettings) -> Value {
             (c.as_str(), a.to_string())
         })
         .collect();
-    json!({
+    let mut v = json!({
         "organization_id": org_id,
         "home_currency": s.home_currency,
         "default_currency": s.default_currency,
@@ -278,7 +291,9 @@ pub fn settings_json(org_id: OrgId, s: &OrgSettings) -> Value {
         "auto_charge_on_demand": s.auto_charge_on_demand,
         "installment_minimums": minimums,
         "installment_split_months": s.installment_split_months,
-    })
+    });
+    super::subscription_settings::add_json(&mut v, s);
+    v
 }
 
 /// A VAT fraction as the percentage string the API shows (`0.15` → `"15"`).

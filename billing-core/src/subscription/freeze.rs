@@ -315,7 +315,7 @@ fn finish(tx: &mut dyn Tx, url: &str, s: &mut Subscription, f: &mut Freeze, at: 
     unqueue(tx, f, FREEZE_END_KIND)?;
     emit_freeze(tx, url, EventType::SubscriptionUnfreezeNow, s, f, now)?;
     if s.status == SubscriptionStatus::Active {
-        schedule_renewal(tx, s)?;
+        requeue_renewal(tx, s)?;
     }
     Ok(())
 }
@@ -355,6 +355,25 @@ pub(crate) fn holds_renewal(tx: &mut dyn Tx, s: &Subscription) -> Result<bool> {
         .subscription_freezes(s.id)?
         .iter()
         .any(|f| f.state != FreezeState::Ended && f.covers(boundary)))
+}
+
+/// Whether a freeze not ended starts before the current period's end: it will move that end,
+/// so the next cycle's invoice must not be prepared for the old one.
+pub(crate) fn moves_period_end(tx: &mut dyn Tx, s: &Subscription) -> Result<bool> {
+    Ok(tx
+        .subscription_freezes(s.id)?
+        .iter()
+        .any(|f| f.state != FreezeState::Ended && f.start < s.current_period_end))
+}
+
+/// Queues the renewal (and, with a lead time, the preparation of the next invoice) at the
+/// current period's end, with the organization's lead time.
+fn requeue_renewal(tx: &mut dyn Tx, s: &Subscription) -> Result<()> {
+    let lead = match tx.org(s.org_id)? {
+        Some(org) => org.settings.invoice_lead(),
+        None => Duration::zero(),
+    };
+    schedule_renewal(tx, s, lead)
 }
 
 /// The subscription ended at `at` (canceled or out of cycles): a freeze in force ends then
@@ -504,6 +523,7 @@ impl<S: Store> Billing<S> {
                 updated_at: None,
             };
             tx.insert_freeze(&f)?;
+            self.withdraw_moved_invoice(tx, scope, &s, &f)?;
             emit_freeze(tx, url, EventType::SubscriptionFrozen, &s, &f, now)?;
             if start <= now {
                 begin(tx, url, &mut s, &mut f, now)?;
@@ -533,6 +553,16 @@ impl<S: Store> Billing<S> {
                 limit: q.limit,
             })
         })
+    }
+
+    /// A freeze starting before the current period's end moves that end: a next-cycle invoice
+    /// prepared ahead for the old end is voided (if still open) and its cycle freed; the
+    /// freeze's end prepares it again for the moved one.
+    fn withdraw_moved_invoice(&self, tx: &mut dyn Tx, scope: &Scope, s: &Subscription, f: &Freeze) -> Result<()> {
+        if f.start < s.current_period_end {
+            self.withdraw_cycle_invoice(tx, scope, s, s.current_cycle_number + 1)?;
+        }
+        Ok(())
     }
 
     /// `PUT /subscriptions/{id}/freeze/{freeze_id}`: new dates (and notes, when sent).
@@ -567,6 +597,7 @@ impl<S: Store> Billing<S> {
                 f.start = start;
                 f.end = end;
                 tx.update_freeze(&f)?;
+                self.withdraw_moved_invoice(tx, scope, &s, &f)?;
                 emit_freeze(tx, url, EventType::SubscriptionFrozen, &s, &f, now)?;
                 match end {
                     Some(end) => queue(tx, &f, FREEZE_END_KIND, end)?,
@@ -578,7 +609,7 @@ impl<S: Store> Billing<S> {
                     queue(tx, &f, FREEZE_START_KIND, start)?;
                     if s.status == SubscriptionStatus::Active {
                         // A renewal held by the freeze's old dates may be due now.
-                        schedule_renewal(tx, &s)?;
+                        requeue_renewal(tx, &s)?;
                     }
                 }
                 return Ok(f);
@@ -642,7 +673,7 @@ impl<S: Store> Billing<S> {
                     unqueue(tx, &f, FREEZE_END_KIND)?;
                     emit_freeze(tx, url, EventType::SubscriptionFreezeCancel, &s, &f, now)?;
                     if s.status == SubscriptionStatus::Active {
-                        schedule_renewal(tx, &s)?;
+                        requeue_renewal(tx, &s)?;
                     }
                     Ok(())
                 }

@@ -151,6 +151,11 @@ impl<S: Store> Billing<S> {
                 }
                 return Ok(None);
             }
+            // A plan change made during the trial takes effect with the first paid cycle.
+            if let Some(c) = tx.scheduled_plan_change(s.id)?.filter(|c| c.effective_cycle <= 1) {
+                let trial_end = s.current_period_end;
+                self.apply_plan_change(tx, &mut s, c, 1, trial_end, now)?;
+            }
             let (start, end) = s.cycle(1);
             s.current_cycle_number = 1;
             s.current_period_start = start;
@@ -158,7 +163,7 @@ impl<S: Store> Billing<S> {
             s.status = SubscriptionStatus::TrialPending;
             let inv = self.issue_cycle_invoice(tx, &scope, &mut s, 1, now)?;
             if s.status == SubscriptionStatus::TrialPending && s.payment_methods.auto_renewal() {
-                super::renewal::queue_charge(tx, &s, inv.id, 0, start, start)?;
+                super::renewal::queue_charge(tx, &s, inv.id, 0, start, start, &scope.org.settings.subscription_renewal_retry_days)?;
             }
             tx.update_subscription(&s)?;
             finish(tx, Some(TRIAL_ENDED))

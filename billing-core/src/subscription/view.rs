@@ -20,6 +20,8 @@ pub struct SubscriptionView<'a> {
     pub trial: Option<&'a Trial>,
     /// [`super::freeze`]'s pick: the freeze in force, else the next, else the last.
     pub latest_freeze: Option<&'a Freeze>,
+    /// PendingPlanChange of the SCHEDULED change, or `null`.
+    pub pending_change: Value,
     pub settings: &'a OrgSettings,
     /// The organization's time (for `remaining_days`).
     pub now: Timestamp,
@@ -112,7 +114,7 @@ impl SubscriptionView<'_> {
                 "qurrah": pm.qurrah,
                 "subscription_auto_renewal": pm.subscription_auto_renewal,
             },
-            "pending_change": Value::Null,
+            "pending_change": self.pending_change,
             "notify_consumer": s.notify_consumer,
             "exclude_coupons_if_installments": s.exclude_coupons_if_installments,
         });

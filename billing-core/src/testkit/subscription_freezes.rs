@@ -670,3 +670,49 @@ pub fn freeze_and_trial_round_trip<H: Harness>() {
     w.write(|tx| tx.update_subscription(&s2));
     assert_eq!(get(&w, sub.id), s2);
 }
+
+/// A freeze and the next invoice prepared ahead (a lead time of 5 days). A monthly subscription
+/// from Jan 31 has cycle 2's invoice prepared on Feb 23 for Feb 28; a freeze from Feb 25 to
+/// Mar 4 (7 days) moves the period end to Mar 7, so that invoice is voided when the freeze is
+/// made, and cycle 2's invoice is prepared again for Mar 7 once the freeze is over. Another
+/// subscription, frozen the same way before its preparation time, is not prepared for the old
+/// end at all. Each cycle has one live invoice, due at its (moved) start, charged once.
+pub fn freeze_moves_a_prepared_invoice<H: Harness>() {
+    let w = World::new(H::store());
+    w.billing
+        .update_organization_settings(
+            &w.admin,
+            &crate::org::settings::SettingsPatch::parse(&json!({"subscription_invoice_lead_days": 5})).unwrap(),
+        )
+        .unwrap();
+    let early = active(&w, "2026-01-31T10:00:00Z", true);
+    let late = active(&w, "2026-01-31T10:00:00Z", true);
+    let (freeze_start, freeze_end) = ("2026-02-25T10:00:00Z", "2026-03-04T10:00:00Z");
+    // Frozen before its preparation time: nothing is prepared for Feb 28.
+    w.billing
+        .create_freeze(&w.fresh_admin(), early.id, req(freeze_start, Some(freeze_end)))
+        .unwrap();
+    to(&w, "2026-02-24T10:00:00Z");
+    assert_eq!(starts(&w, early.id), ["2026-01-31"]);
+    let prepared = invoices_of(&w, late.id);
+    assert_eq!(starts(&w, late.id), ["2026-01-31", "2026-02-28"], "prepared 5 days ahead");
+    let stale = prepared[1].1.id;
+    // Frozen after: the invoice prepared for Feb 28 is voided, its cycle freed.
+    w.billing.create_freeze(&w.fresh_admin(), late.id, req(freeze_start, Some(freeze_end))).unwrap();
+    assert_eq!(starts(&w, late.id), ["2026-01-31"]);
+    let (voided, _) = w.billing.get_invoice(&w.fresh_admin(), stale).unwrap();
+    assert_eq!(voided.status, InvoiceStatus::Canceled);
+    // The freeze over, cycle 2 starts on Mar 7, its invoice prepared for it and charged then.
+    to(&w, "2026-03-05T10:00:00Z");
+    for id in [early.id, late.id] {
+        assert_eq!(get(&w, id).current_period_end, ts("2026-03-07T10:00:00Z"));
+        assert_eq!(starts(&w, id), ["2026-01-31", "2026-03-07"], "prepared again for the moved end");
+    }
+    to(&w, "2026-03-08T10:00:00Z");
+    for id in [early.id, late.id] {
+        let invs = invoices_of(&w, id);
+        assert_eq!(invs.iter().map(|(n, _)| *n).collect::<Vec<_>>(), [1, 2]);
+        assert_eq!(invs[1].1.status, InvoiceStatus::Completed);
+        assert_eq!(get(&w, id).current_cycle_number, 2);
+    }
+}

@@ -35,6 +35,7 @@ mod quickstart;
 mod resilience;
 mod sandbox;
 mod subscription_freezes;
+mod subscription_plans;
 mod subscription_trials;
 mod subscriptions;
 mod webhook;

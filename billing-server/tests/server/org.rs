@@ -318,6 +318,8 @@ fn settings_admin_reads_and_patches(srv: &TestServer) {
             "auto_charge_on_demand": false,
             "installment_minimums": {"SAR": "100.00"},
             "installment_split_months": 1,
+            "subscription_invoice_lead_days": 0,
+            "subscription_renewal_retry_days": [1, 3, 7],
         })
     );
     let r = ok(srv.call(
