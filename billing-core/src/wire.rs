@@ -69,7 +69,9 @@ impl<'a> Body<'a> {
         self.obj.is_some_and(|o| o.contains_key(field))
     }
 
-    fn missing(&mut self, field: &str) {
+    /// Records `field` as missing (`missing`, "Field required") — unless the body is not an
+    /// object at all, which is one error already.
+    pub fn missing(&mut self, field: &str) {
         if self.obj.is_some() {
             self.err("missing", field, "Field required");
         }

@@ -179,13 +179,13 @@ impl FreezeRequest {
         let mut b = Body::new(v);
         let date = |s: &str| parse_datetime(s).ok_or("invalid date-time");
         let start = if b.raw("freeze_start_datetime").is_none() {
-            b.fail("missing", "freeze_start_datetime", "Field required");
+            b.missing("freeze_start_datetime");
             None
         } else {
             b.opt_parsed("freeze_start_datetime", date)
         };
         if end_required && !b.present("freeze_end_datetime") {
-            b.fail("missing", "freeze_end_datetime", "Field required");
+            b.missing("freeze_end_datetime");
         }
         let end = b.opt_parsed("freeze_end_datetime", date);
         let notes = if b.present("notes") { Some(b.opt_free_text("notes", MAX_NOTE)) } else { None };
@@ -769,7 +769,9 @@ pub(crate) fn work_handlers<S: Store>() -> Vec<Handler<S>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testkit::ts;
+    fn ts(s: &str) -> crate::clock::Timestamp {
+        crate::clock::parse_datetime(s).unwrap()
+    }
 
     fn f(start: &str, end: Option<&str>) -> Freeze {
         Freeze {
