@@ -50,8 +50,8 @@ pub fn installments_keep_the_card_and_fall_due<H: Harness>() {
     assert_eq!(notes.len(), before + 1, "{notes:?}");
     let n = notes.last().unwrap();
     assert_eq!(
-        (n.template.as_str(), n.recipient.as_str()),
-        ("PAYMENT_FAILED", c.email.as_ref().unwrap().as_str())
+        (n.kind, n.recipient.as_str()),
+        (crate::notification::Kind::InstallmentFailed, c.email.as_ref().unwrap().as_str())
     );
     assert_eq!(n.payload["payment_id"], json!(pays[1].id));
     assert_eq!(n.payload["url"], json!(acc.url(w.billing.public_url())));

@@ -1,0 +1,172 @@
+//! Recording notifications, in the caller's transaction: the row and its due-work item (id =
+//! the notification's id, due at once), so they commit with the change that causes them.
+
+use super::{allowed, Channel, Kind, Notification, Status};
+use crate::clock::Timestamp;
+use crate::consumer::{CommunicationMethod, Consumer};
+use crate::error::Result;
+use crate::fields::Language;
+use crate::ids::{NotificationId, OrgId, WorkId};
+use crate::invoice::Invoice;
+use crate::org::Organization;
+use crate::store::Tx;
+use crate::work::DueWork;
+use serde_json::{json, Value};
+
+/// The due-work kind that sends a notification of `channel`.
+pub fn work_kind(channel: Channel) -> &'static str {
+    match channel {
+        Channel::Email => super::send::EMAIL_KIND,
+        Channel::Sms => super::send::SMS_KIND,
+        Channel::WhatsApp => super::send::WHATSAPP_KIND,
+    }
+}
+
+/// Where a consumer's notifications go: every channel of its `communication_methods` for which
+/// it has contact details (in that order, each once), or, when none does, its e-mail, else its
+/// phone by SMS. Empty when it has neither.
+pub fn channels_of(c: &Consumer) -> Vec<(Channel, String)> {
+    let email = c.email.as_ref().map(|e| e.as_str().to_string());
+    let phone = c.phone_number.as_ref().map(|p| p.as_str().to_string());
+    let mut out: Vec<(Channel, String)> = Vec::new();
+    for m in &c.communication_methods {
+        let (channel, to) = match m {
+            CommunicationMethod::Email => (Channel::Email, &email),
+            CommunicationMethod::Sms => (Channel::Sms, &phone),
+            CommunicationMethod::WhatsApp => (Channel::WhatsApp, &phone),
+        };
+        if let Some(to) = to {
+            if !out.iter().any(|(c, _)| *c == channel) {
+                out.push((channel, to.clone()));
+            }
+        }
+    }
+    if out.is_empty() {
+        if let Some(e) = email {
+            out.push((Channel::Email, e));
+        } else if let Some(p) = phone {
+            out.push((Channel::Sms, p));
+        }
+    }
+    out
+}
+
+/// Records one notification and its item.
+pub(crate) fn record(tx: &mut dyn Tx, n: &Notification) -> Result<()> {
+    tx.insert_notification(n)?;
+    tx.insert_work(&DueWork::new(WorkId(n.id.0), n.org_id, work_kind(n.channel), n.created_at, json!({})))?;
+    Ok(())
+}
+
+/// Records a consumer notification of `kind` on each of the consumer's channels, unless the
+/// organization switched it off or the consumer is deleted or unreachable. `payload` gets the
+/// organization's and the consumer's names. Returns how many were recorded.
+pub(crate) fn to_consumer(tx: &mut dyn Tx, org: &Organization, c: &Consumer, kind: Kind, mut payload: Value, now: Timestamp) -> Result<usize> {
+    if !allowed(&org.settings, kind) || c.is_deleted || c.org_id != org.id {
+        return Ok(0);
+    }
+    payload["organization"] = json!(org.name);
+    payload["consumer_name"] = json!(c.name);
+    let channels = channels_of(c);
+    for (channel, recipient) in &channels {
+        record(
+            tx,
+            &Notification {
+                id: NotificationId::new(),
+                org_id: org.id,
+                branch_id: Some(c.branch_id),
+                consumer_id: Some(c.id),
+                kind,
+                channel: *channel,
+                recipient: recipient.clone(),
+                language: c.preferred_language,
+                payload: payload.clone(),
+                status: Status::Pending,
+                attempts: vec![],
+                next_attempt_at: Some(now),
+                created_at: now,
+                updated_at: now,
+                sent_at: None,
+            },
+        )?;
+    }
+    Ok(channels.len())
+}
+
+/// [`to_consumer`] about an invoice: nothing when the invoice was made with
+/// `notify_consumer: false` (but for INVOICE_SENT on request); the payload names the invoice and its page (`url`, where it is
+/// paid). The consumer is read in the transaction.
+pub(crate) fn about_invoice(tx: &mut dyn Tx, org: &Organization, public_url: &str, inv: &Invoice, kind: Kind, mut extra: Value, now: Timestamp) -> Result<usize> {
+    // An invoice is sent (INVOICE_SENT) only when it was made with `notify_consumer` or is sent
+    // on request; everything else about it follows its `notify_consumer`.
+    if (!inv.notify_consumer && kind != Kind::InvoiceSent) || !allowed(&org.settings, kind) {
+        return Ok(0);
+    }
+    let Some(c) = tx.consumer(inv.branch_id, inv.consumer_id)? else {
+        return Ok(0);
+    };
+    let mut payload = json!({
+        "invoice_id": inv.id,
+        "org_invoice_number": inv.org_invoice_number,
+        "total_amount": inv.total_amount,
+        "currency": inv.currency,
+        "url": inv.url(public_url),
+    });
+    if let (Value::Object(p), Value::Object(e)) = (&mut payload, &mut extra) {
+        p.append(e);
+    }
+    to_consumer(tx, org, &c, kind, payload, now)
+}
+
+/// Records an e-mail to a person who is not a consumer (an invited team member).
+pub(crate) fn to_person(tx: &mut dyn Tx, org: OrgId, email: &str, language: Language, kind: Kind, payload: Value, now: Timestamp) -> Result<NotificationId> {
+    let n = Notification {
+        id: NotificationId::new(),
+        org_id: org,
+        branch_id: None,
+        consumer_id: None,
+        kind,
+        channel: Channel::Email,
+        recipient: email.to_string(),
+        language,
+        payload,
+        status: Status::Pending,
+        attempts: vec![],
+        next_attempt_at: Some(now),
+        created_at: now,
+        updated_at: now,
+        sent_at: None,
+    };
+    record(tx, &n)?;
+    Ok(n.id)
+}
+
+/// [`about_invoice`] for an invoice read in the transaction (the work handlers' entry, which
+/// have no scope): a failed subscription renewal.
+pub(crate) fn about_invoice_id(
+    tx: &mut dyn Tx,
+    public_url: &str,
+    org: OrgId,
+    branch: crate::ids::BranchId,
+    invoice: crate::ids::InvoiceId,
+    kind: Kind,
+    extra: Value,
+    now: Timestamp,
+) -> Result<usize> {
+    let Some(org) = tx.org(org)? else { return Ok(0) };
+    let Some(inv) = tx.invoice(branch, invoice)? else { return Ok(0) };
+    about_invoice(tx, &org, public_url, &inv, kind, extra, now)
+}
+
+/// The consumer's SUBSCRIPTION_RENEWAL_FAILED notifications (with the unpaid invoice's page),
+/// in the transaction that records the failed renewal.
+pub(crate) fn renewal_failed(
+    tx: &mut dyn Tx,
+    public_url: &str,
+    s: &crate::subscription::Subscription,
+    invoice: crate::ids::InvoiceId,
+    now: Timestamp,
+) -> Result<usize> {
+    let extra = json!({"subscription_id": s.id});
+    about_invoice_id(tx, public_url, s.org_id, s.branch_id, invoice, Kind::SubscriptionRenewalFailed, extra, now)
+}
