@@ -19,9 +19,11 @@
 //!   which it has contact details (e-mail; phone for SMS and WhatsApp), or, when none does, to
 //!   its e-mail or else its phone by SMS; in its preferred language ([`template`]).
 //! - They are on by default; support switches them off for an organization (the
-//!   `consumer_notifications` setting), admins per kind ([`NotificationSwitches`]); an invoice
-//!   created with `notify_consumer: false` gets none. A switch is read when a notification
-//!   would be recorded and again before it is sent.
+//!   `consumer_notifications` setting), admins per kind ([`NotificationSwitches`]). An invoice
+//!   created with `notify_consumer: false` is not sent (no INVOICE_SENT) until it is sent on
+//!   request (`POST /invoices/{id}/send`); receipts, reminders and failures about it follow the
+//!   switches. A switch is read when a notification would be recorded and again before it is
+//!   sent.
 //!
 //! Files: [`queue`] (recording), [`send`] (the due-work handlers, attempts, retries),
 //! [`reminder`] (installment reminders), [`template`] (texts), [`ops`] (the API), [`store`].

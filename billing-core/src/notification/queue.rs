@@ -93,13 +93,13 @@ pub(crate) fn to_consumer(tx: &mut dyn Tx, org: &Organization, c: &Consumer, kin
     Ok(channels.len())
 }
 
-/// [`to_consumer`] about an invoice: nothing when the invoice was made with
-/// `notify_consumer: false` (but for INVOICE_SENT on request); the payload names the invoice and its page (`url`, where it is
+/// [`to_consumer`] about an invoice; the payload names the invoice and its page (`url`, where it is
 /// paid). The consumer is read in the transaction.
 pub(crate) fn about_invoice(tx: &mut dyn Tx, org: &Organization, public_url: &str, inv: &Invoice, kind: Kind, mut extra: Value, now: Timestamp) -> Result<usize> {
-    // An invoice is sent (INVOICE_SENT) only when it was made with `notify_consumer` or is sent
-    // on request; everything else about it follows its `notify_consumer`.
-    if (!inv.notify_consumer && kind != Kind::InvoiceSent) || !allowed(&org.settings, kind) {
+    // `notify_consumer` is about sending the invoice: its creator sees to that (INVOICE_SENT
+    // is recorded when the invoice is made with it, or sent on request). What follows (receipts,
+    // reminders, failures) follows the organization's switches.
+    if !allowed(&org.settings, kind) {
         return Ok(0);
     }
     let Some(c) = tx.consumer(inv.branch_id, inv.consumer_id)? else {

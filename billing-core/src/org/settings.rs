@@ -2,8 +2,11 @@
 //! `GET/PATCH /api/v2/organization/settings`, and what only support changes (the
 //! `billing-server org settings set` command).
 //!
-//! Admins change the default currency, the enabled currencies, the VAT rate and the default
-//! ways of paying. The spec reserves auto-charge ("restricted to some organizations") and the
+//! Admins change the default currency, the enabled currencies, the VAT rate, the default
+//! ways of paying, the per-kind consumer notification switches and the reminder lead time
+//! (`notifications`), and the event types new webhook endpoints subscribe to
+//! (`webhook_defaults`). Support switches the service's consumer notifications off or on
+//! (`consumer_notifications`; the spec: "by contacting support"). The spec reserves auto-charge ("restricted to some organizations") and the
 //! installment split period and minimum amounts ("can only be changed by support") to support:
 //! a PATCH naming them is a 403 that names the command. Changing settings emits no event (the
 //! spec names none).
@@ -16,6 +19,7 @@ use crate::ids::OrgId;
 use crate::invoice::PaymentMethods;
 use crate::lane::Lane;
 use crate::money::Currency;
+use crate::notification::{NotificationSwitches, MAX_REMINDER_DAYS};
 use crate::store::Store;
 use crate::wire::{enum_item, Body};
 use rust_decimal::Decimal;
@@ -31,7 +35,14 @@ pub mod lane {
 }
 
 /// The fields an admin may PATCH.
-pub const ADMIN_FIELDS: &[&str] = &["default_currency", "enabled_currencies", "vat_rate", "default_payment_methods"];
+pub const ADMIN_FIELDS: &[&str] = &[
+    "default_currency",
+    "enabled_currencies",
+    "vat_rate",
+    "default_payment_methods",
+    "notifications",
+    "webhook_defaults",
+];
 /// The fields only support changes, with the command that does.
 pub const SUPPORT_FIELDS: &[(&str, &str)] = &[
     ("auto_charge_on_demand", "billing-server org settings set --auto-charge on|off"),
@@ -40,6 +51,7 @@ pub const SUPPORT_FIELDS: &[(&str, &str)] = &[
         "billing-server org settings set --installment-minimum <CURRENCY>=<amount>",
     ),
     ("installment_split_months", "billing-server org settings set --installment-split-months <n>"),
+    ("consumer_notifications", "billing-server org settings set --consumer-notifications on|off"),
 ];
 const METHOD_FIELDS: &[&str] = &["mada", "visa", "mastercard", "amex", "bank_transfer", "installment", "qurrah"];
 /// Most decimal places of a VAT rate in percent (`"15.125"`).
@@ -55,6 +67,12 @@ pub struct SettingsPatch {
     pub vat_rate_percent: Option<Decimal>,
     /// Changes to the default ways of paying (absent methods keep their value).
     pub default_payment_methods: Option<PaymentMethodsPatch>,
+    /// Per-kind notification switches to change (by name: `invoice_sent`, …).
+    pub notification_switches: Vec<(&'static str, bool)>,
+    /// Days before a later installment's due date that its reminder goes out.
+    pub installment_reminder_days: Option<u32>,
+    /// The event types new webhook endpoints get by default (`Some(None)`: all).
+    pub webhook_event_types: Option<Option<Vec<crate::event::EventType>>>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -95,6 +113,8 @@ pub struct SupportSettingsPatch {
     /// currency then offers no installments).
     pub installment_minimums: Vec<(Currency, Option<Decimal>)>,
     pub installment_split_months: Option<u32>,
+    /// Whether the service notifies consumers itself.
+    pub consumer_notifications: Option<bool>,
 }
 
 /// The longest installment split period support may set, in months.
@@ -172,12 +192,55 @@ impl SettingsPatch {
                 ok.then_some(m)
             }
         };
+        let mut notification_switches = Vec::new();
+        let mut installment_reminder_days = None;
+        if let Some(raw) = b.raw("notifications") {
+            let loc = b.loc("notifications");
+            let mut p = Body::at(raw, loc.clone());
+            if !raw.is_object() {
+                p.problems.push(FieldError::new("dict_type", loc.clone(), "Input should be a valid dictionary"));
+            }
+            let mut allowed: Vec<&str> = NotificationSwitches::NAMES.to_vec();
+            allowed.push("installment_reminder_days");
+            extra_fields(raw, loc, &allowed, &mut p);
+            for name in NotificationSwitches::NAMES {
+                if let Some(on) = p.opt_bool(name) {
+                    notification_switches.push((*name, on));
+                }
+            }
+            if let Some(d) = p.opt_int("installment_reminder_days") {
+                if d < 1 || d > i64::from(MAX_REMINDER_DAYS) {
+                    p.fail(
+                        "value_error",
+                        "installment_reminder_days",
+                        format!("Value error, reminders go 1 to {MAX_REMINDER_DAYS} days before the due date"),
+                    );
+                } else {
+                    installment_reminder_days = Some(d as u32);
+                }
+            }
+            b.problems.0.extend(p.problems.0);
+        }
+        let mut webhook_event_types = None;
+        if let Some(raw) = b.raw("webhook_defaults") {
+            let loc = b.loc("webhook_defaults");
+            let mut p = Body::at(raw, loc.clone());
+            if !raw.is_object() {
+                p.problems.push(FieldError::new("dict_type", loc.clone(), "Input should be a valid dictionary"));
+            }
+            extra_fields(raw, loc, &["event_types"], &mut p);
+            webhook_event_types = crate::webhook::event_types(&mut p, "event_types");
+            b.problems.0.extend(p.problems.0);
+        }
         b.finish()?;
         Ok(SettingsPatch {
             default_currency,
             enabled_currencies,
             vat_rate_percent: vat.map(|d| d.normalize()),
             default_payment_methods: methods,
+            notification_switches,
+            installment_reminder_days,
+            webhook_event_types,
         })
     }
 
@@ -196,6 +259,17 @@ impl SettingsPatch {
         }
         if let Some(m) = &self.default_payment_methods {
             m.apply(&mut out.default_payment_methods);
+        }
+        for (name, on) in &self.notification_switches {
+            if let Some(slot) = out.notifications.slot(name) {
+                *slot = *on;
+            }
+        }
+        if let Some(d) = self.installment_reminder_days {
+            out.installment_reminder_days = d;
+        }
+        if let Some(ts) = &self.webhook_event_types {
+            out.webhook_defaults.event_types = ts.clone();
         }
         // Name the field the caller changed, so the message points at what to fix.
         let field = if self.enabled_currencies.is_some() {
@@ -226,6 +300,9 @@ impl SupportSettingsPatch {
         let mut out = s.clone();
         if let Some(on) = self.auto_charge_on_demand {
             out.auto_charge_on_demand = on;
+        }
+        if let Some(on) = self.consumer_notifications {
+            out.consumer_notifications = on;
         }
         for (c, amount) in &self.installment_minimums {
             match amount {
@@ -278,7 +355,23 @@ pub fn settings_json(org_id: OrgId, s: &OrgSettings) -> Value {
         "auto_charge_on_demand": s.auto_charge_on_demand,
         "installment_minimums": minimums,
         "installment_split_months": s.installment_split_months,
+        "consumer_notifications": s.consumer_notifications,
+        "notifications": notifications_json(s),
+        "webhook_defaults": {
+            "event_types": s.webhook_defaults.event_types.as_ref().map_or_else(
+                || crate::event::EventType::ALL.iter().map(|t| t.as_str()).collect::<Vec<_>>(),
+                |ts| ts.iter().map(|t| t.as_str()).collect()
+            ),
+            "all_event_types": s.webhook_defaults.event_types.is_none(),
+        },
     })
+}
+
+/// The per-kind switches and the reminder lead time, as `notifications` shows them.
+fn notifications_json(s: &OrgSettings) -> Value {
+    let mut v = serde_json::to_value(s.notifications).expect("switches serialize");
+    v["installment_reminder_days"] = json!(s.installment_reminder_days);
+    v
 }
 
 /// A VAT fraction as the percentage string the API shows (`0.15` → `"15"`).

@@ -379,8 +379,7 @@ impl<S: Store> Billing<S> {
             payment_methods: l.payment_methods,
             coupon_ids: l.coupon_ids.clone(),
             exclude_coupons_if_installments: false,
-            // The payer gets its receipt and, for later installments, reminders and failures.
-            notify_consumer: true,
+            notify_consumer: false,
             scheduled_on: now,
             original_amount: l.original_amount,
             item_level_discounted_amount: l.item_level_discounted_amount,
