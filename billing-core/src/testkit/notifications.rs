@@ -83,7 +83,7 @@ fn customer<S: Store>(w: &World<S>, s: &Scope, methods: &[&str], lang: &str) -> 
     let v = json!({
         "name": "Sara Al-Harbi",
         "email": unique_email("sara").as_str(),
-        "phone_number": format!("+9665{:08}", rand::random::<u32>() % 100_000_000),
+        "phone_number": format!("+96655{:07}", rand::random::<u32>() % 10_000_000),
         "communication_methods": methods,
         "preferred_language": lang,
     });

@@ -10,6 +10,7 @@ mod checkout_page;
 mod consumer;
 mod coupon;
 mod invoice;
+mod notification;
 mod org;
 mod payment;
 mod payment_link;
@@ -39,11 +40,15 @@ pub static TABLES: &[&[Route]] = &[
     payment::ROUTES,
     payment_link::ROUTES,
     subscription::ROUTES,
+    notification::ROUTES,
 ];
 
-/// The public rows (no credentials; full paths under `/pay/`, and `/embed.js`): the checkout
-/// and its pages.
-pub static PUBLIC_TABLES: &[&[PublicRoute]] = &[checkout::ROUTES, checkout_page::ROUTES];
+/// The public rows (no credentials; full paths under `/pay/`, `/embed.js`, and the API paths of
+/// [`PUBLIC_API_PATHS`]): the checkout and its pages, accepting an invitation.
+pub static PUBLIC_TABLES: &[&[PublicRoute]] = &[checkout::ROUTES, checkout_page::ROUTES, org::PUBLIC_ROUTES];
+
+/// The API paths that take no credential (their public rows answer them).
+pub const PUBLIC_API_PATHS: &[&str] = &["/api/v2/organization/invite/accept"];
 
 pub use checkout_page::esc as html_escape;
 
