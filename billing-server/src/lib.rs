@@ -140,7 +140,9 @@ impl App {
         // process that has a sender).
         let channels = notify::install(&billing, &config.notify).map_err(|e| Error::rule(Code::INVALID_PARAMETERS, e))?;
         if channels.is_empty() {
-            tracing::info!("customer notifications are recorded but not sent by this process: configure SMTP (--smtp-host) or an SMS provider (--sms-account-sid)");
+            tracing::info!(
+                "customer notifications are recorded but not sent by this process: configure SMTP (--smtp-host) or an SMS provider (--sms-account-sid)"
+            );
         } else {
             tracing::info!(channels = %channels.join(","), "customer notifications are sent");
         }

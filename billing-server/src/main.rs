@@ -356,10 +356,7 @@ fn notify_config(args: &ServeArgs) -> Result<billing_server::notify::NotifyConfi
             tls: args.smtp_tls,
             username: args.smtp_username.clone(),
             password: args.smtp_password.clone(),
-            from: args
-                .smtp_from
-                .clone()
-                .ok_or("--smtp-host needs --smtp-from (the e-mails' sender address)")?,
+            from: args.smtp_from.clone().ok_or("--smtp-host needs --smtp-from (the e-mails' sender address)")?,
             ca_file: args.smtp_ca_file.clone(),
         }),
     };
@@ -516,9 +513,7 @@ fn org_settings(args: &ServeArgs, command: SettingsCommand) -> Result<(), Box<dy
             json,
         } => {
             if auto_charge.is_none() && installment_minimums.is_empty() && installment_split_months.is_none() && consumer_notifications.is_none() {
-                return Err(
-                    "nothing to set: give --auto-charge, --installment-minimum, --installment-split-months or --consumer-notifications".into(),
-                );
+                return Err("nothing to set: give --auto-charge, --installment-minimum, --installment-split-months or --consumer-notifications".into());
             }
             let on_off = |flag: &str, v: Option<&str>| -> Result<Option<bool>, String> {
                 match v {
@@ -606,7 +601,11 @@ fn org_settings(args: &ServeArgs, command: SettingsCommand) -> Result<(), Box<dy
         println!("  installment split         every {} month(s)", settings.installment_split_months);
         println!(
             "  consumer notifications    {}",
-            if settings.consumer_notifications { "on" } else { "off (the organization sends its own)" }
+            if settings.consumer_notifications {
+                "on"
+            } else {
+                "off (the organization sends its own)"
+            }
         );
         let kinds: Vec<&str> = billing_core::notification::NotificationSwitches::NAMES
             .iter()

@@ -234,7 +234,10 @@ impl SmsSender {
         Some(SmsSender {
             http,
             url: format!("{}/2010-04-01/Accounts/{}/Messages.json", c.base_url.trim_end_matches('/'), form(&c.account)),
-            auth: format!("Basic {}", base64::engine::general_purpose::STANDARD.encode(format!("{}:{}", c.account, c.token))),
+            auth: format!(
+                "Basic {}",
+                base64::engine::general_purpose::STANDARD.encode(format!("{}:{}", c.account, c.token))
+            ),
             from,
             channel,
             timeout,

@@ -52,7 +52,14 @@ impl NotificationTx for SqliteTx<'_> {
     fn update_notification(&mut self, n: &Notification) -> StoreResult<()> {
         self.update_one(
             "UPDATE notifications SET status = ?2, attempts = ?3, next_attempt_at = ?4, updated_at = ?5, sent_at = ?6 WHERE id = ?1",
-            vec![u(n.id), s(n.status.as_str()), j(&n.attempts), t_opt(&n.next_attempt_at), t(&n.updated_at), t_opt(&n.sent_at)],
+            vec![
+                u(n.id),
+                s(n.status.as_str()),
+                j(&n.attempts),
+                t_opt(&n.next_attempt_at),
+                t(&n.updated_at),
+                t_opt(&n.sent_at),
+            ],
             "notification",
         )
     }
@@ -75,7 +82,10 @@ impl NotificationTx for SqliteTx<'_> {
                 vec![u(scope.org_id), u(scope.branch_id)],
             )
         } else {
-            Filter::new("FROM notifications WHERE org_id = ?1 AND branch_id = ?2", vec![u(scope.org_id), u(scope.branch_id)])
+            Filter::new(
+                "FROM notifications WHERE org_id = ?1 AND branch_id = ?2",
+                vec![u(scope.org_id), u(scope.branch_id)],
+            )
         };
         if !f.statuses.is_empty() {
             w.any("status", names(&f.statuses, Status::as_str));

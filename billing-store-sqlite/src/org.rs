@@ -2,8 +2,8 @@
 //! `billing_core::org::OrgTx`.
 
 use crate::sql::*;
-use billing_core::fields::Email;
 use billing_core::clock::Timestamp;
+use billing_core::fields::Email;
 use billing_core::ids::{BranchId, InvitationId, OrgId, UserId};
 use billing_core::org::{Invitation, OrgTx, Organization, Role, User};
 use billing_core::store::StoreResult;
@@ -122,7 +122,11 @@ impl OrgTx for SqliteTx<'_> {
     }
 
     fn invitation(&mut self, id: InvitationId) -> StoreResult<Option<Invitation>> {
-        self.one(sql!("SELECT {} FROM invitations WHERE id = ?1", Invitations::sql().select), vec![u(id)], Invitations::row)
+        self.one(
+            sql!("SELECT {} FROM invitations WHERE id = ?1", Invitations::sql().select),
+            vec![u(id)],
+            Invitations::row,
+        )
     }
 
     fn accept_invitation(&mut self, id: InvitationId, at: Timestamp, user: UserId) -> StoreResult<bool> {

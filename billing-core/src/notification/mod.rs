@@ -194,8 +194,13 @@ impl NotificationSwitches {
         })
     }
 
-    pub const NAMES: &'static [&'static str] =
-        &["invoice_sent", "payment_receipt", "installment_reminder", "installment_failed", "subscription_renewal_failed"];
+    pub const NAMES: &'static [&'static str] = &[
+        "invoice_sent",
+        "payment_receipt",
+        "installment_reminder",
+        "installment_failed",
+        "subscription_renewal_failed",
+    ];
 }
 
 /// Days before a later installment's due date that its reminder goes out, unless set.

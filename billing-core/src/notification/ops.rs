@@ -29,10 +29,12 @@ pub fn parse_notification_list(params: &QueryParams) -> Result<(NotificationFilt
     let list = q.list(NotificationSort::CreatedAt, NotificationSort::parse, &NotificationSort::expected());
     let mut f = NotificationFilter::default();
     for name in ["statuses", "status"] {
-        f.statuses.extend(q.enums(name, |s| Status::parse(&s.to_ascii_lowercase()), &Status::expected()));
+        f.statuses
+            .extend(q.enums(name, |s| Status::parse(&s.to_ascii_lowercase()), &Status::expected()));
     }
     for name in ["channels", "channel"] {
-        f.channels.extend(q.enums(name, |s| Channel::parse(&s.to_ascii_uppercase()), &Channel::expected()));
+        f.channels
+            .extend(q.enums(name, |s| Channel::parse(&s.to_ascii_uppercase()), &Channel::expected()));
     }
     for name in ["kinds", "kind"] {
         f.kinds.extend(q.enums(name, |s| Kind::parse(&s.to_ascii_uppercase()), &Kind::expected()));

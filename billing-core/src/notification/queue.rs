@@ -95,7 +95,15 @@ pub(crate) fn to_consumer(tx: &mut dyn Tx, org: &Organization, c: &Consumer, kin
 
 /// [`to_consumer`] about an invoice; the payload names the invoice and its page (`url`, where it is
 /// paid). The consumer is read in the transaction.
-pub(crate) fn about_invoice(tx: &mut dyn Tx, org: &Organization, public_url: &str, inv: &Invoice, kind: Kind, mut extra: Value, now: Timestamp) -> Result<usize> {
+pub(crate) fn about_invoice(
+    tx: &mut dyn Tx,
+    org: &Organization,
+    public_url: &str,
+    inv: &Invoice,
+    kind: Kind,
+    mut extra: Value,
+    now: Timestamp,
+) -> Result<usize> {
     // `notify_consumer` is about sending the invoice: its creator sees to that (INVOICE_SENT
     // is recorded when the invoice is made with it, or sent on request). What follows (receipts,
     // reminders, failures) follows the organization's switches.
@@ -141,25 +149,9 @@ pub(crate) fn to_person(tx: &mut dyn Tx, org: OrgId, email: &str, language: Lang
     Ok(n.id)
 }
 
-/// [`about_invoice`] for an invoice read in the transaction (the work handlers' entry, which
-/// have no scope): a failed subscription renewal.
-pub(crate) fn about_invoice_id(
-    tx: &mut dyn Tx,
-    public_url: &str,
-    org: OrgId,
-    branch: crate::ids::BranchId,
-    invoice: crate::ids::InvoiceId,
-    kind: Kind,
-    extra: Value,
-    now: Timestamp,
-) -> Result<usize> {
-    let Some(org) = tx.org(org)? else { return Ok(0) };
-    let Some(inv) = tx.invoice(branch, invoice)? else { return Ok(0) };
-    about_invoice(tx, &org, public_url, &inv, kind, extra, now)
-}
-
 /// The consumer's SUBSCRIPTION_RENEWAL_FAILED notifications (with the unpaid invoice's page),
-/// in the transaction that records the failed renewal.
+/// in the transaction that records the failed renewal (the organization and the invoice are
+/// read in it: the renewal handlers have no scope).
 pub(crate) fn renewal_failed(
     tx: &mut dyn Tx,
     public_url: &str,
@@ -167,6 +159,15 @@ pub(crate) fn renewal_failed(
     invoice: crate::ids::InvoiceId,
     now: Timestamp,
 ) -> Result<usize> {
-    let extra = json!({"subscription_id": s.id});
-    about_invoice_id(tx, public_url, s.org_id, s.branch_id, invoice, Kind::SubscriptionRenewalFailed, extra, now)
+    let Some(org) = tx.org(s.org_id)? else { return Ok(0) };
+    let Some(inv) = tx.invoice(s.branch_id, invoice)? else { return Ok(0) };
+    about_invoice(
+        tx,
+        &org,
+        public_url,
+        &inv,
+        Kind::SubscriptionRenewalFailed,
+        json!({"subscription_id": s.id}),
+        now,
+    )
 }

@@ -30,7 +30,10 @@ struct Payload {
 
 /// Queues the reminder of a later installment, in the transaction that schedules its charge.
 pub(crate) fn schedule(tx: &mut dyn Tx, p: &Payment) -> StoreResult<()> {
-    let days = tx.org(p.org_id)?.map(|o| o.settings.installment_reminder_days).unwrap_or(super::DEFAULT_REMINDER_DAYS);
+    let days = tx
+        .org(p.org_id)?
+        .map(|o| o.settings.installment_reminder_days)
+        .unwrap_or(super::DEFAULT_REMINDER_DAYS);
     let due = p.scheduled_on - Duration::days(i64::from(days));
     let payload = json!({"payment_id": p.id, "branch_id": p.branch_id});
     tx.insert_work(&DueWork::new(WorkId::new(), p.org_id, REMINDER_KIND, due, payload))
@@ -65,8 +68,12 @@ impl<S: Store> Billing<S> {
             }
             let Some(p) = &p else { return Ok(false) };
             let Some(org) = tx.org(item.org_id)? else { return Ok(false) };
-            let Some(pay) = tx.payment(p.branch_id, p.payment_id)? else { return Ok(false) };
-            let Some(inv) = tx.invoice(p.branch_id, pay.invoice_id)? else { return Ok(false) };
+            let Some(pay) = tx.payment(p.branch_id, p.payment_id)? else {
+                return Ok(false);
+            };
+            let Some(inv) = tx.invoice(p.branch_id, pay.invoice_id)? else {
+                return Ok(false);
+            };
             let now = org.now(self.clock());
             if inv.status != InvoiceStatus::Accepted || !pay.status.is_payable() || pay.scheduled_on <= now {
                 return Ok(false);

@@ -188,7 +188,11 @@ impl<S: Store> Billing<S> {
             Some((n, Some(org))) => {
                 let now = org.now(self.clock());
                 if !allowed(&org.settings, n.kind) {
-                    Plan::Close(Status::Canceled, "canceled", "not sent: the organization switched these notifications off".into())
+                    Plan::Close(
+                        Status::Canceled,
+                        "canceled",
+                        "not sent: the organization switched these notifications off".into(),
+                    )
                 } else if now - n.created_at > Duration::hours(MAX_AGE_HOURS) {
                     Plan::Close(Status::Failed, "expired", format!("not sent within {MAX_AGE_HOURS} hours of its creation"))
                 } else {

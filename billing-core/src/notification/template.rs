@@ -136,7 +136,9 @@ fn parts(kind: Kind, lang: Language, p: &Value) -> Parts {
         (Kind::SubscriptionRenewalFailed, false) => Parts {
             subject: format!("The renewal of your subscription to {org} failed"),
             greeting,
-            lines: vec![format!("The renewal payment of your subscription to {org} ({total}, invoice {n}) could not be collected.")],
+            lines: vec![format!(
+                "The renewal payment of your subscription to {org} ({total}, invoice {n}) could not be collected."
+            )],
             link: Some(("Pay the invoice".into(), url)),
             after: vec![],
         },
@@ -256,7 +258,11 @@ mod tests {
         for kind in Kind::ALL {
             for lang in [Language::Ar, Language::En] {
                 let r = render(*kind, lang, &p);
-                let link = if *kind == Kind::OrganizationInvite { "https://x.example/invite/accept?token=t" } else { "https://pay.example.com/pay/invoices/x" };
+                let link = if *kind == Kind::OrganizationInvite {
+                    "https://x.example/invite/accept?token=t"
+                } else {
+                    "https://pay.example.com/pay/invoices/x"
+                };
                 assert!(r.text.contains(link) && r.short.contains(link), "{kind} {lang:?}: {r:?}");
                 assert!(r.html.contains(&format!("href=\"{link}\"")), "{kind} {lang:?}");
                 assert!(!r.html.contains("<Co>") && r.html.contains("Acme &lt;Co&gt;"), "escaped: {kind}");

@@ -47,7 +47,9 @@ impl AcceptRequest {
         }
         let name = |b: &mut Body<'_>, field: &str| {
             let v = b.opt_str(field).map(|s| s.trim().to_string());
-            if v.as_ref().is_some_and(|s| s.is_empty() || s.chars().count() > 100 || s.chars().any(char::is_control)) {
+            if v.as_ref()
+                .is_some_and(|s| s.is_empty() || s.chars().count() > 100 || s.chars().any(char::is_control))
+            {
                 b.fail("string_too_long", field, "String should have 1 to 100 characters");
             }
             v
@@ -105,7 +107,9 @@ impl<S: Store> Billing<S> {
     /// 410 `INVITATION_EXPIRED`; an e-mail that is already a user of the organization a 422
     /// `USER_ALREADY_REGISTERED`. Nothing is written when it is refused.
     pub fn accept_invitation(&self, req: &AcceptRequest) -> Result<Value> {
-        let id = self.invitation_of_token(&req.token).ok_or_else(|| Error::not_found("Invitation", "of this token"))?;
+        let id = self
+            .invitation_of_token(&req.token)
+            .ok_or_else(|| Error::not_found("Invitation", "of this token"))?;
         let server_now = self.clock().now();
         let (user, org) = self.store.write(|tx| {
             let inv = tx.invitation(id)?.ok_or_else(|| Error::not_found("Invitation", "of this token"))?;
@@ -118,7 +122,10 @@ impl<S: Store> Billing<S> {
                 return Err(Error::rule(Code::INVITATION_EXPIRED, "the invitation has expired"));
             }
             if tx.user_by_email(org.id, inv.email.as_str())?.is_some() {
-                return Err(Error::rule(Code::USER_ALREADY_REGISTERED, format!("{} is already a user of the organization", inv.email.as_str())));
+                return Err(Error::rule(
+                    Code::USER_ALREADY_REGISTERED,
+                    format!("{} is already a user of the organization", inv.email.as_str()),
+                ));
             }
             let mut branch_ids = Vec::new();
             for b in &inv.branches {

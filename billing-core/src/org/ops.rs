@@ -62,7 +62,8 @@ impl<S: Store> Billing<S> {
                 accepted_by: None,
             };
             tx.insert_invitation(&inv)?;
-            let payload = json!({"invitation_id": inv.id, "organization": scope.org.name, "role": inv.role, "expire_at": crate::clock::format_rfc3339(&inv.expire_at)});
+            let payload =
+                json!({"invitation_id": inv.id, "organization": scope.org.name, "role": inv.role, "expire_at": crate::clock::format_rfc3339(&inv.expire_at)});
             crate::notification::queue::to_person(tx, scope.org_id(), inv.email.as_str(), language, Kind::OrganizationInvite, payload, now)?;
             Ok(inv)
         })

@@ -47,12 +47,19 @@ pub fn installments_keep_the_card_and_fall_due<H: Harness>() {
     let (_, pays) = w.billing.get_invoice(s, inv.id).unwrap();
     assert_eq!(pays[1].status, PaymentStatus::Failed);
     let failures = |w: &World<H::S>| -> Vec<crate::notification::Notification> {
-        w.notifications().into_iter().filter(|n| n.kind == crate::notification::Kind::InstallmentFailed).collect()
+        w.notifications()
+            .into_iter()
+            .filter(|n| n.kind == crate::notification::Kind::InstallmentFailed)
+            .collect()
     };
     let notes = failures(&w);
     assert_eq!(notes.len(), 1, "{notes:?}");
     // (Before it, the reminder: 3 days ahead.)
-    let reminders = w.notifications().iter().filter(|n| n.kind == crate::notification::Kind::InstallmentReminder).count();
+    let reminders = w
+        .notifications()
+        .iter()
+        .filter(|n| n.kind == crate::notification::Kind::InstallmentReminder)
+        .count();
     assert_eq!((reminders, w.notifications().len()), (1, before + 2));
     let n = notes.last().unwrap();
     assert_eq!(

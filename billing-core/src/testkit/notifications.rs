@@ -117,7 +117,10 @@ pub fn queued_with_the_change_and_sent_once<H: Harness>() {
     let ns = w.notifications();
     assert_eq!(ns.iter().map(|n| n.channel).collect::<Vec<_>>(), [Channel::Email, Channel::Sms]);
     for n in &ns {
-        assert_eq!((n.kind, n.status, n.language, n.consumer_id), (Kind::InvoiceSent, Status::Pending, Language::En, Some(c.id)));
+        assert_eq!(
+            (n.kind, n.status, n.language, n.consumer_id),
+            (Kind::InvoiceSent, Status::Pending, Language::En, Some(c.id))
+        );
         assert_eq!(n.branch_id, Some(s.branch_id()));
         assert_eq!(n.payload["url"], json!(inv.url(w.billing.public_url())));
         assert!(n.attempts.is_empty() && n.sent_at.is_none());
@@ -143,7 +146,14 @@ pub fn queued_with_the_change_and_sent_once<H: Harness>() {
     assert_eq!(mails[0].to, c.email.as_ref().unwrap().as_str());
     assert_eq!(mails[0].language, Language::En);
     assert_eq!(mails[0].organization, "Testkit Org");
-    assert!(mails[0].texts.subject.starts_with(&format!("Invoice {} from Testkit Org", inv.org_invoice_number)), "{:?}", mails[0].texts.subject);
+    assert!(
+        mails[0]
+            .texts
+            .subject
+            .starts_with(&format!("Invoice {} from Testkit Org", inv.org_invoice_number)),
+        "{:?}",
+        mails[0].texts.subject
+    );
     assert!(mails[0].texts.text.contains(&link) && mails[0].texts.html.contains(&link));
     assert!(texts[0].texts.short.contains(&link));
     for n in w.notifications() {
@@ -293,10 +303,7 @@ pub fn switches_stop_recording_and_sending<H: Harness>() {
     assert_eq!(receipts[0].payload["payment_id"], json!(pays[0].id));
     assert_eq!(receipts[0].payload["amount"], json!("115.00"));
     // Admins cannot turn the master switch: that is support's.
-    expect_code(
-        SettingsPatch::parse(&json!({"consumer_notifications": true})),
-        Code::PERMISSION_FORBIDDEN,
-    );
+    expect_code(SettingsPatch::parse(&json!({"consumer_notifications": true})), Code::PERMISSION_FORBIDDEN);
 }
 
 /// `GET /notifications`: the branch's notifications (organization admins also see the
@@ -365,13 +372,21 @@ pub fn list_filters_and_scopes<H: Harness>() {
     expect_code(w.billing.get_notification(&ba, id), Code::NOT_FOUND);
     assert_eq!(w.billing.get_notification(s, id).unwrap()["kind"], json!("ORGANIZATION_INVITE"));
     // Bad filters are 422s.
-    for bad in ["status=lost", "channel=FAX", "kind=HELLO", "consumer_id=x", "created_from=yesterday", "sort_field=recipient"] {
+    for bad in [
+        "status=lost",
+        "channel=FAX",
+        "kind=HELLO",
+        "consumer_id=x",
+        "created_from=yesterday",
+        "sort_field=recipient",
+    ] {
         assert!(parse_notification_list(&QueryParams::parse(bad)).is_err(), "{bad}");
     }
 }
 
 fn accept<S: Store>(w: &World<S>, token: &str) -> crate::error::Result<serde_json::Value> {
-    w.billing.accept_invitation(&AcceptRequest::parse(&json!({"token": token, "first_name": "Nora"})).unwrap())
+    w.billing
+        .accept_invitation(&AcceptRequest::parse(&json!({"token": token, "first_name": "Nora"})).unwrap())
 }
 
 /// An invitation's e-mail carries a signed link; accepting it creates the user (its role and

@@ -82,7 +82,10 @@ impl Sink {
             .filter(|p| p.extension().is_some_and(|e| e == "json"))
             .collect();
         files.sort();
-        files.iter().map(|p| serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()).collect()
+        files
+            .iter()
+            .map(|p| serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap())
+            .collect()
     }
 
     /// Waits (up to 20 s) for `n` messages.
@@ -215,9 +218,16 @@ fn email_arrives_in_the_consumers_language_with_the_link() {
         let link = format!("http://127.0.0.1/pay/invoices/{}", inv["id"].as_str().unwrap());
         assert_eq!(m["rcpt_tos"].as_array().unwrap().len(), 1);
         assert_eq!(m["mail_from"], "billing@example.com");
-        assert_eq!((m["authenticated"].as_bool(), m["auth_user"].as_str()), (Some(true), Some("mailer")), "logged in with the configured credentials");
+        assert_eq!(
+            (m["authenticated"].as_bool(), m["auth_user"].as_str()),
+            (Some(true), Some("mailer")),
+            "logged in with the configured credentials"
+        );
         assert_eq!(m["content_type"], "multipart/alternative");
-        assert!(m["from"].as_str().unwrap().contains("Test Org") && m["from"].as_str().unwrap().contains("billing@example.com"), "{m}");
+        assert!(
+            m["from"].as_str().unwrap().contains("Test Org") && m["from"].as_str().unwrap().contains("billing@example.com"),
+            "{m}"
+        );
         assert!(m["text"].as_str().unwrap().contains(&link), "{m}");
         assert!(m["html"].as_str().unwrap().contains(&format!("href=\"{link}\"")), "{m}");
     }
@@ -237,7 +247,10 @@ fn email_arrives_in_the_consumers_language_with_the_link() {
         assert!(n["attempts"][0]["provider_id"].as_str().unwrap().starts_with("250"), "{n}");
         assert!(n["sent_at"].is_string());
         let id = n["id"].as_str().unwrap();
-        assert!(got.iter().any(|m| m["message_id"].as_str().unwrap().contains(id)), "Message-ID names the notification");
+        assert!(
+            got.iter().any(|m| m["message_id"].as_str().unwrap().contains(id)),
+            "Message-ID names the notification"
+        );
     }
     let after = metric(&srv, "billing_notification_attempts_total{channel=\"email\",result=\"sent\"}");
     assert!(after >= before + 2, "{before} -> {after}");
@@ -288,7 +301,11 @@ fn binary_sends_the_invitation_and_its_link_accepts_once() {
     let dir = tempfile::tempdir().unwrap();
     let url = format!("sqlite://{}", dir.path().join("n.db").display());
     let bin = env!("CARGO_BIN_EXE_billing-server");
-    let init = Command::new(bin).args(["init", "--json", "--database-url", &url]).env("BILLING_JWT_SECRET", "s").output().unwrap();
+    let init = Command::new(bin)
+        .args(["init", "--json", "--database-url", &url])
+        .env("BILLING_JWT_SECRET", "s")
+        .output()
+        .unwrap();
     let init: Value = serde_json::from_slice(&init.stdout).unwrap();
     let key = init["x_api_key"].as_str().unwrap().to_string();
     let branch = init["branch_id"].as_str().unwrap().to_string();
@@ -322,7 +339,13 @@ fn binary_sends_the_invitation_and_its_link_accepts_once() {
     }
     let _server = Kill(child);
     let base = format!("http://{addr}");
-    let (status, r) = http(&base, "POST", "/api/v2/organization/invite", &[("x-api-key", &key), ("language", "EN")], Some(json!({"email": "nora@example.com", "role": "branch_user", "branches": [branch]})));
+    let (status, r) = http(
+        &base,
+        "POST",
+        "/api/v2/organization/invite",
+        &[("x-api-key", &key), ("language", "EN")],
+        Some(json!({"email": "nora@example.com", "role": "branch_user", "branches": [branch]})),
+    );
     assert_eq!(status, 200, "{r}");
     let got = sink.wait(1);
     let m = &got[0];
@@ -330,13 +353,22 @@ fn binary_sends_the_invitation_and_its_link_accepts_once() {
     assert_eq!(m["subject"], "You are invited to join My Organization");
     assert!(m["from"].as_str().unwrap().starts_with("Acme Team"), "{m}");
     let text = m["text"].as_str().unwrap();
-    let link = text.split_whitespace().find(|w| w.starts_with("https://app.example.com/join?token=")).unwrap_or_else(|| panic!("{text}"));
+    let link = text
+        .split_whitespace()
+        .find(|w| w.starts_with("https://app.example.com/join?token="))
+        .unwrap_or_else(|| panic!("{text}"));
     assert!(m["html"].as_str().unwrap().contains(link));
     let token = link.split_once("token=").unwrap().1;
     let log_text = std::fs::read_to_string(&log).unwrap();
     assert!(!log_text.contains(token), "the token is not logged");
 
-    let (status, r) = http(&base, "POST", "/api/v2/organization/invite/accept", &[], Some(json!({"token": token, "first_name": "Nora"})));
+    let (status, r) = http(
+        &base,
+        "POST",
+        "/api/v2/organization/invite/accept",
+        &[],
+        Some(json!({"token": token, "first_name": "Nora"})),
+    );
     assert_eq!(status, 200, "{r}");
     assert_eq!((r["token_type"].as_str(), r["role"].as_str()), (Some("bearer"), Some("branch_user")));
     let bearer = format!("Bearer {}", r["access_token"].as_str().unwrap());
@@ -354,7 +386,10 @@ fn http(base: &str, method: &str, path: &str, headers: &[(&str, &str)], body: Op
     let mut s = std::net::TcpStream::connect(addr).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
     let body = body.map(|b| b.to_string()).unwrap_or_default();
-    let mut req = format!("{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Length: {}\r\n", body.len());
+    let mut req = format!(
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Length: {}\r\n",
+        body.len()
+    );
     if !body.is_empty() {
         req.push_str("Content-Type: application/json\r\n");
     }
@@ -456,7 +491,9 @@ impl Provider {
                 };
                 let mut lines = head.lines();
                 let request_line = lines.next().unwrap_or("").to_string();
-                let headers = lines.filter_map(|l| l.split_once(':').map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))).collect();
+                let headers = lines
+                    .filter_map(|l| l.split_once(':').map(|(k, v)| (k.trim().to_string(), v.trim().to_string())))
+                    .collect();
                 let n = {
                     let mut got = g.lock().unwrap();
                     got.push(Received { request_line, headers, body });
@@ -518,7 +555,11 @@ fn sms_and_whatsapp_reach_the_provider() {
         let body = r.form("Body").unwrap();
         assert!(body.contains(&link) && body.contains("فاتورة"), "{body}");
     }
-    let by_to = |to: &str| got.iter().find(|r| r.form("To").as_deref() == Some(to)).unwrap_or_else(|| panic!("no message to {to}: {got:#?}"));
+    let by_to = |to: &str| {
+        got.iter()
+            .find(|r| r.form("To").as_deref() == Some(to))
+            .unwrap_or_else(|| panic!("no message to {to}: {got:#?}"))
+    };
     assert_eq!(by_to(phone).form("From").as_deref(), Some("+15005550006"));
     assert_eq!(by_to(&format!("whatsapp:{phone}")).form("From").as_deref(), Some("whatsapp:+14155238886"));
     let sent = wait_listed(&srv, "status=sent", 2);
@@ -530,11 +571,10 @@ fn sms_and_whatsapp_reach_the_provider() {
     }
 
     // A refusal: failed at once, with the provider's message. A 503: tried again later.
-    provider
-        .answers
-        .lock()
-        .unwrap()
-        .extend([(400, json!({"code": 21211, "message": "Invalid 'To' Phone Number"}).to_string()), (503, "busy".to_string())]);
+    provider.answers.lock().unwrap().extend([
+        (400, json!({"code": 21211, "message": "Invalid 'To' Phone Number"}).to_string()),
+        (503, "busy".to_string()),
+    ]);
     let c2 = customer(&srv, "Sam", None, Some("+966551234568"), &["SMS"], "EN");
     send_invoice(&srv, &c2);
     let c3 = customer(&srv, "Kim", None, Some("+966551234569"), &["SMS"], "EN");
@@ -608,7 +648,10 @@ fn switches_and_webhook_defaults(srv: &TestServer) {
     assert_eq!(r["notifications"]["invoice_sent"], false);
     assert_eq!(r["notifications"]["payment_receipt"], true);
     assert_eq!(r["notifications"]["installment_reminder_days"], 5);
-    assert_eq!(r["webhook_defaults"], json!({"event_types": ["INVOICE_SENT", "PAYMENT_SUCCEEDED"], "all_event_types": false}));
+    assert_eq!(
+        r["webhook_defaults"],
+        json!({"event_types": ["INVOICE_SENT", "PAYMENT_SUCCEEDED"], "all_event_types": false})
+    );
     assert_eq!(r["consumer_notifications"], true);
     let c = customer(srv, "A", Some("a@example.com"), None, &["EMAIL"], "EN");
     let inv = send_invoice(srv, &c);
@@ -619,7 +662,11 @@ fn switches_and_webhook_defaults(srv: &TestServer) {
     assert_eq!(hook["all_event_types"], false);
     let hook = ok(srv.post("/api/v2/webhooks", json!({"url": "https://hooks.example.com/y", "event_types": "all"})));
     assert_eq!(hook["all_event_types"], true);
-    let r = ok(srv.call(Method::PATCH, "/api/v2/organization/settings", Some(json!({"webhook_defaults": {"event_types": "all"}, "notifications": {"invoice_sent": true}}))));
+    let r = ok(srv.call(
+        Method::PATCH,
+        "/api/v2/organization/settings",
+        Some(json!({"webhook_defaults": {"event_types": "all"}, "notifications": {"invoice_sent": true}})),
+    ));
     assert_eq!(r["webhook_defaults"]["all_event_types"], true);
     send_invoice(srv, &c);
     assert_eq!(list(srv, "limit=100")["data"].as_array().unwrap().len(), 1);
@@ -638,7 +685,14 @@ fn invitation_accept_endpoint(srv: &TestServer) {
     ));
     let id: billing_core::ids::InvitationId = inv["id"].as_str().unwrap().parse().unwrap();
     let token = srv.app.billing.invite_token(id).unwrap();
-    let accept = |body: Value| srv.raw(Method::POST, "/api/v2/organization/invite/accept", &[("content-type", "application/json")], Some(body.to_string().into_bytes()));
+    let accept = |body: Value| {
+        srv.raw(
+            Method::POST,
+            "/api/v2/organization/invite/accept",
+            &[("content-type", "application/json")],
+            Some(body.to_string().into_bytes()),
+        )
+    };
     for (body, status, code) in [
         (json!({"token": format!("{}.AAAA", id.0.simple())}), 404, "NOT_FOUND"),
         (json!({"token": "x"}), 404, "NOT_FOUND"),
@@ -654,12 +708,18 @@ fn invitation_accept_endpoint(srv: &TestServer) {
     assert_eq!(r.status, 200, "{}", r.body);
     let bearer = r.body["access_token"].as_str().unwrap().to_string();
     let me = ok(call_bearer(srv, &bearer, None, Method::GET, "/api/v2/me", None));
-    assert_eq!((me["user"]["email"].as_str(), me["user"]["last_name"].as_str()), (Some("nora@example.com"), Some("Saleh")));
+    assert_eq!(
+        (me["user"]["email"].as_str(), me["user"]["last_name"].as_str()),
+        (Some("nora@example.com"), Some("Saleh"))
+    );
     let r = srv.unchanged(|| accept(json!({"token": token})));
     assert_error(&r, 410, "INVITATION_EXPIRED");
     assert_eq!(srv.raw(Method::GET, "/api/v2/organization/invite/accept", &[], None).status, 405);
     // Expired after 7 days of the organization's time.
-    let late = ok(srv.post("/api/v2/organization/invite", json!({"email": "late@example.com", "role": "organization_admin", "branches": []})));
+    let late = ok(srv.post(
+        "/api/v2/organization/invite",
+        json!({"email": "late@example.com", "role": "organization_admin", "branches": []}),
+    ));
     let late_token = srv.app.billing.invite_token(late["id"].as_str().unwrap().parse().unwrap()).unwrap();
     ok(srv.post("/api/v2/sandbox/clock/advance", json!({"seconds": 8 * 86400})));
     let r = srv.unchanged(|| accept(json!({"token": late_token})));
@@ -738,7 +798,11 @@ fn starttls_is_verified_with_rustls() {
     let c = customer(&srv, "Kim", Some("kim@example.com"), None, &["EMAIL"], "EN");
     send_invoice(&srv, &c);
     let n = wait_listed(&srv, "status=retrying", 1);
-    assert!(n[0]["attempts"][0]["error"].as_str().unwrap().to_lowercase().contains("certificate"), "{}", n[0]);
+    assert!(
+        n[0]["attempts"][0]["error"].as_str().unwrap().to_lowercase().contains("certificate"),
+        "{}",
+        n[0]
+    );
     std::thread::sleep(Duration::from_millis(300));
     assert_eq!(sink.messages().len(), 1, "nothing sent to a server that is not trusted");
 }

@@ -391,8 +391,16 @@ fn settings_refuse_bad_patches(srv: &TestServer) {
         ),
         (json!({"default_currency": "USD"}), json!(["body", "default_currency"]), "value_error"),
         (json!([1]), json!(["body"]), "model_attributes_type"),
-        (json!({"notifications": {"invoice_sent": "no"}}), json!(["body", "notifications", "invoice_sent"]), "bool_type"),
-        (json!({"notifications": {"sms": true}}), json!(["body", "notifications", "sms"]), "extra_forbidden"),
+        (
+            json!({"notifications": {"invoice_sent": "no"}}),
+            json!(["body", "notifications", "invoice_sent"]),
+            "bool_type",
+        ),
+        (
+            json!({"notifications": {"sms": true}}),
+            json!(["body", "notifications", "sms"]),
+            "extra_forbidden",
+        ),
         (
             json!({"notifications": {"installment_reminder_days": 0}}),
             json!(["body", "notifications", "installment_reminder_days"]),
@@ -404,18 +412,31 @@ fn settings_refuse_bad_patches(srv: &TestServer) {
             "value_error",
         ),
         (json!({"notifications": true}), json!(["body", "notifications"]), "dict_type"),
-        (json!({"webhook_defaults": {"event_types": []}}), json!(["body", "webhook_defaults", "event_types"]), "too_short"),
+        (
+            json!({"webhook_defaults": {"event_types": []}}),
+            json!(["body", "webhook_defaults", "event_types"]),
+            "too_short",
+        ),
         (
             json!({"webhook_defaults": {"event_types": ["NOPE"]}}),
             json!(["body", "webhook_defaults", "event_types", 0]),
             "enum",
         ),
-        (json!({"webhook_defaults": {"url": "x"}}), json!(["body", "webhook_defaults", "url"]), "extra_forbidden"),
+        (
+            json!({"webhook_defaults": {"url": "x"}}),
+            json!(["body", "webhook_defaults", "url"]),
+            "extra_forbidden",
+        ),
     ] {
         let r = srv.unchanged(|| settings_as(srv, &key, Method::PATCH, Some(body.clone())));
         assert_invalid(&r, loc, Some(kind));
     }
-    for field in ["auto_charge_on_demand", "installment_minimums", "installment_split_months", "consumer_notifications"] {
+    for field in [
+        "auto_charge_on_demand",
+        "installment_minimums",
+        "installment_split_months",
+        "consumer_notifications",
+    ] {
         let r = srv.unchanged(|| settings_as(srv, &key, Method::PATCH, Some(json!({"vat_rate": "1", field: 1}))));
         assert_error(&r, 403, "PERMISSION_FORBIDDEN");
         let msg = r.body["error"].to_string();
