@@ -139,11 +139,11 @@ impl App {
         // Customer notifications: the channels this process sends (others leave theirs to a
         // process that has a sender).
         let channels = notify::install(&billing, &config.notify).map_err(|e| Error::rule(Code::INVALID_PARAMETERS, e))?;
-        if channels.is_empty() {
+        if channels.is_empty() && config.worker {
             tracing::info!(
                 "customer notifications are recorded but not sent by this process: configure SMTP (--smtp-host) or an SMS provider (--sms-account-sid)"
             );
-        } else {
+        } else if config.worker {
             tracing::info!(channels = %channels.join(","), "customer notifications are sent");
         }
         // A long sandbox clock advance (many stops, slow receivers) says in the log that it moves.

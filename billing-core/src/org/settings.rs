@@ -197,9 +197,6 @@ impl SettingsPatch {
         if let Some(raw) = b.raw("notifications") {
             let loc = b.loc("notifications");
             let mut p = Body::at(raw, loc.clone());
-            if !raw.is_object() {
-                p.problems.push(FieldError::new("dict_type", loc.clone(), "Input should be a valid dictionary"));
-            }
             let mut allowed: Vec<&str> = NotificationSwitches::NAMES.to_vec();
             allowed.push("installment_reminder_days");
             extra_fields(raw, loc, &allowed, &mut p);
@@ -225,9 +222,6 @@ impl SettingsPatch {
         if let Some(raw) = b.raw("webhook_defaults") {
             let loc = b.loc("webhook_defaults");
             let mut p = Body::at(raw, loc.clone());
-            if !raw.is_object() {
-                p.problems.push(FieldError::new("dict_type", loc.clone(), "Input should be a valid dictionary"));
-            }
             extra_fields(raw, loc, &["event_types"], &mut p);
             webhook_event_types = crate::webhook::event_types(&mut p, "event_types");
             b.problems.0.extend(p.problems.0);

@@ -411,7 +411,7 @@ fn settings_refuse_bad_patches(srv: &TestServer) {
             json!(["body", "notifications", "installment_reminder_days"]),
             "value_error",
         ),
-        (json!({"notifications": true}), json!(["body", "notifications"]), "dict_type"),
+        (json!({"notifications": true}), json!(["body", "notifications"]), "model_attributes_type"),
         (
             json!({"webhook_defaults": {"event_types": []}}),
             json!(["body", "webhook_defaults", "event_types"]),
