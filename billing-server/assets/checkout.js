@@ -124,7 +124,7 @@
   function syncMethod() {
     var wallet = methodType() === 'wallet';
     cardFields.hidden = wallet;
-    walletFields.hidden = !wallet;
+    if (walletFields) walletFields.hidden = !wallet;
     if (plans) {
       var radios = plans.querySelectorAll('input[name="installments"]');
       for (var i = 0; i < radios.length; i++) {

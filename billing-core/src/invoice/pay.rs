@@ -25,7 +25,7 @@ use crate::lane::Lane;
 use crate::payment::limits;
 use crate::payment::{Payment, PaymentMethod, PaymentStatus, TokenizedCard};
 use crate::payment_link::checkout::{check_card_form, no_gateway, PayMethod, PayOutcome, PayRequest, PayStatus};
-use crate::payment_link::page::{product_names, summary_of, CheckoutPage, PageState};
+use crate::payment_link::page::{product_names, summary_of, CheckoutPage, PageState, Renewal};
 use crate::store::{Store, Tx};
 use crate::wire::Body;
 use serde_json::Value;
@@ -115,6 +115,18 @@ impl<S: Store> Billing<S> {
             let lines: Vec<_> = inv.items.iter().collect();
             let names = product_names(tx, inv.branch_id, &lines)?;
             let (items, coupons) = summary_of(&lines, &inv.coupons, &names);
+            // A subscription's invoice paid by card keeps the card for the renewals.
+            let renews = match inv.subscription_id {
+                Some(sid) => tx
+                    .subscription(inv.branch_id, sid.into())?
+                    .filter(|s| !s.status.is_terminal() && s.payment_methods.auto_renewal())
+                    .map(|s| Renewal {
+                        interval: s.recurring_interval,
+                        count: s.recurring_interval_count.max(1),
+                        amount: s.amount,
+                    }),
+                None => None,
+            };
             let state = match inv.status {
                 InvoiceStatus::Created | InvoiceStatus::Sent | InvoiceStatus::Accepted => {
                     let in_flight = payments.iter().any(|p| p.status == PaymentStatus::Processing);
@@ -160,6 +172,8 @@ impl<S: Store> Billing<S> {
                 deactivate_message: None,
                 collect_contact: None,
                 installments: installments::options(settings, installment_total(&inv, settings), payable && offered),
+                wallet: true,
+                renews,
                 confirmation_message: None,
             })
         })
@@ -244,8 +258,10 @@ impl<S: Store> Billing<S> {
             PayMethod::Card(card) => gw.charge_card(&reference, card, charge.total()),
             PayMethod::Wallet(phone) => gw.charge_wallet(&reference, phone.as_str(), charge.total()),
         })?;
+        // The card is kept for the later installments, or for a subscription's renewals.
+        let keep_card = later_due || inv.subscription_id.is_some();
         let token = match &req.method {
-            PayMethod::Card(card) if outcome.approved && later_due => self.call_out("the payment gateway", || gw.card_token(&reference, card))?,
+            PayMethod::Card(card) if outcome.approved && keep_card => self.call_out("the payment gateway", || gw.card_token(&reference, card))?,
             _ => None,
         };
         let mut consent = None;
@@ -261,7 +277,7 @@ impl<S: Store> Billing<S> {
                     crate::payment::installment::schedule(tx, later)?;
                 }
             }
-            // The later installments are charged to this card on their dates.
+            // The later installments (or the subscription's renewals) are charged to this card.
             if let (Some(token), PayMethod::Card(card)) = (&token, &req.method) {
                 let saved = TokenizedCard {
                     id: Uuid::now_v7(),

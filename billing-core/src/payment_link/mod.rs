@@ -17,6 +17,7 @@ pub mod ops;
 pub mod page;
 pub mod pay;
 mod store;
+mod subscribe;
 mod view;
 mod wire;
 

@@ -43,7 +43,7 @@ pub struct PageCoupon {
 pub enum PageState {
     Payable,
     Unpayable(Unpayable),
-    /// Recurring products are paid with a subscription, which this server does not take yet.
+    /// A link of recurring products with a trial period, which cannot be paid yet.
     Recurring,
     /// An invoice that takes no payment, by its status: COMPLETED (paid), CANCELED (voided),
     /// REJECTED (declined), DRAFT or EXPIRED.
@@ -86,7 +86,22 @@ pub struct CheckoutPage {
     pub collect_contact: Option<ContactInformationType>,
     /// Installment plans the payer may choose (empty: pays in full).
     pub installments: Vec<InstallmentOption>,
+    /// Whether the payer may pay by mobile wallet (not for a subscription: its renewals are
+    /// charged to the card).
+    pub wallet: bool,
+    /// A subscription's payment (a link of recurring products, or a subscription's invoice):
+    /// the card is kept and charged again at each renewal.
+    pub renews: Option<Renewal>,
     pub confirmation_message: Option<String>,
+}
+
+/// What a subscription's payer agrees to: `amount` charged to the card every `count`
+/// `interval`s until they cancel.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Renewal {
+    pub interval: crate::product::RecurringInterval,
+    pub count: u32,
+    pub amount: Money,
 }
 
 impl CheckoutPage {
@@ -181,6 +196,12 @@ fn page_of(l: &PaymentLink, names: &[(crate::ids::ProductId, String)], state: Pa
         deactivate_message: (l.status == PaymentLinkStatus::Inactive).then(|| l.deactivate_message.clone()).flatten(),
         collect_contact: l.consumer_id.is_none().then_some(l.contact_information_type),
         installments: installments::options(settings, l.amount, payable && l.offers_installments()),
+        wallet: !l.is_recurring(),
+        renews: l.recurring_interval.map(|interval| Renewal {
+            interval,
+            count: l.recurring_interval_count.unwrap_or(1).max(1),
+            amount: l.amount,
+        }),
         confirmation_message: l.checkout.confirmation_message.clone(),
     }
 }
@@ -228,7 +249,7 @@ impl<S: Store> Billing<S> {
             let now = org.now(self.clock());
             let state = match l.payable(now) {
                 Err(why) => PageState::Unpayable(why),
-                Ok(()) if l.is_recurring() => PageState::Recurring,
+                Ok(()) if l.is_recurring() && l.checkout.trial_period_days.is_some_and(|d| d > 0) => PageState::Recurring,
                 Ok(()) if !self.takes_payments(&org) => PageState::NoGateway,
                 Ok(()) => PageState::Payable,
             };

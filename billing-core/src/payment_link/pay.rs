@@ -30,7 +30,7 @@ use uuid::Uuid;
 
 /// Who pays a link.
 #[derive(Debug, Clone)]
-enum Payer {
+pub(super) enum Payer {
     /// The link's consumer.
     Consumer(ConsumerId),
     /// Details the payer gave: the branch's consumer with the same contact, or a new one.
@@ -146,10 +146,7 @@ impl<S: Store> Billing<S> {
             return Err(super::checkout::no_gateway());
         }
         if link.is_recurring() {
-            return Err(Error::rule(
-                Code::PAYMENT_FLOW_NOT_ALLOWED,
-                "A payment link of recurring products is paid with a subscription, which this server does not take yet",
-            ));
+            super::subscribe::check_recurring(&link, &req.method)?;
         }
         let payer = payer_of(&link, req)?;
         super::checkout::check_card_form(&req.method, now)?;
@@ -303,8 +300,13 @@ impl<S: Store> Billing<S> {
         // Counted before the invoice is paid: paying it adds to the collected amount in place.
         count_payment(&mut l, now);
         tx.update_payment_link(&l)?;
-        // The invoice bills the link as priced for this payer (chosen quantities).
-        let (inv, payment) = self.invoice_of_link(tx, p, p.link, consumer, method, &o.code, &o.message)?;
+        // The invoice bills the link as priced for this payer (chosen quantities); a link of
+        // recurring products makes the subscription whose first invoice it is.
+        let (inv, payment) = if p.link.is_recurring() {
+            self.subscription_of_link(tx, p, consumer, method, &o.code, &o.message)?
+        } else {
+            self.invoice_of_link(tx, p, p.link, consumer, method, &o.code, &o.message)?
+        };
         out.status = PayStatus::Paid;
         out.invoice_id = Some(inv);
         out.payment_id = Some(payment);
@@ -412,17 +414,7 @@ impl<S: Store> Billing<S> {
             .collect();
         payments[0].method = Some(method);
         tx.insert_invoice(&inv)?;
-        let mut coupons: Vec<CouponId> = l
-            .coupon_ids
-            .iter()
-            .chain(l.items.iter().flat_map(|i| i.line.coupon_ids.iter()))
-            .copied()
-            .collect();
-        coupons.sort();
-        coupons.dedup();
-        for c in coupons {
-            tx.redeem_coupon(c)?;
-        }
+        redeem_link_coupons(tx, l)?;
         for pay in &payments {
             tx.insert_payment(pay)?;
         }
@@ -436,6 +428,22 @@ impl<S: Store> Billing<S> {
         };
         emit_invoice(tx, self.public_url(), EventType::InvoiceCreated, &created, now)?;
         emit_invoice(tx, self.public_url(), EventType::InvoiceAccepted, &inv, now)?;
+        let first_id = self.settle_first_payment(tx, p, &mut inv, &payments, code, message)?;
+        Ok((inv.id, first_id))
+    }
+
+    /// The first payment of a paid link's invoice recorded as the attempt's charge:
+    /// SUCCEEDED, PAYMENT_SUCCEEDED, INVOICE_COMPLETED when that is all. Returns its id.
+    pub(super) fn settle_first_payment(
+        &self,
+        tx: &mut dyn Tx,
+        p: &Paid<'_>,
+        inv: &mut Invoice,
+        payments: &[crate::payment::Payment],
+        code: &str,
+        message: &str,
+    ) -> Result<crate::ids::PaymentId> {
+        let now = p.now;
         let mut first = payments[0].clone();
         first.status = PaymentStatus::Succeeded;
         first.payed_at = Some(now);
@@ -443,21 +451,37 @@ impl<S: Store> Billing<S> {
         first.latest_pgw_message = Some(format!("{code} {message}"));
         first.updated_at = Some(now);
         let first_id = first.id;
-        self.record_paid(tx, p.scope, &mut inv, &payments, vec![first], EventType::PaymentSucceeded, now)?;
-        Ok((inv.id, first_id))
+        self.record_paid(tx, p.scope, inv, payments, vec![first], EventType::PaymentSucceeded, now)?;
+        Ok(first_id)
     }
 }
 
+/// Counts one redemption of each coupon a paid link uses (on its lines or on the whole).
+pub(super) fn redeem_link_coupons(tx: &mut dyn Tx, l: &PaymentLink) -> Result<()> {
+    let mut coupons: Vec<CouponId> = l
+        .coupon_ids
+        .iter()
+        .chain(l.items.iter().flat_map(|i| i.line.coupon_ids.iter()))
+        .copied()
+        .collect();
+    coupons.sort();
+    coupons.dedup();
+    for c in coupons {
+        tx.redeem_coupon(c)?;
+    }
+    Ok(())
+}
+
 /// What recording a link payment's outcome needs.
-struct Paid<'a> {
+pub(super) struct Paid<'a> {
     /// The link as the payer buys it (with the quantities chosen).
-    link: &'a PaymentLink,
-    scope: &'a Scope,
-    req: &'a PayRequest,
-    payer: &'a Payer,
-    attempt: &'a LinkAttempt,
-    rec: &'a Recorded,
-    parts: &'a [(Money, Timestamp)],
-    token: Option<String>,
-    now: Timestamp,
+    pub(super) link: &'a PaymentLink,
+    pub(super) scope: &'a Scope,
+    pub(super) req: &'a PayRequest,
+    pub(super) payer: &'a Payer,
+    pub(super) attempt: &'a LinkAttempt,
+    pub(super) rec: &'a Recorded,
+    pub(super) parts: &'a [(Money, Timestamp)],
+    pub(super) token: Option<String>,
+    pub(super) now: Timestamp,
 }

@@ -60,6 +60,20 @@ pub(crate) fn interval_of(products: &[Product]) -> Result<(RecurringInterval, u3
     }
 }
 
+/// What a new subscription bills, priced: its lines (their ids become the items' ids) and the
+/// totals over them, from a request priced now or from a paid payment link's stored lines.
+pub(crate) struct PricedPlan {
+    pub interval: RecurringInterval,
+    pub interval_count: u32,
+    pub lines: Vec<InvoiceItem>,
+    pub coupons: Vec<crate::pricing::CouponLine>,
+    pub original_amount: Money,
+    pub item_level_discounted_amount: Money,
+    pub total_vat_amount: Money,
+    pub total_price_excluding_vat: Money,
+    pub amount: Money,
+}
+
 /// The work item that renews `s` into cycle `cycle`: one id per subscription and cycle, so
 /// scheduling it twice finds the first.
 pub(crate) fn renewal_work_id(s: SubscriptionId, cycle: u32) -> WorkId {
@@ -185,34 +199,63 @@ impl<S: Store> Billing<S> {
             })
             .collect();
         let loaded = pricing::load(tx, scope.branch_id(), &lines, &req.coupons, req.currency)?;
-        let (interval, count) = interval_of(&loaded.products)?;
+        let (interval, interval_count) = interval_of(&loaded.products)?;
         let priced = pricing::price(&lines, &loaded, req.currency, scope.org.settings.vat_rate)?;
         let t = &priced.totals;
+        let plan = PricedPlan {
+            interval,
+            interval_count,
+            lines: priced.items.iter().map(|p| InvoiceItem::from_priced(p, InvoiceItemId::new(), now)).collect(),
+            coupons: t.coupons.clone(),
+            original_amount: t.original_amount,
+            item_level_discounted_amount: t.item_level_discounted_amount,
+            total_vat_amount: t.total_vat_amount,
+            total_price_excluding_vat: t.total_price_excluding_vat,
+            amount: t.total_amount,
+        };
+        let mut s = self.open_subscription(tx, scope, req, consumer.id, plan, now)?;
+        for c in &priced.redeemed {
+            tx.redeem_coupon(*c)?;
+        }
+        self.issue_cycle_invoice(tx, scope, &mut s, 1, now)?;
+        tx.update_subscription(&s)?;
+        Ok(s)
+    }
+
+    /// A new subscription of `consumer` billing `plan` (priced by the caller), as `req` asks:
+    /// INACTIVE, in cycle 1 from `req.period_start`; inserted, with SUBSCRIPTION_CREATED. The
+    /// caller issues the first cycle's invoice and writes the subscription again.
+    pub(crate) fn open_subscription(
+        &self,
+        tx: &mut dyn Tx,
+        scope: &Scope,
+        req: &SubscriptionCreate,
+        consumer: ConsumerId,
+        plan: PricedPlan,
+        now: Timestamp,
+    ) -> Result<Subscription> {
         let anchor = req.period_start;
-        let (start, end) = cycle::cycle(anchor, interval, count, 1);
-        let items = priced
-            .items
-            .iter()
-            .map(|p| {
-                let id = SubscriptionItemId::new();
-                SubscriptionItem {
-                    id,
-                    line: InvoiceItem::from_priced(p, InvoiceItemId(id.0), now),
-                    updated_at: None,
-                }
+        let (start, end) = cycle::cycle(anchor, plan.interval, plan.interval_count, 1);
+        let items = plan
+            .lines
+            .into_iter()
+            .map(|line| SubscriptionItem {
+                id: SubscriptionItemId(line.id.0),
+                line,
+                updated_at: None,
             })
             .collect();
-        let mut s = Subscription {
+        let s = Subscription {
             id: SubscriptionId::new(),
             org_id: scope.org_id(),
             branch_id: scope.branch_id(),
             user_id: scope.actor.user_id,
-            consumer_id: consumer.id,
+            consumer_id: consumer,
             description: req.description.clone(),
             currency: req.currency,
             status: SubscriptionStatus::Inactive,
-            recurring_interval: interval,
-            recurring_interval_count: count,
+            recurring_interval: plan.interval,
+            recurring_interval_count: plan.interval_count,
             period_anchor: anchor,
             current_cycle_number: 1,
             current_period_start: start,
@@ -228,23 +271,18 @@ impl<S: Store> Billing<S> {
             exclude_coupons_if_installments: req.exclude_coupons_if_installments,
             payment_methods: req.payment_methods,
             coupon_ids: req.coupons.clone(),
-            coupons: t.coupons.clone(),
-            original_amount: t.original_amount,
-            item_level_discounted_amount: t.item_level_discounted_amount,
-            total_vat_amount: t.total_vat_amount,
-            total_price_excluding_vat: t.total_price_excluding_vat,
-            amount: t.total_amount,
+            coupons: plan.coupons,
+            original_amount: plan.original_amount,
+            item_level_discounted_amount: plan.item_level_discounted_amount,
+            total_vat_amount: plan.total_vat_amount,
+            total_price_excluding_vat: plan.total_price_excluding_vat,
+            amount: plan.amount,
             items,
             created_at: now,
             updated_at: None,
         };
         tx.insert_subscription(&s)?;
-        for c in &priced.redeemed {
-            tx.redeem_coupon(*c)?;
-        }
         emit(tx, self.public_url(), EventType::SubscriptionCreated, &s, now)?;
-        self.issue_cycle_invoice(tx, scope, &mut s, 1, now)?;
-        tx.update_subscription(&s)?;
         Ok(s)
     }
 
@@ -254,6 +292,20 @@ impl<S: Store> Billing<S> {
     /// one INITIAL payment, INVOICE_CREATED. A zero invoice is settled at once (and activates an
     /// INACTIVE subscription). The caller writes `s`.
     pub(crate) fn issue_cycle_invoice(&self, tx: &mut dyn Tx, scope: &Scope, s: &mut Subscription, n: u32, now: Timestamp) -> Result<Invoice> {
+        self.issue_cycle_invoice_of(tx, scope, s, n, None, now)
+    }
+
+    /// [`Self::issue_cycle_invoice`] of a payment made through `link` (the invoice's
+    /// `payment_link_id`; its events carry the link and its metadata).
+    pub(crate) fn issue_cycle_invoice_of(
+        &self,
+        tx: &mut dyn Tx,
+        scope: &Scope,
+        s: &mut Subscription,
+        n: u32,
+        link: Option<crate::ids::PaymentLinkId>,
+        now: Timestamp,
+    ) -> Result<Invoice> {
         let (start, _) = s.cycle(n);
         let inv_id = crate::ids::InvoiceId::new();
         let number = tx.next_invoice_number(s.org_id)?;
@@ -281,7 +333,7 @@ impl<S: Store> Billing<S> {
             paid_amount: Money::zero(s.currency),
             coupons: s.coupons.clone(),
             installments: None,
-            payment_link_id: None,
+            payment_link_id: link.map(|l| l.0),
             subscription_id: Some(s.id.0),
             items: s
                 .items

@@ -365,10 +365,16 @@ pub fn refusals_write_nothing<H: Harness>() {
     let email = link_of(&w, "100.00", json!({"contact_information_type": "EMAIL"}));
     let rec = product(&w, s, "50.00", json!({"type": "RECURRING", "recurring_interval": "MONTH"}));
     let recurring = create_link(&w, s, link_body(&[(rec.id, 1)], &[]));
-    let before = everything(&w);
     let ok_body = pay_body(card(PAID_CARD), "+966501234567");
     expect_code(w.billing.pay_link("no-such-link", &PayRequest::parse(&ok_body).unwrap()), Code::NOT_FOUND);
-    expect_code(pay(&w, &recurring, &ok_body), Code::PAYMENT_FLOW_NOT_ALLOWED);
+    // A subscription is paid by card (renewals charge it), and a trial cannot be started yet.
+    let wallet = pay_body(json!({"type": "wallet", "phone_number": "+966501234567"}), "+966501234567");
+    expect_code(pay(&w, &recurring, &wallet), Code::PAYMENT_FLOW_NOT_ALLOWED);
+    let mut trial_body = link_body(&[(rec.id, 1)], &[]);
+    trial_body["trial_period_days"] = json!(7);
+    let trial = create_link(&w, s, trial_body);
+    let before = everything(&w);
+    expect_code(pay(&w, &trial, &ok_body), Code::PAYMENT_FLOW_NOT_ALLOWED);
     let form = |method: Value, field: &str| match pay(&w, &l, &pay_body(method, "+966501234567")) {
         Err(Error::Validation(d)) => assert_eq!(serde_json::to_value(&d[0].loc).unwrap(), json!(["body", "method", field])),
         other => panic!("expected a form error at {field}, got {other:?}"),
@@ -528,6 +534,79 @@ pub fn later_installments_are_charged_on_their_dates<H: Harness>() {
     assert_eq!(inv.status, InvoiceStatus::Completed);
     w.billing.advance_sandbox_clock(s, Advance::By(Duration::days(60))).unwrap();
     assert_eq!(charges(), 4, "the card payment only");
+}
+
+/// A link of recurring products paid by card makes, in the payment's transaction, the
+/// subscription (ACTIVE, its period starting now, the link's lines and amount), its first
+/// invoice (paid: COMPLETED, carrying the subscription and the link) and the saved card; the
+/// renewal a period later charges that card. A decline makes none of it.
+pub fn recurring_link_starts_a_subscription<H: Harness>() {
+    let w = World::new(H::store());
+    let s = &w.admin;
+    let gw = Gate::new(Act::Sandbox);
+    w.billing.set_sandbox_gateway(gw.clone());
+    let rec = product(&w, s, "50.00", json!({"type": "RECURRING", "recurring_interval": "MONTH"}));
+    let mut body = link_body(&[(rec.id, 3)], &[]);
+    body["custom_metadata"] = json!({"plan": "gold"});
+    let l = create_link(&w, s, body);
+    let before = everything(&w);
+    let n = events(&w).len();
+    let declined = pay(&w, &l, &pay_body(card("4201321234411220"), "+966501234567")).unwrap();
+    assert_eq!(declined.status, PayStatus::Failed);
+    assert_eq!(kinds(&events(&w)[n..]), [EventType::PaymentLinkPayAttemptFailed]);
+    // Consumers, invoices, cards and links as they were (`everything` ends with the events).
+    let (after, ev) = (everything(&w), format!("{:?}", events(&w)));
+    assert_eq!(format!("{:?}", &events(&w)[..n]), "[]");
+    assert_eq!(after[..after.len() - ev.len()], before[..before.len() - 2], "a decline creates nothing else");
+    let n = events(&w).len();
+    let out = pay(&w, &l, &pay_body(card(PAID_CARD), "+966501234567")).unwrap();
+    assert_eq!(out.status, PayStatus::Paid);
+    let now = w.now();
+    let (inv, pays) = w.billing.get_invoice(s, out.invoice_id.unwrap()).unwrap();
+    assert_eq!(
+        (inv.status, inv.total_amount, inv.payment_link_id),
+        (InvoiceStatus::Completed, sar("150.00"), Some(l.id.0))
+    );
+    assert_eq!((pays[0].id, pays[0].status), (out.payment_id.unwrap(), PaymentStatus::Succeeded));
+    let sid: crate::ids::SubscriptionId = inv.subscription_id.expect("the subscription's invoice").into();
+    let sub = w.billing.get_subscription(s, sid).unwrap();
+    assert_eq!(sub.status, crate::subscription::SubscriptionStatus::Active);
+    assert_eq!(
+        (sub.consumer_id, sub.amount, sub.current_cycle_number),
+        (out.consumer_id.unwrap(), sar("150.00"), 1)
+    );
+    assert_eq!(
+        (sub.current_period_start, sub.latest_invoice_id, sub.latest_invoice_paid),
+        (now, Some(inv.id), true)
+    );
+    assert_eq!((sub.items.len(), sub.items[0].line.quantity), (1, 3));
+    let card_on_file = w.read(|tx| tx.latest_active_card(out.consumer_id.unwrap()));
+    assert_eq!(card_on_file.map(|c| (c.id, c.consent)), Some((out.consent_id.unwrap(), true)));
+    assert_eq!(
+        kinds(&events(&w)[n..]),
+        [
+            EventType::SubscriptionCreated,
+            EventType::InvoiceCreated,
+            EventType::InvoiceAccepted,
+            EventType::PaymentSucceeded,
+            EventType::InvoiceCompleted,
+            EventType::SubscriptionActivated,
+        ]
+    );
+    let l2 = w.read(|tx| tx.payment_link(l.branch_id, l.id)).unwrap();
+    assert_eq!((l2.payments_count, l2.amount_collected), (1, sar("150.00")));
+    // A period on: the renewal is charged to the saved card (the token), once.
+    let charged = || gw.calls().iter().filter(|c| c.0 == "charge").count();
+    assert_eq!(charged(), 2, "the decline and the payment");
+    w.billing.advance_sandbox_clock(s, Advance::By(Duration::days(32))).unwrap();
+    w.billing.run_due_work(None, 100).unwrap();
+    assert_eq!(charged(), 3);
+    let cycles = w.billing.subscription_invoices(s, sid).unwrap();
+    assert_eq!(cycles.len(), 2);
+    assert_eq!(
+        (cycles[1].0, cycles[1].1.status, cycles[1].1.payment_link_id),
+        (2, InvoiceStatus::Completed, None)
+    );
 }
 
 /// What a scripted gateway does when charged.

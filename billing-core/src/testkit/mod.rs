@@ -492,6 +492,7 @@ macro_rules! conformance_suite {
                 concurrent_attempts_charge_once,
                 unrecorded_attempt_is_voided,
                 later_installments_are_charged_on_their_dates,
+                recurring_link_starts_a_subscription,
             ],
             invoice_payments: [
                 installments_keep_the_card_and_fall_due,

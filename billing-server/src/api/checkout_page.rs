@@ -17,6 +17,7 @@ use billing_core::money::Money;
 use billing_core::payment_link::ops::lane;
 use billing_core::payment_link::page::{result_is_success, CheckoutPage, PageState};
 use billing_core::payment_link::{ContactInformationType, Unpayable};
+use billing_core::product::RecurringInterval;
 use billing_core::{Billing, Lane};
 use hyper::Method;
 use std::fmt::Write;
@@ -135,6 +136,12 @@ struct Texts {
     decline_reason: &'static str,
     decline_button: &'static str,
     declining: &'static str,
+    /// The summary's line of a subscription: when it renews.
+    renews: &'static str,
+    /// Under the pay button of a subscription's link: `{amount}` and `{every}` are filled in.
+    subscription_consent: &'static str,
+    /// Under the pay button of a subscription's invoice (card payments are kept for renewals).
+    subscription_card_kept: &'static str,
 }
 
 const AR: Texts = Texts {
@@ -174,7 +181,7 @@ const AR: Texts = Texts {
     inactive: "رابط الدفع هذا غير نشط.",
     expired: "انتهت صلاحية رابط الدفع هذا.",
     completed: "اكتمل رابط الدفع هذا ولم يعد يقبل مدفوعات.",
-    recurring: "هذا الرابط لاشتراك لا يمكن دفعه هنا بعد.",
+    recurring: "هذا الرابط لاشتراك بفترة تجريبية، ولا يمكن بدؤه هنا بعد.",
     no_payment: "لن يُخصم أي مبلغ.",
     not_found: "رابط الدفع غير موجود",
     not_found_body: "تحقق من العنوان أو اطلب رابطًا جديدًا من التاجر.",
@@ -222,6 +229,9 @@ const AR: Texts = Texts {
     decline_reason: "السبب (اختياري)",
     decline_button: "رفض الفاتورة",
     declining: "جارٍ رفض الفاتورة…",
+    renews: "التجديد",
+    subscription_consent: "بالدفع تبدأ اشتراكًا: يُخصم {amount} من هذه البطاقة {every} حتى تلغيه.",
+    subscription_card_kept: "هذه الفاتورة لاشتراك: عند الدفع بالبطاقة تُحفظ البطاقة ويُخصم منها {amount} {every} حتى تلغي الاشتراك.",
 };
 
 const EN: Texts = Texts {
@@ -261,7 +271,7 @@ const EN: Texts = Texts {
     inactive: "This payment link is not active.",
     expired: "This payment link has expired.",
     completed: "This payment link is completed: it takes no more payments.",
-    recurring: "This link is for a subscription, which cannot be paid here yet.",
+    recurring: "This link is for a subscription with a trial period, which cannot be started here yet.",
     no_payment: "No payment will be taken.",
     not_found: "Payment link not found",
     not_found_body: "Check the address, or ask the merchant for a new link.",
@@ -290,6 +300,10 @@ const EN: Texts = Texts {
     decline_reason: "Reason (optional)",
     decline_button: "Decline the invoice",
     declining: "Declining the invoice…",
+    renews: "Renews",
+    subscription_consent: "Paying starts a subscription: {amount} is charged to this card {every} until you cancel it.",
+    subscription_card_kept:
+        "This invoice is for a subscription: paid by card, the card is kept and charged {amount} {every} until you cancel the subscription.",
 };
 
 /// The page's language (`?language=`, Arabic by default; anything unknown is Arabic too) and
@@ -303,6 +317,42 @@ fn texts(lang: Language) -> &'static Texts {
     match lang {
         Language::Ar => &AR,
         Language::En => &EN,
+    }
+}
+
+/// How often a subscription renews, in words: "every month", "every 3 weeks", "شهريًا".
+fn every(lang: Language, interval: RecurringInterval, n: u32) -> String {
+    use RecurringInterval::*;
+    match lang {
+        Language::En => {
+            let (one, many) = match interval {
+                Week => ("week", "weeks"),
+                Month => ("month", "months"),
+                Quarter => ("quarter", "quarters"),
+                Semester => ("6 months", "half-years"),
+                Year => ("year", "years"),
+            };
+            if n == 1 {
+                format!("every {one}")
+            } else {
+                format!("every {n} {many}")
+            }
+        }
+        Language::Ar => match (interval, n) {
+            (Week, 1) => "أسبوعيًا".into(),
+            (Month, 1) => "شهريًا".into(),
+            (Quarter, 1) => "كل ثلاثة أشهر".into(),
+            (Semester, 1) => "كل ستة أشهر".into(),
+            (Year, 1) => "سنويًا".into(),
+            (Week, 2) => "كل أسبوعين".into(),
+            (Month, 2) => "كل شهرين".into(),
+            (Year, 2) => "كل سنتين".into(),
+            (Week, n) => format!("كل {n} أسابيع"),
+            (Month, n) => format!("كل {n} أشهر"),
+            (Quarter, n) => format!("كل {} أشهر", 3 * n),
+            (Semester, n) => format!("كل {} أشهر", 6 * n),
+            (Year, n) => format!("كل {n} سنوات"),
+        },
     }
 }
 
@@ -507,6 +557,9 @@ value=\"{q}\" inputmode=\"numeric\" dir=\"ltr\" aria-label=\"{label}\">",
     if p.pay_now != p.total {
         row(&mut m, "total pay-now", t.pay_now, money(p.pay_now));
     }
+    if let Some(r) = p.renews {
+        row(&mut m, "renews", t.renews, every(lang, r.interval, r.count));
+    }
     m.push_str("</dl>\n</section>\n");
     // The form.
     let _ = write!(
@@ -544,12 +597,21 @@ data-form-error=\"{form_error}\" data-network-error=\"{network_error}\"{refusals
         }
         m.push_str("</fieldset>\n");
     }
+    // A subscription is paid by card only (its renewals are charged to it): no choice to make.
+    let wallet_choice = if p.wallet {
+        format!(
+            "<label class=\"choice\"><input type=\"radio\" name=\"method-type\" id=\"method-type-wallet\" value=\"wallet\"> {}</label>",
+            t.wallet
+        )
+    } else {
+        String::new()
+    };
     let _ = write!(
         m,
         "<fieldset class=\"methods\"><legend>{}</legend>\n<div class=\"choices\">\
 <label class=\"choice\"><input type=\"radio\" name=\"method-type\" id=\"method-type-card\" value=\"card\" checked> {}</label>\
-<label class=\"choice\"><input type=\"radio\" name=\"method-type\" id=\"method-type-wallet\" value=\"wallet\"> {}</label></div>\n",
-        t.pay_with, t.card, t.wallet
+{wallet_choice}</div>\n",
+        t.pay_with, t.card
     );
     m.push_str("<div id=\"card-fields\">\n");
     field(
@@ -588,15 +650,19 @@ data-form-error=\"{form_error}\" data-network-error=\"{network_error}\"{refusals
         t.cvc,
         "type=\"password\" inputmode=\"numeric\" autocomplete=\"cc-csc\" dir=\"ltr\" maxlength=\"4\" placeholder=\"CVC\" required",
     );
-    m.push_str("</div>\n</div>\n<div id=\"wallet-fields\" hidden>\n");
-    field(
-        &mut m,
-        t,
-        "method-phone_number",
-        t.wallet_phone,
-        "type=\"tel\" inputmode=\"tel\" autocomplete=\"tel\" dir=\"ltr\" placeholder=\"+9665XXXXXXXX\"",
-    );
-    m.push_str("</div>\n</fieldset>\n");
+    m.push_str("</div>\n</div>\n");
+    if p.wallet {
+        m.push_str("<div id=\"wallet-fields\" hidden>\n");
+        field(
+            &mut m,
+            t,
+            "method-phone_number",
+            t.wallet_phone,
+            "type=\"tel\" inputmode=\"tel\" autocomplete=\"tel\" dir=\"ltr\" placeholder=\"+9665XXXXXXXX\"",
+        );
+        m.push_str("</div>\n");
+    }
+    m.push_str("</fieldset>\n");
     if !p.installments.is_empty() {
         let _ = write!(
             m,
@@ -623,6 +689,18 @@ data-form-error=\"{form_error}\" data-network-error=\"{network_error}\"{refusals
             );
         }
         let _ = writeln!(m, "<p class=\"hint\" id=\"card-only\" hidden>{}</p>\n</fieldset>", t.card_only);
+    }
+    if let Some(r) = p.renews {
+        // A link starts the subscription; an invoice's page pays one that exists.
+        let words = if p.invoice_number.is_some() {
+            t.subscription_card_kept
+        } else {
+            t.subscription_consent
+        };
+        let consent = words
+            .replace("{amount}", &format!("\u{2068}{}\u{2069}", money(r.amount)))
+            .replace("{every}", &every(lang, r.interval, r.count));
+        let _ = writeln!(m, "<p class=\"hint consent\" id=\"subscription-consent\">{}</p>", esc(&consent));
     }
     let _ = write!(
         m,

@@ -3,7 +3,8 @@
 //! card from the Arabic page and from the English page (after a form error), one paid in 3
 //! installments, the page at a 375 px phone width, and a page embedding `/embed.js` whose iframe
 //! keeps within its height bounds and whose redirect leaves the iframe; an invoice paid in 2
-//! installments from its pay page (Arabic, English, phone width) and another one declined there.
+//! installments from its pay page (Arabic, English, phone width) and another one declined there;
+//! a link of a monthly product paid by card, which starts a subscription.
 //! Every payment is verified through the API. Screenshots go to `target/screenshots/`.
 //!
 //! Without chromium the test fails when `CI` is set, and prints a loud SKIPPED otherwise.
@@ -209,6 +210,26 @@ fn checkout_in_a_real_browser() {
     b.click("#pay-button");
     let url = result_url(&b);
     assert_eq!(invoice_of(&srv, &url)["status"], "COMPLETED");
+
+    // A subscription: a link of a monthly product, paid by card from the Arabic page (no wallet,
+    // no installments, the renewal said), verified through the API.
+    let monthly = id_of(&recurring_product(&srv, "Monthly gym", "150.00"));
+    let ls = create_link(&srv, link_body(&[(&monthly, 1)]));
+    b.goto(&format!("{}/pay/{}", srv.base, short(&ls)));
+    assert_eq!(b.js("return document.getElementById('method-type-wallet')", json!([])), Value::Null);
+    assert!(text(&b).contains("شهريًا") && text(&b).contains("حتى تلغيه"), "{}", text(&b));
+    full_shot(&b, 1280, "checkout-ar-subscription.png");
+    b.goto(&format!("{}/pay/{}?language=en", srv.base, short(&ls)));
+    assert!(text(&b).contains("every month"), "{}", text(&b));
+    fill(&b, Some(&phone(308)), "4111111111111111");
+    full_shot(&b, 375, "checkout-phone-en-subscription.png");
+    b.click("#pay-button");
+    let url = result_url(&b);
+    let inv = invoice_of(&srv, &url);
+    assert_eq!(inv["status"], "COMPLETED");
+    let sid = inv["subscription_id"].as_str().expect("a subscription's invoice");
+    let sub = ok(srv.get(&format!("/api/v2/subscriptions/{sid}")));
+    assert_eq!((sub["status"].as_str(), sub["amount"].as_str()), (Some("ACTIVE"), Some("150.00")));
 
     // A declined card: the failure page, and nothing is created.
     let invoices_before = ids(&srv.get("/api/v2/invoices")).len();

@@ -239,11 +239,23 @@ fn links_that_take_no_payment(srv: &TestServer) {
     let t = page(srv, &format!("/pay/{}?language=en", short(&c))).text;
     assert!(t.contains("This payment link is completed") && !t.contains("<form"), "{t}");
     assert!(page(srv, &format!("/pay/{}", short(&c))).text.contains("اكتمل رابط الدفع هذا"));
-    // Recurring products are paid with subscriptions, not here yet.
+    // Recurring products: a subscription, paid by card only, saying how often it renews; one
+    // with a trial period cannot be started here yet.
     let r = id_of(&recurring_product(srv, "Monthly", "100.00"));
     let l = create_link(srv, link_body(&[(&r, 1)]));
     let t = page(srv, &format!("/pay/{}?language=en", short(&l))).text;
-    assert!(t.contains("subscription") && !t.contains("<form"), "{t}");
+    assert!(t.contains("<form") && t.contains("every month") && t.contains("until you cancel it"), "{t}");
+    assert!(
+        !t.contains("method-type-wallet") && !t.contains("wallet-fields") && !t.contains("installments-2"),
+        "{t}"
+    );
+    let t = page(srv, &format!("/pay/{}", short(&l))).text;
+    assert!(t.contains("شهريًا") && t.contains("حتى تلغيه"), "{t}");
+    let mut b = link_body(&[(&r, 1)]);
+    b["trial_period_days"] = json!(14);
+    let trial = create_link(srv, b);
+    let t = page(srv, &format!("/pay/{}?language=en", short(&trial))).text;
+    assert!(t.contains("trial period") && !t.contains("<form"), "{t}");
 }
 
 fn unknown_links_are_404_pages(srv: &TestServer) {

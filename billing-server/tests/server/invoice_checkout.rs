@@ -493,6 +493,7 @@ http_tests!(
     pages_show_the_invoice,
     live_without_gateway_takes_no_payment,
     failed_attempts_are_limited_per_client,
+    subscription_invoice_keeps_the_card,
 );
 
 postgres_smoke!(
@@ -500,7 +501,8 @@ postgres_smoke!(
     concurrent_attempts_charge_once,
     refusals_write_nothing,
     decline_with_a_reason,
-    failed_attempts_are_limited_per_client
+    failed_attempts_are_limited_per_client,
+    subscription_invoice_keeps_the_card
 );
 
 /// Makes the test organization live (not sandbox): it then has no gateway configured.
@@ -590,4 +592,36 @@ fn failed_attempts_are_limited_per_client(srv: &TestServer) {
     ok(srv.post("/api/v2/sandbox/clock/advance", json!({"seconds": 15 * 60 + 1})));
     assert_eq!(ok(attempt(srv, &inv, body(card(PAID), 1)))["status"], "paid");
     assert_eq!(ok(crate::link_checkout::attempt(srv, &l, link_body(PAID, 9)))["status"], "paid");
+}
+
+/// A subscription made through the API, its first invoice paid by card from the invoice's page:
+/// the page says the card is kept for the renewals, the subscription is ACTIVE, and the renewal
+/// a month later is charged to that card (the consumer had none before).
+fn subscription_invoice_keeps_the_card(srv: &TestServer) {
+    let c = quiet_consumer(srv, "Sara Al-Harbi");
+    let gym = id_of(&recurring_product(srv, "Gym", "120.00"));
+    let now = ok(srv.get("/api/v2/sandbox/clock"))["now"].as_str().unwrap().to_string();
+    let sub = ok(srv.post(
+        "/api/v2/subscriptions",
+        json!({"organization_consumer_id": c, "items": [{"product_id": gym, "quantity": 1}], "period_start": now}),
+    ));
+    let sid = id_of(&sub);
+    let inv = ok(srv.get(&invoice_path(sub["latest_invoice_id"].as_str().unwrap())));
+    let t = page(srv, &format!("/pay/invoices/{}?language=en", id_str(&inv))).text;
+    assert!(
+        t.contains("This invoice is for a subscription") && t.contains("every month") && t.contains("120.00 SAR"),
+        "{t}"
+    );
+    let r = ok(attempt(srv, &inv, body(card(PAID), 1)));
+    assert_eq!(r["status"], "paid", "{r}");
+    assert_eq!(ok(srv.get(&format!("/api/v2/subscriptions/{sid}")))["status"], "ACTIVE");
+    ok(srv.post("/api/v2/sandbox/clock/advance", json!({"seconds": 32 * 86400})));
+    let invs = ok(srv.get(&format!("/api/v2/invoices?subscription_id={sid}&sort_direction=asc&include_payments=true")));
+    let invs = invs["data"].as_array().unwrap();
+    assert_eq!(invs.len(), 2, "{invs:?}");
+    assert_eq!(
+        (invs[1]["status"].as_str(), invs[1]["payments"][0]["current_status"].as_str()),
+        (Some("COMPLETED"), Some("SUCCEEDED")),
+        "the renewal is charged to the card kept from the invoice's page"
+    );
 }

@@ -323,13 +323,15 @@ http_tests!(
     concurrent_attempts_charge_once,
     card_numbers_are_never_stored,
     custom_quantities,
+    recurring_links_start_subscriptions,
 );
 
 postgres_smoke!(
     card_outcomes_and_redirects,
     concurrent_attempts_charge_once,
     refusals_write_nothing,
-    card_numbers_are_never_stored
+    card_numbers_are_never_stored,
+    recurring_links_start_subscriptions
 );
 
 fn custom_quantities(srv: &TestServer) {
@@ -384,4 +386,82 @@ fn custom_quantities(srv: &TestServer) {
     let link = ok(srv.get(&link_path(&id_of(&l))));
     assert_eq!((link["amount"].as_str(), link["items"][0]["quantity"].as_u64()), (Some("100.00"), Some(1)));
     assert_eq!(link["amount_collected"], "300.00");
+}
+
+/// A link of recurring products: paying it by card makes the subscription, its first invoice
+/// and payment in one go, and keeps the card, which the renewal a period later is charged to.
+/// A wallet, installments and a declined card make nothing.
+fn recurring_links_start_subscriptions(srv: &TestServer) {
+    let gym = id_of(&recurring_product(srv, "Gym", "100.00"));
+    let meta = json!({"plan": {"tier": "gold"}});
+    let mut b = link_body(&[(&gym, 2)]);
+    b["custom_metadata"] = meta.clone();
+    let l = create_link(srv, b);
+    let r = unchanged(srv, || attempt(srv, &l, body(json!({"type": "wallet", "phone_number": phone(40)}), &phone(40))));
+    assert_error(&r, 400, "PAYMENT_FLOW_NOT_ALLOWED");
+    let mut two = body(card(PAID), &phone(40));
+    two["installments"] = json!(2);
+    assert_error(&unchanged(srv, || attempt(srv, &l, two.clone())), 400, "PAYMENT_FLOW_NOT_ALLOWED");
+    // Declined: nothing but the attempt's event.
+    let subs = ids(&srv.get("/api/v2/subscriptions"));
+    let invoices = ids(&srv.get("/api/v2/invoices"));
+    let before = event_payloads(srv).len();
+    let r = ok(attempt(srv, &l, body(card("4201321234411220"), &phone(41))));
+    assert_eq!(r["status"], "failed");
+    assert_eq!(ids(&srv.get("/api/v2/subscriptions")), subs);
+    assert_eq!(ids(&srv.get("/api/v2/invoices")), invoices);
+    let types: Vec<Value> = event_payloads(srv)[before..].iter().map(|e| e["event_type"].clone()).collect();
+    assert_eq!(types, [json!("PAYMENT_LINK_PAY_ATTEMPT_FAILED")]);
+    // Paid.
+    let before = event_payloads(srv).len();
+    let r = ok(attempt(srv, &l, body(card(PAID), &phone(42))));
+    assert_eq!(r["status"], "paid", "{r}");
+    let url = r["redirect_url"].as_str().unwrap();
+    let inv = ok(srv.get(&invoice_path(&param(url, "invoice_id").unwrap())));
+    assert_eq!(
+        (inv["status"].clone(), inv["total_amount"].clone(), inv["payment_link_id"].clone()),
+        (json!("COMPLETED"), json!("200.00"), l["id"].clone())
+    );
+    let sid = inv["subscription_id"].as_str().expect("the invoice is the subscription's").to_string();
+    let s = ok(srv.get(&format!("/api/v2/subscriptions/{sid}")));
+    assert_eq!(s["status"], "ACTIVE");
+    assert_eq!(s["current_cycle_number"], 1);
+    assert_eq!(s["amount"], "200.00");
+    assert_eq!(s["recurring_interval"], "MONTH");
+    assert_eq!(s["items"][0]["quantity"], 2);
+    assert_eq!(s["latest_invoice_id"], inv["id"]);
+    assert_eq!(s["organization_consumer_id"].as_str(), param(url, "organization_consumer_id").as_deref());
+    assert!(param(url, "consent_id").is_some(), "the card is kept with consent");
+    let new = &event_payloads(srv)[before..];
+    let types: Vec<&str> = new.iter().map(|e| e["event_type"].as_str().unwrap()).collect();
+    assert_eq!(
+        types,
+        [
+            "SUBSCRIPTION_CREATED",
+            "INVOICE_CREATED",
+            "INVOICE_ACCEPTED",
+            "PAYMENT_SUCCEEDED",
+            "INVOICE_COMPLETED",
+            "SUBSCRIPTION_ACTIVATED"
+        ]
+    );
+    for e in new.iter().filter(|e| e["entity_type"] != "SUBSCRIPTION") {
+        assert_eq!(e["data"]["payment_link"]["id"], l["id"], "{e}");
+        assert_eq!(e["data"]["metadata"], meta);
+    }
+    let link = ok(srv.get(&link_path(&id_of(&l))));
+    assert_eq!(
+        (link["number_of_payments"].clone(), link["amount_collected"].clone()),
+        (json!(1), json!("200.00"))
+    );
+    // A month on: the renewal is charged to the card kept at checkout.
+    ok(srv.post("/api/v2/sandbox/clock/advance", json!({"seconds": 32 * 86400})));
+    let invs = ok(srv.get(&format!("/api/v2/invoices?subscription_id={sid}&sort_direction=asc&include_payments=true")));
+    let invs = invs["data"].as_array().unwrap();
+    assert_eq!(invs.len(), 2, "{invs:?}");
+    assert_eq!(invs[1]["status"], "COMPLETED");
+    assert_eq!(invs[1]["payments"][0]["current_status"], "SUCCEEDED");
+    assert_eq!(invs[1]["payment_link_id"], Value::Null, "a renewal is not a payment of the link");
+    let link = ok(srv.get(&link_path(&id_of(&l))));
+    assert_eq!(link["amount_collected"], "200.00");
 }
