@@ -25,6 +25,7 @@ use sha2::Sha256;
 pub mod lane {
     use super::Lane;
     pub const ACCEPT: Lane = Lane::Write;
+    pub const PAGE: Lane = Lane::Read;
 }
 
 /// How long the bearer token answered on acceptance is valid.
@@ -100,6 +101,26 @@ impl<S: Store> Billing<S> {
         let sig = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(sig).ok()?;
         mac(&self.jwt_secret, id).verify_slice(&sig).ok()?;
         Some(id)
+    }
+
+    /// The invitation a token names and its organization, for the page that accepts it: a 404
+    /// for an unknown or forged token, a 410 `INVITATION_EXPIRED` for a used or expired one.
+    pub fn invitation_of(&self, token: &str) -> Result<(super::Invitation, super::Organization)> {
+        let id = self.invitation_of_token(token).ok_or_else(|| Error::not_found("Invitation", "of this token"))?;
+        let (inv, org) = self
+            .store
+            .read(|tx| {
+                let Some(inv) = tx.invitation(id)? else { return Ok(None) };
+                Ok(tx.org(inv.organization_id)?.map(|o| (inv, o)))
+            })?
+            .ok_or_else(|| Error::not_found("Invitation", "of this token"))?;
+        if inv.accepted_at.is_some() {
+            return Err(Error::rule(Code::INVITATION_EXPIRED, "the invitation was already accepted"));
+        }
+        if org.now(self.clock()) >= inv.expire_at {
+            return Err(Error::rule(Code::INVITATION_EXPIRED, "the invitation has expired"));
+        }
+        Ok((inv, org))
     }
 
     /// Accepts an invitation: creates its user and answers `{user, organization, access_token,

@@ -810,3 +810,71 @@ fn starttls_is_verified_with_rustls() {
     std::thread::sleep(Duration::from_millis(300));
     assert_eq!(sink.messages().len(), 1, "nothing sent to a server that is not trusted");
 }
+
+/// The page the invitation links to by default: it names the organization and the role in the
+/// invitation's language (Arabic right-to-left), posts its form (no script) to itself, and shows
+/// the new user's bearer token once; the token works; a used link shows the 410 page, a bad one
+/// the 404 page; a missing name shows the form again with the error, writing nothing.
+#[test]
+fn invitation_page_accepts_once() {
+    let srv = TestServer::sqlite();
+    let inv = ok(srv.call_as(
+        &srv.key.clone(),
+        None,
+        Method::POST,
+        "/api/v2/organization/invite",
+        Some(json!({"email": "nora@example.com", "role": "branch_user", "branches": [srv.branch_id()]})),
+    ));
+    let id: billing_core::ids::InvitationId = inv["id"].as_str().unwrap().parse().unwrap();
+    let link = srv.app.billing.invite_link(id).unwrap();
+    assert!(link.starts_with("http://127.0.0.1/invite/accept?token="), "{link}");
+    let token = link.split_once("token=").unwrap().1.to_string();
+    let path = format!("/invite/accept?token={token}");
+    let page = srv.raw(Method::GET, &path, &[], None);
+    assert_eq!(page.status, 200, "{}", page.text);
+    assert!(page.headers["content-type"].to_str().unwrap().starts_with("text/html"));
+    assert_eq!(page.headers["cache-control"], "no-store");
+    assert!(page.headers["content-security-policy"].to_str().unwrap().contains("form-action 'self'"));
+    assert!(
+        page.text.contains("dir=\"rtl\"") && page.text.contains("Test Org") && page.text.contains("مستخدم فرع"),
+        "{}",
+        page.text
+    );
+    assert!(page.text.contains("<form method=\"post\" action=\"/invite/accept\">"));
+    assert!(page.text.contains(&format!("name=\"token\" value=\"{token}\"")));
+    let en = srv.raw(Method::GET, &format!("{path}&language=en"), &[], None);
+    assert!(en.text.contains("You are invited to join as branch user (nora@example.com)"), "{}", en.text);
+
+    let post = |form: String| {
+        srv.raw(
+            Method::POST,
+            "/invite/accept",
+            &[("content-type", "application/x-www-form-urlencoded")],
+            Some(form.into_bytes()),
+        )
+    };
+    let again = srv.unchanged(|| post(format!("token={token}&language=en&first_name=&last_name=")));
+    assert_eq!(again.status, 200);
+    assert!(
+        again.text.contains("form-error") && again.text.contains("Enter your first name."),
+        "{}",
+        again.text
+    );
+    let done = post(format!("token={token}&language=en&first_name=Nora&last_name=Saleh+Al+Harbi"));
+    assert_eq!(done.status, 200, "{}", done.text);
+    assert_eq!(done.headers["cache-control"], "no-store");
+    assert!(done.text.contains("You have joined Test Org"), "{}", done.text);
+    let bearer = done.text.split("<code>").nth(1).unwrap().split("</code>").next().unwrap().to_string();
+    let me = ok(call_bearer(&srv, &bearer, None, Method::GET, "/api/v2/me", None));
+    assert_eq!(
+        (me["user"]["email"].as_str(), me["user"]["last_name"].as_str()),
+        (Some("nora@example.com"), Some("Saleh Al Harbi"))
+    );
+    let used = srv.unchanged(|| post(format!("token={token}&language=en&first_name=Nora")));
+    assert_eq!(used.status, 410, "{}", used.text);
+    assert!(used.text.contains("expired or was already used"));
+    assert_eq!(srv.raw(Method::GET, &path, &[], None).status, 410);
+    let bad = srv.raw(Method::GET, "/invite/accept?token=nope", &[], None);
+    assert_eq!(bad.status, 404);
+    assert!(bad.text.contains("رابط الدعوة هذا غير صالح"), "{}", bad.text);
+}
