@@ -51,6 +51,28 @@ pub fn channels_of(c: &Consumer) -> Vec<(Channel, String)> {
     out
 }
 
+/// A new notification, pending, due now (to be given its channel, recipient, branch and
+/// consumer).
+fn pending(org: OrgId, kind: Kind, language: Language, payload: Value, now: Timestamp) -> Notification {
+    Notification {
+        id: NotificationId::new(),
+        org_id: org,
+        branch_id: None,
+        consumer_id: None,
+        kind,
+        channel: Channel::Email,
+        recipient: String::new(),
+        language,
+        payload,
+        status: Status::Pending,
+        attempts: vec![],
+        next_attempt_at: Some(now),
+        created_at: now,
+        updated_at: now,
+        sent_at: None,
+    }
+}
+
 /// Records one notification and its item.
 pub(crate) fn record(tx: &mut dyn Tx, n: &Notification) -> Result<()> {
     tx.insert_notification(n)?;
@@ -69,26 +91,14 @@ pub(crate) fn to_consumer(tx: &mut dyn Tx, org: &Organization, c: &Consumer, kin
     payload["consumer_name"] = json!(c.name);
     let channels = channels_of(c);
     for (channel, recipient) in &channels {
-        record(
-            tx,
-            &Notification {
-                id: NotificationId::new(),
-                org_id: org.id,
-                branch_id: Some(c.branch_id),
-                consumer_id: Some(c.id),
-                kind,
-                channel: *channel,
-                recipient: recipient.clone(),
-                language: c.preferred_language,
-                payload: payload.clone(),
-                status: Status::Pending,
-                attempts: vec![],
-                next_attempt_at: Some(now),
-                created_at: now,
-                updated_at: now,
-                sent_at: None,
-            },
-        )?;
+        let n = Notification {
+            branch_id: Some(c.branch_id),
+            consumer_id: Some(c.id),
+            channel: *channel,
+            recipient: recipient.clone(),
+            ..pending(org.id, kind, c.preferred_language, payload.clone(), now)
+        };
+        record(tx, &n)?;
     }
     Ok(channels.len())
 }
@@ -129,21 +139,8 @@ pub(crate) fn about_invoice(
 /// Records an e-mail to a person who is not a consumer (an invited team member).
 pub(crate) fn to_person(tx: &mut dyn Tx, org: OrgId, email: &str, language: Language, kind: Kind, payload: Value, now: Timestamp) -> Result<NotificationId> {
     let n = Notification {
-        id: NotificationId::new(),
-        org_id: org,
-        branch_id: None,
-        consumer_id: None,
-        kind,
-        channel: Channel::Email,
         recipient: email.to_string(),
-        language,
-        payload,
-        status: Status::Pending,
-        attempts: vec![],
-        next_attempt_at: Some(now),
-        created_at: now,
-        updated_at: now,
-        sent_at: None,
+        ..pending(org, kind, language, payload, now)
     };
     record(tx, &n)?;
     Ok(n.id)

@@ -159,7 +159,7 @@ fn parts(kind: Kind, lang: Language, p: &Value) -> Parts {
     }
 }
 
-/// Escapes text for HTML content and attribute values.
+/// Escapes text for HTML content and attribute values (also the hosted pages').
 pub fn esc(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
