@@ -52,7 +52,7 @@ impl SmtpTls {
 }
 
 /// The SMTP server e-mails go through.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct SmtpConfig {
     pub host: String,
     /// Default: 25, 587 or 465 by the TLS mode.
@@ -68,7 +68,7 @@ pub struct SmtpConfig {
 }
 
 /// The SMS and WhatsApp provider (Twilio's Messages API shape).
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct SmsConfig {
     /// Default `https://api.twilio.com`.
     pub base_url: String,
@@ -78,6 +78,34 @@ pub struct SmsConfig {
     pub sms_from: Option<String>,
     /// The sender number (E.164) of WhatsApp messages; WhatsApp is off without it.
     pub whatsapp_from: Option<String>,
+}
+
+/// Debug output never shows the password.
+impl std::fmt::Debug for SmtpConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SmtpConfig")
+            .field("host", &self.host)
+            .field("port", &self.port)
+            .field("tls", &self.tls)
+            .field("username", &self.username)
+            .field("password", &self.password.as_ref().map(|_| "***"))
+            .field("from", &self.from)
+            .field("ca_file", &self.ca_file)
+            .finish()
+    }
+}
+
+/// Debug output never shows the token.
+impl std::fmt::Debug for SmsConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SmsConfig")
+            .field("base_url", &self.base_url)
+            .field("account", &self.account)
+            .field("token", &"***")
+            .field("sms_from", &self.sms_from)
+            .field("whatsapp_from", &self.whatsapp_from)
+            .finish()
+    }
 }
 
 pub const DEFAULT_SMS_PROVIDER_URL: &str = "https://api.twilio.com";
@@ -145,9 +173,12 @@ impl SmtpSender {
             SmtpTls::StartTls => Tls::Required(params()?),
             SmtpTls::Tls => Tls::Wrapper(params()?),
         };
+        // EHLO with the sender's domain (lettre's default is `localhost`).
+        let hello = lettre::transport::smtp::extension::ClientId::Domain(from.email.domain().to_string());
         let mut b = SmtpTransport::builder_dangerous(c.host.clone())
             .port(c.port.unwrap_or(c.tls.default_port()))
             .tls(mode)
+            .hello_name(hello)
             .timeout(Some(timeout));
         match (&c.username, &c.password) {
             (Some(u), Some(p)) => b = b.credentials(Credentials::new(u.clone(), p.clone())),
@@ -335,6 +366,35 @@ mod tests {
         assert_eq!(SmtpTls::parse("none").unwrap().default_port(), 25);
         assert_eq!(SmtpTls::parse("tls").unwrap().default_port(), 465);
         assert!(SmtpTls::parse("ssl3").is_err());
+    }
+
+    #[test]
+    fn secrets_stay_out_of_debug_output() {
+        let c = SmtpConfig {
+            host: "mail.example.com".into(),
+            port: None,
+            tls: SmtpTls::StartTls,
+            username: Some("u".into()),
+            password: Some("hunter2".into()),
+            from: "a@example.com".into(),
+            ca_file: None,
+        };
+        let s = SmsConfig {
+            base_url: DEFAULT_SMS_PROVIDER_URL.into(),
+            account: "AC1".into(),
+            token: "tok-secret".into(),
+            sms_from: None,
+            whatsapp_from: None,
+        };
+        let text = format!(
+            "{:?}",
+            NotifyConfig {
+                smtp: Some(c),
+                sms: Some(s),
+                ..Default::default()
+            }
+        );
+        assert!(!text.contains("hunter2") && !text.contains("tok-secret") && text.contains("***"), "{text}");
     }
 
     #[test]
