@@ -82,6 +82,8 @@ typed_id!(
     PaymentLinkItemId,
     SubscriptionId,
     SubscriptionItemId,
+    /// A subscription's plan change (PendingPlanChange).
+    PlanChangeId,
 );
 
 #[cfg(test)]

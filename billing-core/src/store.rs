@@ -19,7 +19,7 @@ use crate::org::OrgTx;
 use crate::payment::PaymentTx;
 use crate::payment_link::PaymentLinkTx;
 use crate::product::ProductTx;
-use crate::subscription::SubscriptionTx;
+use crate::subscription::{PlanChangeTx, SubscriptionTx};
 use crate::webhook::WebhookTx;
 use crate::work::WorkTx;
 use std::cell::Cell;
@@ -115,6 +115,7 @@ pub trait Tx:
     + PaymentTx
     + PaymentLinkTx
     + SubscriptionTx
+    + PlanChangeTx
     + WorkTx
     + WebhookTx
     + IdempotencyTx
@@ -134,6 +135,7 @@ impl<T> Tx for T where
         + PaymentTx
         + PaymentLinkTx
         + SubscriptionTx
+        + PlanChangeTx
         + WorkTx
         + WebhookTx
         + IdempotencyTx

@@ -600,6 +600,15 @@ fn org_settings(args: &ServeArgs, command: SettingsCommand) -> Result<(), Box<dy
         println!("  installment minimums      {minimums}");
         println!("  installment split         every {} month(s)", settings.installment_split_months);
         println!(
+            "  next invoice lead time    {} day(s) before the period end",
+            settings.subscription_invoice_lead_days
+        );
+        let retries: Vec<String> = settings.subscription_renewal_retry_days.iter().map(u32::to_string).collect();
+        match retries.is_empty() {
+            true => println!("  renewal retries           none"),
+            false => println!("  renewal retries           days {} after the first attempt", retries.join(", ")),
+        }
+        println!(
             "  consumer notifications    {}",
             if settings.consumer_notifications {
                 "on"

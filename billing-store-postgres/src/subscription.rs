@@ -80,7 +80,21 @@ diesel::table! {
     }
 }
 
-diesel::allow_tables_to_appear_in_same_query!(subscriptions, subscription_items, subscription_cycles);
+diesel::table! {
+    subscription_plan_changes (id) {
+        id -> Uuid,
+        subscription_id -> Uuid,
+        status -> Text,
+        currency -> Text,
+        effective_cycle -> Int8,
+        effective_at -> Timestamptz,
+        body -> Jsonb,
+        created_at -> Timestamptz,
+        updated_at -> Nullable<Timestamptz>,
+    }
+}
+
+diesel::allow_tables_to_appear_in_same_query!(subscriptions, subscription_items, subscription_cycles, subscription_plan_changes);
 
 fn count_of(what: &str, v: i64) -> StoreResult<u32> {
     u32::try_from(v).map_err(|_| unreadable(what, v))
@@ -150,6 +164,7 @@ impl SubRow {
             options: serde_json::json!({
                 "notify_consumer": v.notify_consumer,
                 "exclude_coupons_if_installments": v.exclude_coupons_if_installments,
+                "anchor_cycle": v.anchor_cycle,
             }),
             payment_methods: to_json("payment_methods", &v.payment_methods),
             coupon_ids: to_json("coupon_ids", &v.coupon_ids),
@@ -179,6 +194,14 @@ impl SubRow {
             recurring_interval: parsed("recurring interval", &self.recurring_interval, RecurringInterval::parse)?,
             recurring_interval_count: count_of("recurring_interval_count", self.recurring_interval_count)?,
             period_anchor: self.period_anchor,
+            // Absent in rows written before plan changes: cycle 1.
+            anchor_cycle: match self.options.get("anchor_cycle") {
+                None => 1,
+                Some(v) => v
+                    .as_u64()
+                    .and_then(|n| u32::try_from(n).ok())
+                    .ok_or_else(|| unreadable("options", &self.options))?,
+            },
             current_cycle_number: count_of("current_cycle_number", self.current_cycle_number)?,
             current_period_start: self.current_period_start,
             current_period_end: self.current_period_end,
@@ -481,5 +504,136 @@ impl SubscriptionTx for PgTx<'_> {
                 .load(c)
         })?;
         rows.into_iter().map(|(n, id)| Ok((count_of("cycle_number", n)?, id.into()))).collect()
+    }
+}
+
+/// A row of `subscription_plan_changes`: the target plan, diff and preview are its `body`.
+#[derive(Queryable, Selectable, Insertable, AsChangeset, Debug)]
+#[diesel(table_name = subscription_plan_changes, treat_none_as_null = true, treat_none_as_default_value = false)]
+struct PlanChangeRow {
+    id: Uuid,
+    subscription_id: Uuid,
+    status: String,
+    currency: String,
+    effective_cycle: i64,
+    effective_at: Ts,
+    body: Value,
+    created_at: Ts,
+    updated_at: Option<Ts>,
+}
+
+impl PlanChangeRow {
+    fn new(c: &PlanChange) -> StoreResult<Self> {
+        Ok(PlanChangeRow {
+            id: c.id.0,
+            subscription_id: c.subscription_id.0,
+            status: c.status.as_str().into(),
+            currency: c.currency().code().into(),
+            effective_cycle: i64::from(c.effective_cycle),
+            effective_at: c.effective_at,
+            body: c.body_to_stored()?,
+            created_at: c.created_at,
+            updated_at: c.updated_at,
+        })
+    }
+
+    fn into_domain(self) -> StoreResult<PlanChange> {
+        PlanChange::from_stored(
+            self.id.into(),
+            self.subscription_id.into(),
+            &self.status,
+            currency(&self.currency)?,
+            count_of("effective_cycle", self.effective_cycle)?,
+            self.effective_at,
+            &self.body,
+            self.created_at,
+            self.updated_at,
+        )
+        .ok_or_else(|| unreadable("plan change", self.id))
+    }
+}
+
+impl PlanChangeTx for PgTx<'_> {
+    fn insert_plan_change(&mut self, c: &PlanChange) -> StoreResult<()> {
+        let row = PlanChangeRow::new(c)?;
+        self.write(|conn| diesel::insert_into(subscription_plan_changes::table).values(&row).execute(conn))
+            .map(drop)
+    }
+
+    fn update_plan_change(&mut self, c: &PlanChange) -> StoreResult<()> {
+        use subscription_plan_changes::dsl as pc;
+        let row = PlanChangeRow::new(c)?;
+        let n = self.write(|conn| diesel::update(pc::subscription_plan_changes.filter(pc::id.eq(row.id))).set(&row).execute(conn))?;
+        if n == 0 {
+            return Err(billing_core::error::StoreError::NotFound("plan change".into()));
+        }
+        Ok(())
+    }
+
+    fn scheduled_plan_change(&mut self, subscription: SubscriptionId) -> StoreResult<Option<PlanChange>> {
+        use subscription_plan_changes::dsl as pc;
+        let row: Option<PlanChangeRow> = self.read(|conn| {
+            pc::subscription_plan_changes
+                .filter(pc::subscription_id.eq(subscription.0))
+                .filter(pc::status.eq(PlanChangeStatus::Scheduled.as_str()))
+                .select(PlanChangeRow::as_select())
+                .first(conn)
+                .optional()
+        })?;
+        row.map(PlanChangeRow::into_domain).transpose()
+    }
+
+    fn plan_changes(&mut self, subscription: SubscriptionId) -> StoreResult<Vec<PlanChange>> {
+        use subscription_plan_changes::dsl as pc;
+        let rows: Vec<PlanChangeRow> = self.read(|conn| {
+            pc::subscription_plan_changes
+                .filter(pc::subscription_id.eq(subscription.0))
+                .order_by((pc::created_at, pc::id))
+                .select(PlanChangeRow::as_select())
+                .load(conn)
+        })?;
+        rows.into_iter().map(PlanChangeRow::into_domain).collect()
+    }
+
+    fn subscription_cycle_invoice(&mut self, subscription: SubscriptionId, cycle: u32) -> StoreResult<Option<InvoiceId>> {
+        use subscription_cycles::dsl as y;
+        let id: Option<Uuid> = self.read(|conn| {
+            y::subscription_cycles
+                .filter(y::subscription_id.eq(subscription.0))
+                .filter(y::cycle_number.eq(i64::from(cycle)))
+                .select(y::invoice_id)
+                .first(conn)
+                .optional()
+        })?;
+        Ok(id.map(Into::into))
+    }
+
+    fn replace_subscription_cycle_invoice(&mut self, subscription: SubscriptionId, cycle: u32, old: InvoiceId, new: InvoiceId) -> StoreResult<bool> {
+        use subscription_cycles::dsl as y;
+        let n = self.write(|conn| {
+            diesel::update(
+                y::subscription_cycles
+                    .filter(y::subscription_id.eq(subscription.0))
+                    .filter(y::cycle_number.eq(i64::from(cycle)))
+                    .filter(y::invoice_id.eq(old.0)),
+            )
+            .set(y::invoice_id.eq(new.0))
+            .execute(conn)
+        })?;
+        Ok(n == 1)
+    }
+
+    fn delete_subscription_cycle(&mut self, subscription: SubscriptionId, cycle: u32, invoice: InvoiceId) -> StoreResult<bool> {
+        use subscription_cycles::dsl as y;
+        let n = self.write(|conn| {
+            diesel::delete(
+                y::subscription_cycles
+                    .filter(y::subscription_id.eq(subscription.0))
+                    .filter(y::cycle_number.eq(i64::from(cycle)))
+                    .filter(y::invoice_id.eq(invoice.0)),
+            )
+            .execute(conn)
+        })?;
+        Ok(n == 1)
     }
 }

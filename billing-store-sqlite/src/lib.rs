@@ -34,6 +34,7 @@ mod notification;
 mod org;
 mod payment;
 mod payment_link;
+mod plan_change;
 mod product;
 mod subscription;
 mod webhook;

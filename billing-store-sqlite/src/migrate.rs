@@ -16,6 +16,7 @@ const MIGRATIONS: &[(i64, &str)] = &[
     (9, include_str!("../migrations/0009_idempotency.sql")),
     (10, include_str!("../migrations/0010_pay_attempt_limits.sql")),
     (11, include_str!("../migrations/0011_consumer_search_at_commit.sql")),
+    (12, include_str!("../migrations/0012_subscription_plan_changes.sql")),
     (14, include_str!("../migrations/0014_notifications_sent.sql")),
 ];
 

@@ -37,6 +37,7 @@ table! {
         recurring_interval: s(v.recurring_interval.as_str()) => get_parsed(r, at, RecurringInterval::parse)?,
         recurring_interval_count: i(i64::from(v.recurring_interval_count)) => get_count(r, at)?,
         period_anchor: t(&v.period_anchor) => get_ts(r, at)?,
+        anchor_cycle: i(i64::from(v.anchor_cycle)) => get_count(r, at)?,
         current_cycle_number: i(i64::from(v.current_cycle_number)) => get_count(r, at)?,
         current_period_start: t(&v.current_period_start) => get_ts(r, at)?,
         current_period_end: t(&v.current_period_end) => get_ts(r, at)?,
@@ -61,7 +62,7 @@ table! {
         updated_at: t_opt(&v.updated_at) => get_ts_opt(r, at)?,
     } => Subscription {
         id, org_id, branch_id, user_id, consumer_id, description, currency, status, recurring_interval,
-        recurring_interval_count, period_anchor, current_cycle_number, current_period_start, current_period_end,
+        recurring_interval_count, period_anchor, anchor_cycle, current_cycle_number, current_period_start, current_period_end,
         cancel_at_period_end, until_cycle_number, started_at, ended_at, latest_invoice_id, latest_invoice_paid,
         renewal_failures, notify_consumer, exclude_coupons_if_installments, payment_methods, coupon_ids,
         coupons: lines_from_stored(&coupons, currency),

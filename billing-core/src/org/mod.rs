@@ -9,6 +9,7 @@ pub mod accept;
 pub mod ops;
 pub mod settings;
 mod store;
+pub mod subscription_settings;
 mod wire;
 
 pub use store::OrgTx;
@@ -43,6 +44,12 @@ pub struct OrgSettings {
     pub auto_charge_on_demand: bool,
     /// The ways of paying a payment link offers when it is created without `payment_methods`.
     pub default_payment_methods: crate::invoice::PaymentMethods,
+    /// How many days before a subscription's period end the next cycle's invoice is prepared
+    /// (0: at the period end). See [`subscription_settings`].
+    pub subscription_invoice_lead_days: u32,
+    /// When a declined renewal charge is retried, in days after the first attempt (strictly
+    /// increasing); after the last retry fails the subscription becomes INACTIVE.
+    pub subscription_renewal_retry_days: Vec<u32>,
     /// Whether the service notifies consumers itself (e-mail, SMS, WhatsApp); on by default,
     /// switched off by support only (the spec: "by contacting support").
     pub consumer_notifications: bool,
@@ -98,6 +105,8 @@ impl Default for OrgSettings {
                 installment: true,
                 qurrah: false,
             },
+            subscription_invoice_lead_days: subscription_settings::DEFAULT_LEAD_DAYS,
+            subscription_renewal_retry_days: subscription_settings::default_retry_days(),
             consumer_notifications: true,
             notifications: Default::default(),
             installment_reminder_days: crate::notification::DEFAULT_REMINDER_DAYS,

@@ -3,13 +3,14 @@
 //! `billing-server org settings set` command).
 //!
 //! Admins change the default currency, the enabled currencies, the VAT rate, the default
-//! ways of paying, the per-kind consumer notification switches and the reminder lead time
-//! (`notifications`), and the event types new webhook endpoints subscribe to
-//! (`webhook_defaults`). Support switches the service's consumer notifications off or on
-//! (`consumer_notifications`; the spec: "by contacting support"). The spec reserves auto-charge ("restricted to some organizations") and the
-//! installment split period and minimum amounts ("can only be changed by support") to support:
-//! a PATCH naming them is a 403 that names the command. Changing settings emits no event (the
-//! spec names none).
+//! ways of paying, the subscription settings ([`super::subscription_settings`]: the lead
+//! time of the next invoice, the renewal retry schedule), the per-kind consumer notification
+//! switches and the reminder lead time (`notifications`), and the event types new webhook
+//! endpoints subscribe to (`webhook_defaults`). Support switches the service's consumer
+//! notifications off or on (`consumer_notifications`; the spec: "by contacting support"). The
+//! spec reserves auto-charge ("restricted to some organizations") and the installment split
+//! period and minimum amounts ("can only be changed by support") to support: a PATCH naming them
+//! is a 403 that names the command. Changing settings emits no event (the spec names none).
 
 use super::OrgSettings;
 use crate::auth::Scope;
@@ -40,6 +41,8 @@ pub const ADMIN_FIELDS: &[&str] = &[
     "enabled_currencies",
     "vat_rate",
     "default_payment_methods",
+    super::subscription_settings::FIELDS[0],
+    super::subscription_settings::FIELDS[1],
     "notifications",
     "webhook_defaults",
 ];
@@ -67,6 +70,8 @@ pub struct SettingsPatch {
     pub vat_rate_percent: Option<Decimal>,
     /// Changes to the default ways of paying (absent methods keep their value).
     pub default_payment_methods: Option<PaymentMethodsPatch>,
+    /// The subscription lead time and renewal retry schedule.
+    pub subscriptions: super::subscription_settings::SubscriptionSettingsPatch,
     /// Per-kind notification switches to change (by name: `invoice_sent`, …).
     pub notification_switches: Vec<(&'static str, bool)>,
     /// Days before a later installment's due date that its reminder goes out.
@@ -192,6 +197,7 @@ impl SettingsPatch {
                 ok.then_some(m)
             }
         };
+        let subscriptions = super::subscription_settings::SubscriptionSettingsPatch::parse(&mut b);
         let mut notification_switches = Vec::new();
         let mut installment_reminder_days = None;
         if let Some(raw) = b.raw("notifications") {
@@ -232,6 +238,7 @@ impl SettingsPatch {
             enabled_currencies,
             vat_rate_percent: vat.map(|d| d.normalize()),
             default_payment_methods: methods,
+            subscriptions,
             notification_switches,
             installment_reminder_days,
             webhook_event_types,
@@ -254,6 +261,7 @@ impl SettingsPatch {
         if let Some(m) = &self.default_payment_methods {
             m.apply(&mut out.default_payment_methods);
         }
+        self.subscriptions.apply(&mut out);
         for (name, on) in &self.notification_switches {
             if let Some(slot) = out.notifications.slot(name) {
                 *slot = *on;
@@ -339,7 +347,7 @@ pub fn settings_json(org_id: OrgId, s: &OrgSettings) -> Value {
             (c.as_str(), a.to_string())
         })
         .collect();
-    json!({
+    let mut v = json!({
         "organization_id": org_id,
         "home_currency": s.home_currency,
         "default_currency": s.default_currency,
@@ -358,7 +366,9 @@ pub fn settings_json(org_id: OrgId, s: &OrgSettings) -> Value {
             ),
             "all_event_types": s.webhook_defaults.event_types.is_none(),
         },
-    })
+    });
+    super::subscription_settings::add_json(&mut v, s);
+    v
 }
 
 /// The per-kind switches and the reminder lead time, as `notifications` shows them.

@@ -1,26 +1,36 @@
 //! Subscriptions: a consumer billed repeatedly for recurring products, one invoice per cycle.
 //!
 //! - [`cycle`]: where each cycle starts and ends (anchored on `period_start`, end-of-month
-//!   clamping, no drift).
+//!   clamping, no drift; an interval change re-anchors from the cycle it takes effect).
 //! - [`ops`]: create (the first cycle's invoice issued at once), get, list, cancel, uncancel;
 //!   and what paying a subscription's invoice changes (the first one activates it).
-//! - `renewal`: the due-work handlers that renew at the period end (scheduled cancellation,
-//!   `until_cycle_number`, the next cycle's invoice, the auto-renewal charge and its retries).
+//! - [`plan_change`]: `PUT /subscriptions/{id}` (fields applied at once, plan changes scheduled
+//!   for the period end with their diff and preview) and the pending change.
+//! - `period_end`: the steps of a cycle on one subscription in the caller's transaction:
+//!   preparing the next invoice ahead (the organization's lead time), renewing at the period
+//!   end (a pending change applied first, scheduled cancellation, `until_cycle_number`).
+//! - `renewal`: the due-work handlers that run those steps, the auto-renewal charge and its
+//!   retries (the organization's schedule).
 //! - [`store`]: the [`SubscriptionTx`] slice of the store contract; one invoice per subscription
 //!   and cycle is a unique key of the store (`subscription_cycles_key`).
 //! - `wire` and `view`: request parsing and SubscriptionDetailed.
 //!
 //! Prices are fixed when the subscription is made (by [`crate::pricing`], as invoices'): every
 //! cycle's invoice bills the subscription's priced lines, so a later change of a product's
-//! price does not change a running subscription.
+//! price does not change a running subscription; a plan change prices its target once, when
+//! it is made, and the invoices bill exactly that.
 
 pub mod cycle;
 pub mod ops;
+mod period_end;
+pub mod plan_change;
 mod renewal;
 mod store;
 mod view;
 mod wire;
 
+pub use period_end::PREPARE_KIND;
+pub use plan_change::{PlanChange, PlanChangeStatus, PlanChangeTx, SubscriptionUpdate};
 pub(crate) use renewal::work_handlers;
 pub use renewal::{RENEWAL_KIND, RENEWAL_RETRY_DAYS, RENEW_CHARGE_KIND};
 pub use store::SubscriptionTx;
@@ -119,8 +129,12 @@ pub struct Subscription {
     pub status: SubscriptionStatus,
     pub recurring_interval: RecurringInterval,
     pub recurring_interval_count: u32,
-    /// The start of cycle 1: every cycle boundary is computed from it ([`cycle`]).
+    /// The start of cycle `anchor_cycle`: every later cycle boundary is computed from it
+    /// ([`cycle`]).
     pub period_anchor: Timestamp,
+    /// The cycle that starts at `period_anchor`: 1, until a plan change of the interval
+    /// re-anchors the cycles where it takes effect ([`plan_change`]).
+    pub anchor_cycle: u32,
     pub current_cycle_number: u32,
     pub current_period_start: Timestamp,
     pub current_period_end: Timestamp,
@@ -158,9 +172,10 @@ impl Subscription {
         format!("{public_url}/api/v2/subscriptions/{id}")
     }
 
-    /// Cycle `n`'s `(start, end)`.
+    /// Cycle `n`'s `(start, end)`, for `n` from `anchor_cycle` on.
     pub fn cycle(&self, n: u32) -> (Timestamp, Timestamp) {
-        cycle::cycle(self.period_anchor, self.recurring_interval, self.recurring_interval_count, n)
+        let k = (n + 1).checked_sub(self.anchor_cycle).expect("a cycle from the anchor on");
+        cycle::cycle(self.period_anchor, self.recurring_interval, self.recurring_interval_count, k)
     }
 
     /// The cycle at which a scheduled cancellation takes effect (`cancel_at_cycle_number`).
@@ -175,6 +190,17 @@ pub struct SubscriptionItemRequest {
     pub product_id: ProductId,
     pub quantity: u32,
     pub coupons: Vec<CouponId>,
+}
+
+impl SubscriptionItemRequest {
+    /// The line as [`crate::pricing`] prices it.
+    pub fn pricing_line(&self) -> crate::pricing::ItemRequest {
+        crate::pricing::ItemRequest {
+            product_id: self.product_id,
+            quantity: self.quantity,
+            coupons: self.coupons.clone(),
+        }
+    }
 }
 
 /// SubscriptionCreate, parsed.

@@ -80,15 +80,16 @@ pub(crate) fn renewal_work_id(s: SubscriptionId, cycle: u32) -> WorkId {
     WorkId(uuid::Uuid::from_u128(s.0.as_u128() ^ (u128::from(cycle) << 1 | 1)))
 }
 
-/// Queues the renewal into the next cycle at the current period's end, unless it is queued.
-pub(crate) fn schedule_renewal(tx: &mut dyn Tx, s: &Subscription) -> Result<()> {
+/// Queues the renewal into the next cycle at the current period's end, unless it is queued,
+/// and (with a lead time) the preparation of the next cycle's invoice `lead` before it.
+pub(crate) fn schedule_renewal(tx: &mut dyn Tx, s: &Subscription, lead: chrono::Duration) -> Result<()> {
     let next = s.current_cycle_number + 1;
     let id = renewal_work_id(s.id, next);
     if tx.work(id)?.is_none() {
         let payload = json!({"branch_id": s.branch_id, "subscription_id": s.id, "cycle": next});
         tx.insert_work(&DueWork::new(id, s.org_id, super::RENEWAL_KIND, s.current_period_end, payload))?;
     }
-    Ok(())
+    super::period_end::schedule_prepare(tx, s, lead)
 }
 
 /// A SUBSCRIPTION_* event about `s` (its status as it is now); `data` names the subscription,
@@ -138,7 +139,8 @@ fn activate(tx: &mut dyn Tx, public_url: &str, s: &mut Subscription, now: Timest
     s.renewal_failures = 0;
     s.updated_at = Some(now);
     emit(tx, public_url, EventType::SubscriptionActivated, s, now)?;
-    schedule_renewal(tx, s)?;
+    let lead = tx.org(s.org_id)?.map(|o| o.settings.invoice_lead()).unwrap_or_default();
+    schedule_renewal(tx, s, lead)?;
     Ok(true)
 }
 
@@ -189,15 +191,7 @@ impl<S: Store> Billing<S> {
             .consumer(scope.branch_id(), req.consumer_id)?
             .filter(|c| !c.is_deleted)
             .ok_or_else(|| Error::not_found("Consumer", req.consumer_id))?;
-        let lines: Vec<ItemRequest> = req
-            .items
-            .iter()
-            .map(|i| ItemRequest {
-                product_id: i.product_id,
-                quantity: i.quantity,
-                coupons: i.coupons.clone(),
-            })
-            .collect();
+        let lines: Vec<ItemRequest> = req.items.iter().map(SubscriptionItemRequest::pricing_line).collect();
         let loaded = pricing::load(tx, scope.branch_id(), &lines, &req.coupons, req.currency)?;
         let (interval, interval_count) = interval_of(&loaded.products)?;
         let priced = pricing::price(&lines, &loaded, req.currency, scope.org.settings.vat_rate)?;
@@ -257,6 +251,7 @@ impl<S: Store> Billing<S> {
             recurring_interval: plan.interval,
             recurring_interval_count: plan.interval_count,
             period_anchor: anchor,
+            anchor_cycle: 1,
             current_cycle_number: 1,
             current_period_start: start,
             current_period_end: end,
@@ -286,11 +281,10 @@ impl<S: Store> Billing<S> {
         Ok(s)
     }
 
-    /// Issues the invoice of cycle `n` of `s` (which the caller has moved to that cycle) and
-    /// records it as the cycle's one invoice (a second is refused by the store's
-    /// `subscription_cycles_key`): the subscription's priced lines, due at the cycle's start,
-    /// one INITIAL payment, INVOICE_CREATED. A zero invoice is settled at once (and activates an
-    /// INACTIVE subscription). The caller writes `s`.
+    /// Issues the invoice of cycle `n` of `s` (which the caller has moved to that cycle) with
+    /// its plan, as [`Self::new_cycle_invoice`], and makes it the latest invoice. A zero
+    /// invoice is settled at once (and activates an INACTIVE subscription). The caller writes
+    /// `s`.
     pub(crate) fn issue_cycle_invoice(&self, tx: &mut dyn Tx, scope: &Scope, s: &mut Subscription, n: u32, now: Timestamp) -> Result<Invoice> {
         self.issue_cycle_invoice_of(tx, scope, s, n, None, now)
     }
@@ -306,10 +300,39 @@ impl<S: Store> Billing<S> {
         link: Option<crate::ids::PaymentLinkId>,
         now: Timestamp,
     ) -> Result<Invoice> {
+        let inv = self.new_cycle_invoice(tx, scope, s, &s.plan(), n, None, link, now)?;
+        s.latest_invoice_id = Some(inv.id);
+        s.latest_invoice_paid = inv.status == InvoiceStatus::Completed;
+        s.renewal_failures = 0;
+        s.updated_at = Some(now);
+        if inv.status == InvoiceStatus::Completed {
+            activate(tx, self.public_url(), s, now)?;
+        }
+        Ok(inv)
+    }
+
+    /// Issues an invoice of cycle `n` of `s` billing `plan` and records it as the cycle's one
+    /// invoice: a new row (a second is refused by the store's `subscription_cycles_key`), or,
+    /// with `replacing`, the row of that invoice taken over (a `Conflict` when the row no longer
+    /// points at it). Due at the cycle's start, one INITIAL payment, INVOICE_CREATED; a zero
+    /// invoice is settled at once (INVOICE_COMPLETED). `link`: the payment link paid (the
+    /// invoice's `payment_link_id`). `s` is not changed.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn new_cycle_invoice(
+        &self,
+        tx: &mut dyn Tx,
+        scope: &Scope,
+        s: &Subscription,
+        plan: &super::plan_change::Plan,
+        n: u32,
+        replacing: Option<InvoiceId>,
+        link: Option<crate::ids::PaymentLinkId>,
+        now: Timestamp,
+    ) -> Result<Invoice> {
         let (start, _) = s.cycle(n);
         let inv_id = crate::ids::InvoiceId::new();
         let number = tx.next_invoice_number(s.org_id)?;
-        let zero = s.amount.is_zero();
+        let zero = plan.amount.is_zero();
         let inv = Invoice {
             id: inv_id,
             org_id: s.org_id,
@@ -321,21 +344,21 @@ impl<S: Store> Billing<S> {
             currency: s.currency,
             status: if zero { InvoiceStatus::Completed } else { InvoiceStatus::Created },
             payment_methods: s.payment_methods.effective(scope.org.settings.default_payment_methods),
-            coupon_ids: s.coupon_ids.clone(),
+            coupon_ids: plan.coupon_ids.clone(),
             exclude_coupons_if_installments: s.exclude_coupons_if_installments,
             notify_consumer: s.notify_consumer,
             scheduled_on: start,
-            original_amount: s.original_amount,
-            item_level_discounted_amount: s.item_level_discounted_amount,
-            total_vat_amount: s.total_vat_amount,
-            total_price_excluding_vat: s.total_price_excluding_vat,
-            total_amount: s.amount,
+            original_amount: plan.original_amount,
+            item_level_discounted_amount: plan.item_level_discounted_amount,
+            total_vat_amount: plan.total_vat_amount,
+            total_price_excluding_vat: plan.total_price_excluding_vat,
+            total_amount: plan.amount,
             paid_amount: Money::zero(s.currency),
-            coupons: s.coupons.clone(),
+            coupons: plan.coupons.clone(),
             installments: None,
             payment_link_id: link.map(|l| l.0),
             subscription_id: Some(s.id.0),
-            items: s
+            items: plan
                 .items
                 .iter()
                 .map(|i| InvoiceItem {
@@ -354,12 +377,15 @@ impl<S: Store> Billing<S> {
             payment.note = Some("Nothing to pay".into());
         }
         tx.insert_invoice(&inv)?;
-        tx.insert_subscription_cycle(s.id, n, inv_id)?;
+        match replacing {
+            None => tx.insert_subscription_cycle(s.id, n, inv_id)?,
+            Some(old) => {
+                if !tx.replace_subscription_cycle_invoice(s.id, n, old, inv_id)? {
+                    return Err(crate::error::StoreError::Conflict(format!("cycle {n} of subscription {} moved on", s.id)).into());
+                }
+            }
+        }
         tx.insert_payment(&payment)?;
-        s.latest_invoice_id = Some(inv.id);
-        s.latest_invoice_paid = zero;
-        s.renewal_failures = 0;
-        s.updated_at = Some(now);
         emit_invoice(
             tx,
             self.public_url(),
@@ -373,7 +399,6 @@ impl<S: Store> Billing<S> {
         if zero {
             emit_invoice(tx, self.public_url(), EventType::InvoiceCompleted, &inv, now)?;
             self.freeze_catalog(tx, scope, &inv)?;
-            activate(tx, self.public_url(), s, now)?;
         }
         Ok(inv)
     }
@@ -408,11 +433,13 @@ impl<S: Store> Billing<S> {
             },
             None => Value::Null,
         };
+        let pending_change = tx.scheduled_plan_change(s.id)?.map(|c| c.to_json()).unwrap_or(Value::Null);
         let view = SubscriptionView {
             sub: s,
             products: &products,
             consumer: consumer.as_ref(),
             latest_invoice: latest,
+            pending_change,
             settings: &scope.org.settings,
             now: self.now(scope),
         };
@@ -497,6 +524,8 @@ impl<S: Store> Billing<S> {
                     s.updated_at = Some(now);
                     tx.update_subscription(&s)?;
                     emit(tx, self.public_url(), EventType::SubscriptionCancelAtPeriodEnd, &s, now)?;
+                    // A next-cycle invoice already prepared is not left payable.
+                    self.sync_next_invoice(tx, scope, &s, now)?;
                 }
             }
             _ => {
@@ -506,6 +535,8 @@ impl<S: Store> Billing<S> {
                 s.updated_at = Some(now);
                 tx.update_subscription(&s)?;
                 emit(tx, self.public_url(), EventType::SubscriptionCanceled, &s, now)?;
+                self.withdraw_plan_change(tx, &s, now)?;
+                self.withdraw_cycle_invoice(tx, scope, &s, s.current_cycle_number + 1)?;
             }
         }
         if req.cancel_related_invoices {
@@ -537,6 +568,8 @@ impl<S: Store> Billing<S> {
                 s.cancel_at_period_end = false;
                 s.updated_at = Some(now);
                 tx.update_subscription(&s)?;
+                // Renewing again: the next invoice is prepared now if its time has come.
+                self.sync_next_invoice(tx, scope, &s, now)?;
             }
             Ok(())
         })

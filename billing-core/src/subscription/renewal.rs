@@ -1,26 +1,26 @@
-//! Renewal: the due-work handlers that move a subscription from one cycle to the next, due at
-//! the period end in the organization's time (so the sandbox clock drives them and any process
-//! may run them).
+//! Renewal: the due-work handlers that move a subscription from one cycle to the next, due in
+//! the organization's time (so the sandbox clock drives them and any process may run them).
 //!
 //! - [`RENEWAL_KIND`] (one item per subscription and next cycle, due at the current period's
-//!   end): a scheduled cancellation takes effect (CANCELED, SUBSCRIPTION_CANCELED); after
-//!   `until_cycle_number` the subscription ends the same way; otherwise the next cycle's invoice
-//!   is issued (INVOICE_CREATED, `subscription_id` set), the cycle after it is queued, and with
-//!   auto-renewal a charge item is queued. All in one transaction that also completes the item;
-//!   the store's `subscription_cycles_key` refuses a second invoice for the same cycle, so a
-//!   renewal run twice or by two processes at once issues one.
+//!   end) and [`super::PREPARE_KIND`] (the next cycle's invoice, a lead time before it): each
+//!   runs its step of [`super::period_end`] in one transaction that also completes the item.
+//!   The store's `subscription_cycles_key` refuses a second invoice for the same cycle, so a
+//!   step run twice or by two processes at once issues one (a renewal that lost that race runs
+//!   again and finds the invoice).
 //! - [`RENEW_CHARGE_KIND`] (attempt `k` of one invoice): charges the consumer's latest active
 //!   tokenized card with consent through the gateway, with the attempt pattern of
 //!   [`crate::payment`] (record, call with no transaction open, record the outcome). Approved:
 //!   PAYMENT_SUCCEEDED, INVOICE_COMPLETED. Declined or no card: SUBSCRIPTION_CYCLE_RENEWAL_FAILED,
-//!   and the next attempt follows [`RENEWAL_RETRY_DAYS`] after the first; after the last retry the
+//!   and the next attempt follows the organization's `subscription_renewal_retry_days` (as they
+//!   were at the first attempt; [`RENEWAL_RETRY_DAYS`] by default) after the first; after the last retry the
 //!   subscription becomes INACTIVE (SUBSCRIPTION_INACTIVATED). The next attempt's item is queued
 //!   in the transaction that starts this one, so a crash between the gateway call and the
 //!   recording of its outcome loses no retry (the attempt's own recovery fails the payment).
 //! - An INACTIVE subscription is not renewed: its renewal is queued again when it is activated
 //!   (its overdue invoice paid).
 
-use super::ops::{emit, schedule_renewal, subscription_event};
+use super::ops::{emit, subscription_event};
+use super::period_end::{Step, PREPARE_KIND};
 use super::{Subscription, SubscriptionStatus};
 use crate::auth::{Actor, BranchAccess, Scope};
 use crate::billing::Billing;
@@ -41,8 +41,8 @@ use serde::{Deserialize, Serialize};
 pub const RENEWAL_KIND: &str = "subscription.renewal";
 /// Charge a renewal invoice (attempt `k`).
 pub const RENEW_CHARGE_KIND: &str = "subscription.renewal_charge";
-/// The retries of a declined renewal charge, in days after the first attempt: 3 retries over 7
-/// days.
+/// The default retries of a declined renewal charge, in days after the first attempt: 3 retries
+/// over 7 days (an organization changes them: `subscription_renewal_retry_days`).
 pub const RENEWAL_RETRY_DAYS: [i64; 3] = [1, 3, 7];
 
 /// Report keys.
@@ -67,14 +67,25 @@ struct ChargePayload {
     attempt: u32,
     /// When attempt 0 was due (the retries count from it).
     first_at: Timestamp,
+    /// The retry schedule in force at attempt 0, in days after it.
+    #[serde(default = "crate::org::subscription_settings::default_retry_days")]
+    retry_days: Vec<u32>,
 }
 
 fn charge_work_id(invoice: InvoiceId, attempt: u32) -> WorkId {
     WorkId(uuid::Uuid::from_u128(invoice.0.as_u128() ^ (u128::from(attempt) << 1 | 1)))
 }
 
-/// Queues attempt `attempt` of charging `invoice`.
-fn queue_charge(tx: &mut dyn Tx, s: &Subscription, invoice: InvoiceId, attempt: u32, first_at: Timestamp, due: Timestamp) -> Result<()> {
+/// Queues attempt `attempt` of charging `invoice`, with the retry schedule `retry_days`.
+pub(super) fn queue_charge(
+    tx: &mut dyn Tx,
+    s: &Subscription,
+    invoice: InvoiceId,
+    attempt: u32,
+    first_at: Timestamp,
+    due: Timestamp,
+    retry_days: &[u32],
+) -> Result<()> {
     let id = charge_work_id(invoice, attempt);
     if tx.work(id)?.is_some() {
         return Ok(());
@@ -85,6 +96,7 @@ fn queue_charge(tx: &mut dyn Tx, s: &Subscription, invoice: InvoiceId, attempt: 
         invoice_id: invoice,
         attempt,
         first_at,
+        retry_days: retry_days.to_vec(),
     };
     let payload = serde_json::to_value(&p).expect("plain data serializes");
     tx.insert_work(&DueWork::new(id, s.org_id, RENEW_CHARGE_KIND, due, payload))?;
@@ -92,9 +104,9 @@ fn queue_charge(tx: &mut dyn Tx, s: &Subscription, invoice: InvoiceId, attempt: 
 }
 
 /// When attempt `next` (after attempt `next - 1` started at `now`) is due.
-fn next_attempt_due(first_at: Timestamp, next: u32, now: Timestamp) -> Timestamp {
-    match RENEWAL_RETRY_DAYS.get(next as usize - 1) {
-        Some(days) => (first_at + Duration::days(*days)).max(now),
+fn next_attempt_due(retry_days: &[u32], first_at: Timestamp, next: u32, now: Timestamp) -> Timestamp {
+    match retry_days.get(next as usize - 1) {
+        Some(days) => (first_at + Duration::days(i64::from(*days))).max(now),
         // The check after the last retry: once that attempt's outcome is surely recorded.
         None => now + crate::payment::ATTEMPT_TIMEOUT + Duration::minutes(1),
     }
@@ -109,6 +121,21 @@ pub(crate) fn work_handlers<S: Store>() -> Vec<Handler<S>> {
             run: |b, items, report| {
                 for item in items {
                     match b.renew(item) {
+                        Ok(Some(label)) => report.add(label, 1),
+                        Ok(None) => {}
+                        Err(e) if is_lease_lost(&e) => {}
+                        Err(_) => report.errors += 1,
+                    }
+                }
+            },
+        },
+        Handler {
+            kind: PREPARE_KIND,
+            batched: false,
+            ready: |_| true,
+            run: |b, items, report| {
+                for item in items {
+                    match b.prepare(item) {
                         Ok(Some(label)) => report.add(label, 1),
                         Ok(None) => {}
                         Err(e) if is_lease_lost(&e) => {}
@@ -165,8 +192,21 @@ impl<S: Store> Billing<S> {
         Ok(())
     }
 
-    /// Runs one renewal item; returns what it did (a report key) or `None` for nothing.
+    /// Runs one renewal item ([`Billing::renew_at_period_end`]); returns what it did (a report
+    /// key) or `None` for nothing.
     fn renew(&self, item: &DueWork) -> Result<Option<&'static str>> {
+        self.run_step(item, |tx, scope, s, cycle, now| self.renew_at_period_end(tx, scope, s, cycle, now))
+    }
+
+    /// Runs one preparation item ([`Billing::prepare_next_invoice`]).
+    fn prepare(&self, item: &DueWork) -> Result<Option<&'static str>> {
+        self.run_step(item, |tx, scope, s, cycle, now| self.prepare_next_invoice(tx, scope, s, cycle, now))
+    }
+
+    /// Runs `step` for the subscription and cycle of `item` in one transaction that completes
+    /// (or reschedules) the item. A step that lost the race for its cycle's invoice to another
+    /// run (`subscription_cycles_key`) runs again and finds it.
+    fn run_step(&self, item: &DueWork, step: impl Fn(&mut dyn Tx, &Scope, &mut Subscription, u32, Timestamp) -> Result<Step>) -> Result<Option<&'static str>> {
         let Ok(p) = serde_json::from_value::<RenewalPayload>(item.payload.clone()) else {
             self.drop_item(item)?;
             return Ok(None);
@@ -176,54 +216,28 @@ impl<S: Store> Billing<S> {
             return Ok(None);
         };
         let server_now = self.clock().now();
-        let done = self.store.write(|tx| {
-            let now = org_now(tx, item.org_id, server_now)?;
-            let Some(mut s) = tx.subscription(p.branch_id, p.subscription_id)? else {
-                return self.finish(tx, item, None);
-            };
-            if s.status.is_terminal() || s.current_cycle_number + 1 != p.cycle {
-                // Over, or renewed already (a run twice): nothing to do.
-                return self.finish(tx, item, None);
-            }
-            if s.current_period_end > now {
-                // Early (the item was made before a change of the period): wait for the end.
-                if !tx.reschedule_work(item.id, item.leased_until, s.current_period_end, &item.payload)? {
-                    return Err(lease_lost(item));
+        let mut tries = 0;
+        loop {
+            tries += 1;
+            let done = self.store.write(|tx| {
+                let now = org_now(tx, item.org_id, server_now)?;
+                let Some(mut s) = tx.subscription(p.branch_id, p.subscription_id)? else {
+                    return self.finish(tx, item, None);
+                };
+                match step(tx, &scope, &mut s, p.cycle, now)? {
+                    Step::Early(at) => {
+                        if !tx.reschedule_work(item.id, item.leased_until, at, &item.payload)? {
+                            return Err(lease_lost(item));
+                        }
+                        Ok(None)
+                    }
+                    Step::Done(what) => self.finish(tx, item, what),
                 }
-                return Ok(None);
+            });
+            match done {
+                Err(e) if is_cycle_taken(&e) && tries < 3 => continue,
+                r => return r,
             }
-            if s.status != SubscriptionStatus::Active {
-                // Not renewed while not active; activation queues the renewal again.
-                return self.finish(tx, item, None);
-            }
-            let end = s.current_period_end;
-            if s.cancel_at_period_end || s.until_cycle_number.is_some_and(|u| s.current_cycle_number >= u) {
-                s.status = SubscriptionStatus::Canceled;
-                s.ended_at = Some(end);
-                s.updated_at = Some(now);
-                tx.update_subscription(&s)?;
-                emit(tx, self.public_url(), EventType::SubscriptionCanceled, &s, now)?;
-                return self.finish(tx, item, Some(ENDED));
-            }
-            let (start, next_end) = s.cycle(p.cycle);
-            s.current_cycle_number = p.cycle;
-            s.current_period_start = start;
-            s.current_period_end = next_end;
-            let inv = self.issue_cycle_invoice(tx, &scope, &mut s, p.cycle, now)?;
-            schedule_renewal(tx, &s)?;
-            if s.payment_methods.auto_renewal() && !inv.total_amount.is_zero() {
-                queue_charge(tx, &s, inv.id, 0, start, start)?;
-            }
-            tx.update_subscription(&s)?;
-            self.finish(tx, item, Some(RENEWED))
-        });
-        match done {
-            Err(e) if is_cycle_taken(&e) => {
-                // Another run issued this cycle's invoice: this item has nothing left to do.
-                self.drop_item(item)?;
-                Ok(None)
-            }
-            r => r,
         }
     }
 
@@ -247,6 +261,7 @@ impl<S: Store> Billing<S> {
         sid: SubscriptionId,
         invoice: InvoiceId,
         attempt: u32,
+        retries: usize,
         payment: Option<crate::ids::PaymentId>,
         now: Timestamp,
     ) -> Result<()> {
@@ -256,7 +271,7 @@ impl<S: Store> Billing<S> {
         }
         s.renewal_failures = s.renewal_failures.max(attempt + 1);
         s.updated_at = Some(now);
-        let last = attempt as usize >= RENEWAL_RETRY_DAYS.len();
+        let last = attempt as usize >= retries;
         if last {
             s.status = SubscriptionStatus::Inactive;
         }
@@ -304,7 +319,8 @@ impl<S: Store> Billing<S> {
             return Ok(None);
         }
         let now = self.now(&scope);
-        let last_check = p.attempt as usize > RENEWAL_RETRY_DAYS.len();
+        let retries = p.retry_days.len();
+        let last_check = p.attempt as usize > retries;
         if last_check || card.is_none() {
             // No card (or the check after the last retry): the attempt fails without a charge.
             self.store.write(|tx| {
@@ -316,8 +332,8 @@ impl<S: Store> Billing<S> {
                     .ok_or_else(|| Error::not_found("Subscription", p.subscription_id))?;
                 let unpaid = tx.invoice_payments(p.invoice_id)?.iter().any(|x| x.status.is_payable());
                 if last_check {
-                    if unpaid && s.renewal_failures <= RENEWAL_RETRY_DAYS.len() as u32 {
-                        self.record_renewal_failure(tx, p.branch_id, p.subscription_id, p.invoice_id, p.attempt - 1, None, now)?;
+                    if unpaid && s.renewal_failures as usize <= retries {
+                        self.record_renewal_failure(tx, p.branch_id, p.subscription_id, p.invoice_id, p.attempt - 1, retries, None, now)?;
                     }
                     return Ok(());
                 }
@@ -327,9 +343,10 @@ impl<S: Store> Billing<S> {
                     p.invoice_id,
                     p.attempt + 1,
                     p.first_at,
-                    next_attempt_due(p.first_at, p.attempt + 1, now),
+                    next_attempt_due(&p.retry_days, p.first_at, p.attempt + 1, now),
+                    &p.retry_days,
                 )?;
-                self.record_renewal_failure(tx, p.branch_id, p.subscription_id, p.invoice_id, p.attempt, None, now)
+                self.record_renewal_failure(tx, p.branch_id, p.subscription_id, p.invoice_id, p.attempt, retries, None, now)
             })?;
             return Ok(if last_check { None } else { Some(false) });
         }
@@ -356,7 +373,8 @@ impl<S: Store> Billing<S> {
                 p.invoice_id,
                 p.attempt + 1,
                 p.first_at,
-                next_attempt_due(p.first_at, p.attempt + 1, now),
+                next_attempt_due(&p.retry_days, p.first_at, p.attempt + 1, now),
+                &p.retry_days,
             )?;
             Ok((inv, vec![pay]))
         })?;
@@ -369,7 +387,7 @@ impl<S: Store> Billing<S> {
             let payment = recorded.first().map(|x| x.id);
             let now = self.now(&scope);
             self.store
-                .write(|tx| self.record_renewal_failure(tx, p.branch_id, p.subscription_id, p.invoice_id, p.attempt, payment, now))?;
+                .write(|tx| self.record_renewal_failure(tx, p.branch_id, p.subscription_id, p.invoice_id, p.attempt, retries, payment, now))?;
         }
         debug_assert!(recorded.iter().all(|x| x.status != PaymentStatus::Processing));
         Ok(Some(outcome.approved))

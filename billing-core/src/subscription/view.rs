@@ -16,6 +16,8 @@ pub struct SubscriptionView<'a> {
     pub consumer: Option<&'a Consumer>,
     /// InvoiceBase of the latest invoice, or `null`.
     pub latest_invoice: Value,
+    /// PendingPlanChange of the SCHEDULED change, or `null`.
+    pub pending_change: Value,
     pub settings: &'a OrgSettings,
     /// The organization's time (for `remaining_days`).
     pub now: Timestamp,
@@ -108,7 +110,7 @@ impl SubscriptionView<'_> {
                 "qurrah": pm.qurrah,
                 "subscription_auto_renewal": pm.subscription_auto_renewal,
             },
-            "pending_change": Value::Null,
+            "pending_change": self.pending_change,
             "notify_consumer": s.notify_consumer,
             "exclude_coupons_if_installments": s.exclude_coupons_if_installments,
         });

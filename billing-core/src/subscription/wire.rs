@@ -12,7 +12,7 @@ use serde_json::Value;
 /// The largest quantity of one line (as invoices).
 const MAX_QUANTITY: i64 = 1_000_000;
 
-fn dedup<T: PartialEq + Copy>(v: Vec<T>) -> Vec<T> {
+pub(super) fn dedup<T: PartialEq + Copy>(v: Vec<T>) -> Vec<T> {
     let mut out = Vec::with_capacity(v.len());
     for x in v {
         if !out.contains(&x) {
@@ -22,7 +22,7 @@ fn dedup<T: PartialEq + Copy>(v: Vec<T>) -> Vec<T> {
     out
 }
 
-fn parse_item(v: &Value, loc: Vec<LocPart>, problems: &mut Problems) -> Option<SubscriptionItemRequest> {
+pub(super) fn parse_item(v: &Value, loc: Vec<LocPart>, problems: &mut Problems) -> Option<SubscriptionItemRequest> {
     let mut b = Body::at(v, loc);
     let product_id = b.req_uuid::<ProductId>("product_id");
     let quantity = match b.opt_int("quantity") {
@@ -53,7 +53,7 @@ fn parse_item(v: &Value, loc: Vec<LocPart>, problems: &mut Problems) -> Option<S
 
 /// SubscriptionPaymentMethodDto: each flag optional (`null` or absent: the organization's
 /// default; auto-renewal: on).
-fn parse_overrides(b: &mut Body<'_>) -> PaymentMethodOverrides {
+pub(super) fn parse_overrides(b: &mut Body<'_>) -> PaymentMethodOverrides {
     let Some(raw) = b.raw("override_payment_methods") else {
         return PaymentMethodOverrides::default();
     };

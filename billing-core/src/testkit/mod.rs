@@ -47,6 +47,7 @@ pub mod invoices;
 pub mod link_payments;
 pub mod notifications;
 pub mod payment_links;
+pub mod plan_changes;
 pub mod sandbox;
 pub mod settings;
 pub mod subscriptions;
@@ -481,6 +482,24 @@ macro_rules! conformance_suite {
                 until_cycle_number_ends_it,
                 declined_renewals_are_retried_then_inactivate,
                 list_filters_and_sorts,
+            ],
+            plan_changes: [
+                immediate_fields_apply_at_once,
+                plan_change_is_scheduled_then_billed_as_previewed,
+                second_update_replaces_and_delete_withdraws,
+                update_refusals_write_nothing,
+                interval_change_reanchors_the_cycles,
+                kept_products_keep_their_price,
+                lead_time_prepares_the_next_invoice,
+                plan_change_reissues_a_prepared_invoice,
+                cancellation_withdraws_a_prepared_invoice,
+                paid_prepared_invoice_is_kept,
+                dunning_follows_the_organization_schedule,
+                subscription_settings_are_validated,
+                concurrent_preparation_and_renewal_issue_once,
+                plan_change_rows_and_cycle_pointers,
+                random_plan_changes_bill_as_previewed,
+                immediate_cancellation_voids_a_prepared_invoice,
             ],
             link_payments: [
                 paid_card_creates_everything_in_one_go,

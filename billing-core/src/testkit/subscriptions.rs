@@ -39,11 +39,11 @@ pub fn create<S: Store>(w: &World<S>, s: &Scope, v: Value) -> Subscription {
     try_create(w, s, &v).unwrap_or_else(|e| panic!("create subscription {v}: {e:?}"))
 }
 
-fn monthly<S: Store>(w: &World<S>, s: &Scope, price: &str) -> crate::product::Product {
+pub(super) fn monthly<S: Store>(w: &World<S>, s: &Scope, price: &str) -> crate::product::Product {
     product(w, s, price, json!({"type": "RECURRING", "recurring_interval": "MONTH"}))
 }
 
-fn sub_events<S: Store>(w: &World<S>, id: SubscriptionId) -> Vec<EventType> {
+pub(super) fn sub_events<S: Store>(w: &World<S>, id: SubscriptionId) -> Vec<EventType> {
     w.read(|tx| tx.list_events(w.admin.org_id()))
         .into_iter()
         .filter(|e| e.entity_id == id.0)
@@ -51,7 +51,7 @@ fn sub_events<S: Store>(w: &World<S>, id: SubscriptionId) -> Vec<EventType> {
         .collect()
 }
 
-fn everything<S: Store>(w: &World<S>) -> String {
+pub(super) fn everything<S: Store>(w: &World<S>) -> String {
     let s = &w.admin;
     let req = parse_subscription_list(&QueryParams::parse("limit=100&sort_direction=asc")).unwrap();
     let subs = w.billing.list_subscriptions(s, &req).unwrap().items;
@@ -64,7 +64,7 @@ fn everything<S: Store>(w: &World<S>) -> String {
     format!("{subs:?}{invoices:?}{events:?}")
 }
 
-fn pay_first<S: Store>(w: &World<S>, s: &Scope, inv: InvoiceId) {
+pub(super) fn pay_first<S: Store>(w: &World<S>, s: &Scope, inv: InvoiceId) {
     let (_, pays) = w.billing.get_invoice(s, inv).unwrap();
     let req = MarkPaid {
         method: PaymentMethod::Cash,
@@ -73,11 +73,11 @@ fn pay_first<S: Store>(w: &World<S>, s: &Scope, inv: InvoiceId) {
     w.billing.mark_payment_paid(s, pays[0].id, req).unwrap();
 }
 
-fn invoices_of<S: Store>(w: &World<S>, id: SubscriptionId) -> Vec<(u32, Invoice)> {
+pub(super) fn invoices_of<S: Store>(w: &World<S>, id: SubscriptionId) -> Vec<(u32, Invoice)> {
     w.billing.subscription_invoices(&w.fresh_admin(), id).unwrap()
 }
 
-fn advance<S: Store>(w: &World<S>, by: Duration) {
+pub(super) fn advance<S: Store>(w: &World<S>, by: Duration) {
     w.billing.advance_sandbox_clock(&w.fresh_admin(), Advance::By(by)).unwrap();
 }
 
@@ -219,6 +219,8 @@ pub fn subscription_round_trip<H: Harness>() {
     sub.started_at = Some(ts("2026-04-01T00:00:00.000001Z"));
     sub.ended_at = Some(ts("2026-05-01T00:00:00Z"));
     sub.renewal_failures = 2;
+    sub.anchor_cycle = 4;
+    sub.period_anchor = ts("2026-06-30T23:59:59.123456Z");
     sub.latest_invoice_paid = true;
     sub.updated_at = Some(ts("2026-05-01T00:00:00Z"));
     w.write(|tx| tx.update_subscription(&sub));

@@ -35,6 +35,7 @@ mod product;
 mod quickstart;
 mod resilience;
 mod sandbox;
+mod subscription_plans;
 mod subscriptions;
 mod webhook;
 mod webhook_crash;

@@ -318,6 +318,8 @@ fn settings_admin_reads_and_patches(srv: &TestServer) {
             "auto_charge_on_demand": false,
             "installment_minimums": {"SAR": "100.00"},
             "installment_split_months": 1,
+            "subscription_invoice_lead_days": 0,
+            "subscription_renewal_retry_days": [1, 3, 7],
             "consumer_notifications": true,
             "notifications": {"invoice_sent": true, "payment_receipt": true, "installment_reminder": true, "installment_failed": true, "subscription_renewal_failed": true, "installment_reminder_days": 3},
             "webhook_defaults": {"event_types": billing_core::event::EventType::ALL.iter().map(|t| t.as_str()).collect::<Vec<_>>(), "all_event_types": true},

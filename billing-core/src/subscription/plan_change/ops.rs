@@ -1,0 +1,498 @@
+//! Plan-change operations on [`Billing`]: the update (`PUT /subscriptions/{id}`), the
+//! cancellation of a pending change, and the engine's steps (applying a change at the period
+//! end, withdrawing one, re-issuing a prepared next-cycle invoice). Each operation is one
+//! transaction with its events.
+//!
+//! The update:
+//! - Refused with 400 INVALID_STATUS for a CANCELED or EXPIRED subscription; a consumer or
+//!   currency other than the subscription's is a 422 (a subscription keeps both: cancel it and
+//!   create another); an `until_cycle_number` below the current cycle is a 422.
+//! - `description`, `until_cycle_number`, `override_payment_methods` and
+//!   `exclude_coupons_if_installments` apply at once (SUBSCRIPTION_PLAN_UPDATED when one of them
+//!   changed).
+//! - `items` and `coupons` are the plan wanted from the next cycle on. The same as the plan in
+//!   force: no change (a SCHEDULED change is withdrawn, SUBSCRIPTION_PLAN_CHANGE_CANCELED). The
+//!   same as the SCHEDULED change's target: it stays as it is. Otherwise the target is priced
+//!   (as a creation is: every product RECURRING with one interval, an active price in the
+//!   subscription's currency, coupons valid — except that products and coupons already on the
+//!   plan keep the unit price and terms they were subscribed at) and becomes the SCHEDULED
+//!   change (SUBSCRIPTION_PLAN_CHANGE_SCHEDULED), replacing the previous one.
+//! - When the next cycle's invoice was already prepared and is still open, and does not bill
+//!   the plan wanted, it is voided and issued again for it (SUBSCRIPTION_PLAN_CHANGE_INVOICE_REISSUED).
+
+use super::diff::{self, Names};
+use super::*;
+use crate::auth::Scope;
+use crate::billing::Billing;
+use crate::error::{Code, Error, FieldError, Problems, Result};
+use crate::event::EventType;
+use crate::ids::{InvoiceId, PlanChangeId};
+use crate::invoice::Invoice;
+use crate::lane::Lane;
+use crate::pricing::{self, check_coupon, check_product, coupon_loc, ItemRequest, Loaded};
+use crate::product::{Product, ProductPrice};
+use crate::store::{Store, Tx};
+use crate::subscription::ops::{interval_of, subscription_event};
+use crate::subscription::period_end::is_open;
+use serde_json::{json, Value};
+
+/// Where each operation of this module runs.
+pub mod lane {
+    use super::Lane;
+    pub const UPDATE: Lane = Lane::Write;
+    pub const CANCEL_PENDING: Lane = Lane::Write;
+}
+
+/// A SUBSCRIPTION_PLAN_* event about `s` and the change `c`: `data.pending_change` names it;
+/// with `reissued`, `data.invoice` is the new invoice and `data.canceled_invoice` the old one.
+fn plan_event(
+    public_url: &str,
+    t: EventType,
+    s: &Subscription,
+    c: &PlanChange,
+    reissued: Option<(InvoiceId, InvoiceId)>,
+    now: Timestamp,
+) -> crate::event::Event {
+    let mut e = subscription_event(public_url, t, s, None, now);
+    let data = &mut e.payload["data"];
+    data["pending_change"] = json!({
+        "id": c.id,
+        "status": c.status,
+        "effective_at": format_rfc3339(&c.effective_at),
+        "target_amount": c.target.amount,
+    });
+    if let Some((old, new)) = reissued {
+        data["invoice"] = json!({"id": new, "url": Invoice::api_url(public_url, new)});
+        data["canceled_invoice"] = json!({"id": old, "url": Invoice::api_url(public_url, old)});
+    }
+    e
+}
+
+fn same_lines(a: &diff::PlanShape, b: &diff::PlanShape) -> bool {
+    let (na, nb) = (diff::normalize(a), diff::normalize(b));
+    na.lines == nb.lines && na.coupons == nb.coupons
+}
+
+/// Whether `inv` bills `plan`: the same lines, coupons and total.
+fn bills(inv: &Invoice, plan: &Plan) -> bool {
+    let key = |l: &crate::invoice::InvoiceItem| (l.product_id, l.quantity, l.unit_price, l.coupon_ids.clone(), l.discounted_amount, l.vat_amount);
+    inv.total_amount == plan.amount
+        && inv.coupon_ids == plan.coupon_ids
+        && inv.items.len() == plan.items.len()
+        && inv.items.iter().zip(&plan.items).all(|(a, b)| key(a) == key(&b.line))
+}
+
+/// The interval fields of the request, when sent, must be the products'.
+fn check_interval(req: &SubscriptionUpdate, interval: RecurringInterval, count: u32) -> Result<()> {
+    let mut p = Problems::default();
+    let msg = format!(
+        "Value error, the products of the plan renew every {}: a subscription's interval is its products'",
+        diff::interval_text(interval, count)
+    );
+    if req.recurring_interval.is_some_and(|i| i != interval) {
+        p.push(FieldError::body("value_error", "recurring_interval", msg.clone()));
+    }
+    if req.recurring_interval_count.is_some_and(|n| n != count) {
+        p.push(FieldError::body("value_error", "recurring_interval_count", msg));
+    }
+    p.into_result()
+}
+
+/// A product already on the plan keeps the unit price and VAT mode it was subscribed at (and
+/// stays usable if it was deactivated since).
+fn grandfathered(p: Product, kept: &SubscriptionItem) -> Product {
+    let price = ProductPrice {
+        id: kept.line.price_id.unwrap_or_default(),
+        product_id: p.id,
+        amount: kept.line.unit_price,
+        vat_mode: kept.line.vat_mode,
+        is_active: true,
+        created_at: kept.line.created_at,
+        updated_at: None,
+    };
+    Product {
+        is_active: true,
+        prices: vec![price],
+        ..p
+    }
+}
+
+/// The target plan of an update, priced, with the names the view and the diff show and the
+/// coupons new to the plan.
+struct Priced {
+    plan: Plan,
+    names: Names,
+    new_coupons: Vec<CouponId>,
+}
+
+impl<S: Store> Billing<S> {
+    /// Updates a subscription (see the module): SubscriptionDetailed with `pending_change`.
+    pub fn update_subscription(&self, scope: &Scope, id: SubscriptionId, req: &SubscriptionUpdate) -> Result<Subscription> {
+        self.store.write(|tx| self.update_in(tx, scope, id, req))
+    }
+
+    /// [`Self::update_subscription`], answering SubscriptionDetailed read in the same
+    /// transaction.
+    pub fn update_subscription_detailed(&self, scope: &Scope, id: SubscriptionId, req: &SubscriptionUpdate) -> Result<Value> {
+        self.store.write(|tx| {
+            let s = self.update_in(tx, scope, id, req)?;
+            self.subscription_json(tx, scope, &s)
+        })
+    }
+
+    fn update_in(&self, tx: &mut dyn Tx, scope: &Scope, id: SubscriptionId, req: &SubscriptionUpdate) -> Result<Subscription> {
+        let now = self.now(scope);
+        let mut s = tx.subscription(scope.branch_id(), id)?.ok_or_else(|| Error::not_found("Subscription", id))?;
+        if s.status.is_terminal() {
+            return Err(Error::rule(
+                Code::INVALID_STATUS,
+                format!("Subscription '{id}' is {}: it can no longer be changed", s.status),
+            ));
+        }
+        let mut p = Problems::default();
+        if req.consumer_id.is_some_and(|c| c != s.consumer_id) {
+            p.push(FieldError::body(
+                "value_error",
+                "organization_consumer_id",
+                "Value error, the consumer of a subscription cannot be changed: cancel it and create another",
+            ));
+        }
+        if req.currency.is_some_and(|c| c != s.currency) {
+            p.push(FieldError::body(
+                "value_error",
+                "currency",
+                "Value error, the currency of a subscription cannot be changed: cancel it and create another",
+            ));
+        }
+        if let Some(Some(n)) = req.until_cycle_number {
+            if n < s.current_cycle_number {
+                p.push(FieldError::body(
+                    "value_error",
+                    "until_cycle_number",
+                    format!("Value error, the subscription is in cycle {}: it cannot end before it", s.current_cycle_number),
+                ));
+            }
+        }
+        p.into_result()?;
+        // What applies at once.
+        let before = s.clone();
+        if let Some(d) = &req.description {
+            s.description = d.clone();
+        }
+        if let Some(u) = req.until_cycle_number {
+            s.until_cycle_number = u;
+        }
+        if let Some(m) = req.payment_methods {
+            s.payment_methods = m;
+        }
+        if let Some(x) = req.exclude_coupons_if_installments {
+            s.exclude_coupons_if_installments = x;
+        }
+        if s != before {
+            s.updated_at = Some(now);
+            tx.update_subscription(&s)?;
+            crate::event::record(tx, &subscription_event(self.public_url(), EventType::SubscriptionPlanUpdated, &s, None, now))?;
+            self.sync_next_invoice(tx, scope, &s, now)?;
+        }
+        // The plan from the next cycle on.
+        self.schedule_plan(tx, scope, &s, req, now)?;
+        Ok(s)
+    }
+
+    fn schedule_plan(&self, tx: &mut dyn Tx, scope: &Scope, s: &Subscription, req: &SubscriptionUpdate, now: Timestamp) -> Result<()> {
+        let wanted = diff::PlanShape {
+            lines: req
+                .items
+                .iter()
+                .map(|i| diff::PlanLine {
+                    product_id: i.product_id,
+                    quantity: i.quantity,
+                    coupons: i.coupons.clone(),
+                })
+                .collect(),
+            coupons: req.coupons.clone(),
+            interval: s.recurring_interval,
+            interval_count: s.recurring_interval_count,
+        };
+        let pending = tx.scheduled_plan_change(s.id)?;
+        let current = s.plan();
+        if same_lines(&wanted, &current.shape()) {
+            // Back to (or staying on) the plan in force.
+            check_interval(req, s.recurring_interval, s.recurring_interval_count)?;
+            if let Some(c) = pending {
+                self.withdraw_change(tx, s, c, now)?;
+            }
+            self.reissue_next_invoice(tx, scope, s, &current, None, now)?;
+            return Ok(());
+        }
+        if let Some(c) = pending.as_ref().filter(|c| same_lines(&wanted, &c.target.shape())) {
+            // The change already scheduled.
+            check_interval(req, c.target.recurring_interval, c.target.recurring_interval_count)?;
+            return Ok(());
+        }
+        let priced = self.price_target(tx, scope, s, req, now)?;
+        if let Some(mut old) = pending {
+            old.status = PlanChangeStatus::Replaced;
+            old.updated_at = Some(now);
+            tx.update_plan_change(&old)?;
+        }
+        let next = s.current_cycle_number + 1;
+        let mut c = PlanChange {
+            id: PlanChangeId::new(),
+            subscription_id: s.id,
+            status: PlanChangeStatus::Scheduled,
+            effective_cycle: next,
+            effective_at: s.current_period_end,
+            changes: diff::diff(&current.shape(), &priced.plan.shape(), &priced.names),
+            product_names: priced.names.products.iter().map(|(p, n)| (*p, n.clone())).collect(),
+            new_coupons: priced.new_coupons,
+            current_amount: s.amount,
+            current_interval: s.recurring_interval,
+            current_interval_count: s.recurring_interval_count,
+            invoice_was_reissued: false,
+            preview: self.preview(tx, s, &priced.plan, next, now, scope)?,
+            target: priced.plan,
+            created_at: now,
+            updated_at: None,
+        };
+        crate::event::record(tx, &plan_event(self.public_url(), EventType::SubscriptionPlanChangeScheduled, s, &c, None, now))?;
+        if self.reissue_next_invoice(tx, scope, s, &c.target, Some(&c), now)?.is_some() {
+            c.invoice_was_reissued = true;
+            c.preview = self.preview(tx, s, &c.target, next, now, scope)?;
+        }
+        tx.insert_plan_change(&c)?;
+        Ok(())
+    }
+
+    /// NextInvoicePreview of `target` taking effect at cycle `next`: that cycle's invoice, or,
+    /// when that cycle's invoice is already issued and bills something else (paid before the
+    /// change), the next cycle's.
+    fn preview(&self, tx: &mut dyn Tx, s: &Subscription, target: &Plan, next: u32, now: Timestamp, scope: &Scope) -> Result<NextInvoicePreview> {
+        let mut after = s.clone();
+        after.set_plan(target.clone(), next, s.current_period_end);
+        let issued = match tx.subscription_cycle_invoice(s.id, next)? {
+            Some(id) => tx.invoice(s.branch_id, id)?,
+            None => None,
+        };
+        let (cycle, issue_at) = match issued {
+            Some(inv) if bills(&inv, target) => (next, inv.created_at),
+            other => {
+                let cycle = if other.is_some() { next + 1 } else { next };
+                let (start, _) = after.cycle(cycle);
+                (cycle, (start - scope.org.settings.invoice_lead()).max(now))
+            }
+        };
+        let (period_start, period_end) = after.cycle(cycle);
+        let c = s.currency;
+        Ok(NextInvoicePreview {
+            cycle,
+            period_start,
+            period_end,
+            issue_at,
+            due_at: period_start,
+            subtotal: target.original_amount,
+            discount_total: Money::new(target.original_amount.amount() - target.after_discounts().amount(), c),
+            total_amount: target.amount,
+        })
+    }
+
+    /// Prices the plan of an update (see the module).
+    fn price_target(&self, tx: &mut dyn Tx, scope: &Scope, s: &Subscription, req: &SubscriptionUpdate, now: Timestamp) -> Result<Priced> {
+        let branch = s.branch_id;
+        let currency = s.currency;
+        let on_plan: Vec<CouponId> = s.coupon_ids.iter().chain(s.items.iter().flat_map(|i| &i.line.coupon_ids)).copied().collect();
+        let mut names = Names::default();
+        let load_coupon = |tx: &mut dyn Tx, id: CouponId, loc: Vec<crate::error::LocPart>, names: &mut Names| -> Result<crate::coupon::Coupon> {
+            let mut c = tx.coupon(branch, id)?.ok_or_else(|| Error::not_found("Coupon", id))?;
+            if on_plan.contains(&id) {
+                c.is_active = true;
+            } else {
+                check_coupon(&c, currency, loc)?;
+            }
+            names.coupons.insert(id, c.name.clone());
+            Ok(c)
+        };
+        let mut loaded = Loaded {
+            products: Vec::with_capacity(req.items.len()),
+            item_coupons: Vec::with_capacity(req.items.len()),
+            coupons: Vec::with_capacity(req.coupons.len()),
+        };
+        for (i, it) in req.items.iter().enumerate() {
+            let p = tx.product(branch, it.product_id)?.ok_or_else(|| Error::not_found("Product", it.product_id))?;
+            names.products.insert(p.id, p.name.clone());
+            let p = match s.items.iter().find(|x| x.line.product_id == p.id) {
+                Some(kept) => grandfathered(p, kept),
+                None => {
+                    check_product(&p, currency, i)?;
+                    p
+                }
+            };
+            let mut cs = Vec::with_capacity(it.coupons.len());
+            for (k, id) in it.coupons.iter().enumerate() {
+                cs.push(load_coupon(tx, *id, coupon_loc(Some(i), k), &mut names)?);
+            }
+            loaded.products.push(p);
+            loaded.item_coupons.push(cs);
+        }
+        for (k, id) in req.coupons.iter().enumerate() {
+            let c = load_coupon(tx, *id, coupon_loc(None, k), &mut names)?;
+            loaded.coupons.push(c);
+        }
+        let (interval, count) = interval_of(&loaded.products)?;
+        check_interval(req, interval, count)?;
+        let lines: Vec<ItemRequest> = req.items.iter().map(SubscriptionItemRequest::pricing_line).collect();
+        let priced = pricing::price(&lines, &loaded, currency, scope.org.settings.vat_rate)?;
+        // A line of a product already on the plan keeps its item (id and creation time).
+        let mut reused: Vec<SubscriptionItemId> = vec![];
+        let items = priced
+            .items
+            .iter()
+            .map(|p| {
+                let kept = s.items.iter().find(|x| x.line.product_id == p.product_id && !reused.contains(&x.id));
+                let (id, created_at, updated_at) = match kept {
+                    Some(k) => {
+                        reused.push(k.id);
+                        (k.id, k.line.created_at, k.updated_at)
+                    }
+                    None => (SubscriptionItemId::new(), now, None),
+                };
+                SubscriptionItem {
+                    id,
+                    line: InvoiceItem::from_priced(p, InvoiceItemId(id.0), created_at),
+                    updated_at,
+                }
+            })
+            .collect();
+        // Names of what leaves the plan, for the diff.
+        for it in &s.items {
+            if let std::collections::btree_map::Entry::Vacant(e) = names.products.entry(it.line.product_id) {
+                let name = tx.product(branch, it.line.product_id)?.map(|p| p.name);
+                e.insert(name.unwrap_or_else(|| it.line.product_id.to_string()));
+            }
+            for c in &it.line.coupons {
+                names.coupons.entry(c.coupon_id).or_insert_with(|| c.name.clone());
+            }
+        }
+        for c in &s.coupons {
+            names.coupons.entry(c.coupon_id).or_insert_with(|| c.name.clone());
+        }
+        let t = &priced.totals;
+        Ok(Priced {
+            plan: Plan {
+                items,
+                coupon_ids: req.coupons.clone(),
+                coupons: t.coupons.clone(),
+                original_amount: t.original_amount,
+                item_level_discounted_amount: t.item_level_discounted_amount,
+                total_vat_amount: t.total_vat_amount,
+                total_price_excluding_vat: t.total_price_excluding_vat,
+                amount: t.total_amount,
+                recurring_interval: interval,
+                recurring_interval_count: count,
+            },
+            names,
+            new_coupons: priced.redeemed.into_iter().filter(|c| !on_plan.contains(c)).collect(),
+        })
+    }
+
+    /// When the next cycle's invoice is already prepared, still open, and does not bill
+    /// `plan`: voids it and issues the cycle's invoice again for `plan`, the cycle's row taken
+    /// over by the new one (SUBSCRIPTION_PLAN_CHANGE_INVOICE_REISSUED, naming `change` when
+    /// there is one). Returns the new invoice.
+    fn reissue_next_invoice(
+        &self,
+        tx: &mut dyn Tx,
+        scope: &Scope,
+        s: &Subscription,
+        plan: &Plan,
+        change: Option<&PlanChange>,
+        now: Timestamp,
+    ) -> Result<Option<Invoice>> {
+        let next = s.current_cycle_number + 1;
+        let Some(old) = tx.subscription_cycle_invoice(s.id, next)? else {
+            return Ok(None);
+        };
+        let Some(inv) = tx.invoice(s.branch_id, old)? else { return Ok(None) };
+        if !is_open(&inv, &tx.invoice_payments(old)?) || bills(&inv, plan) {
+            return Ok(None);
+        }
+        self.void_invoice_in(tx, scope, old)?;
+        let new = self.new_cycle_invoice(tx, scope, s, plan, next, Some(old), None, now)?;
+        let mut e = match change {
+            Some(c) => plan_event(
+                self.public_url(),
+                EventType::SubscriptionPlanChangeInvoiceReissued,
+                s,
+                c,
+                Some((old, new.id)),
+                now,
+            ),
+            None => subscription_event(self.public_url(), EventType::SubscriptionPlanChangeInvoiceReissued, s, None, now),
+        };
+        if change.is_none() {
+            e.payload["data"]["invoice"] = json!({"id": new.id, "url": Invoice::api_url(self.public_url(), new.id)});
+            e.payload["data"]["canceled_invoice"] = json!({"id": old, "url": Invoice::api_url(self.public_url(), old)});
+        }
+        crate::event::record(tx, &e)?;
+        Ok(Some(new))
+    }
+
+    /// `DELETE /subscriptions/{id}/pending-change`: withdraws the SCHEDULED change
+    /// (SUBSCRIPTION_PLAN_CHANGE_CANCELED); without one, nothing happens. A next-cycle invoice
+    /// already re-issued for the change is left as it is.
+    pub fn cancel_pending_change(&self, scope: &Scope, id: SubscriptionId) -> Result<()> {
+        let now = self.now(scope);
+        self.store.write(|tx| {
+            let s = tx.subscription(scope.branch_id(), id)?.ok_or_else(|| Error::not_found("Subscription", id))?;
+            if let Some(c) = tx.scheduled_plan_change(id)? {
+                self.withdraw_change(tx, &s, c, now)?;
+            }
+            Ok(())
+        })
+    }
+
+    /// Withdraws `c` (CANCELED, SUBSCRIPTION_PLAN_CHANGE_CANCELED).
+    pub(crate) fn withdraw_change(&self, tx: &mut dyn Tx, s: &Subscription, mut c: PlanChange, now: Timestamp) -> Result<()> {
+        c.status = PlanChangeStatus::Canceled;
+        c.updated_at = Some(now);
+        tx.update_plan_change(&c)?;
+        crate::event::record(tx, &plan_event(self.public_url(), EventType::SubscriptionPlanChangeCanceled, s, &c, None, now))
+    }
+
+    /// Withdraws the SCHEDULED change of a subscription that ended, if any.
+    pub(crate) fn withdraw_plan_change(&self, tx: &mut dyn Tx, s: &Subscription, now: Timestamp) -> Result<()> {
+        match tx.scheduled_plan_change(s.id)? {
+            Some(c) => self.withdraw_change(tx, s, c, now),
+            None => Ok(()),
+        }
+    }
+
+    /// Applies `c` at the start of cycle `cycle` (at `start`): the subscription bills its
+    /// target from that cycle on (items changed are marked updated), its new coupons count a
+    /// redemption each; APPLIED, SUBSCRIPTION_PLAN_CHANGED. The caller writes `s`.
+    pub(crate) fn apply_plan_change(
+        &self,
+        tx: &mut dyn Tx,
+        s: &mut Subscription,
+        mut c: PlanChange,
+        cycle: u32,
+        start: Timestamp,
+        now: Timestamp,
+    ) -> Result<()> {
+        let old = std::mem::take(&mut s.items);
+        s.set_plan(c.target.clone(), cycle, start);
+        for it in &mut s.items {
+            if old.iter().any(|o| o.id == it.id && o.line != it.line) {
+                it.updated_at = Some(now);
+            }
+        }
+        for coupon in &c.new_coupons {
+            tx.redeem_coupon(*coupon)?;
+        }
+        s.updated_at = Some(now);
+        c.status = PlanChangeStatus::Applied;
+        c.updated_at = Some(now);
+        tx.update_plan_change(&c)?;
+        crate::event::record(tx, &plan_event(self.public_url(), EventType::SubscriptionPlanChanged, s, &c, None, now))
+    }
+}
