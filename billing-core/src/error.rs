@@ -93,6 +93,7 @@ codes! {
     PAYMENT_REFUNDED_ALREADY => BadRequest, "Payment already refunded";
     PAYMENT_REFUNDED_FAILED => BadRequest, "Refund failed at the processor";
     INVALID_STATUS => BadRequest, "The entity's status does not allow this action";
+    FREEZE_OVERLAP => BadRequest, "The freeze period overlaps another freeze period of the subscription";
     BRANCH_IN_USE => BadRequest, "Branch cannot be deleted";
     CONSUMER_HAS_ONGOING_INVOICES => BadRequest, "Consumer has ongoing invoices";
     CONSUMER_HAS_ONGOING_SUBSCRIPTIONS => BadRequest, "Consumer has ongoing subscriptions";

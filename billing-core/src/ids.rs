@@ -82,6 +82,7 @@ typed_id!(
     PaymentLinkItemId,
     SubscriptionId,
     SubscriptionItemId,
+    FreezeId,
     /// A subscription's plan change (PendingPlanChange).
     PlanChangeId,
 );

@@ -19,7 +19,7 @@ use crate::org::OrgTx;
 use crate::payment::PaymentTx;
 use crate::payment_link::PaymentLinkTx;
 use crate::product::ProductTx;
-use crate::subscription::{PlanChangeTx, SubscriptionTx};
+use crate::subscription::{FreezeTx, PlanChangeTx, SubscriptionTx, TrialTx};
 use crate::webhook::WebhookTx;
 use crate::work::WorkTx;
 use std::cell::Cell;
@@ -115,6 +115,8 @@ pub trait Tx:
     + PaymentTx
     + PaymentLinkTx
     + SubscriptionTx
+    + FreezeTx
+    + TrialTx
     + PlanChangeTx
     + WorkTx
     + WebhookTx
@@ -135,6 +137,8 @@ impl<T> Tx for T where
         + PaymentTx
         + PaymentLinkTx
         + SubscriptionTx
+        + FreezeTx
+        + TrialTx
         + PlanChangeTx
         + WorkTx
         + WebhookTx

@@ -36,6 +36,7 @@ mod payment;
 mod payment_link;
 mod product;
 mod subscription;
+mod subscription_freeze;
 mod webhook;
 mod work;
 

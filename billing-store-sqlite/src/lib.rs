@@ -37,6 +37,7 @@ mod payment_link;
 mod plan_change;
 mod product;
 mod subscription;
+mod subscription_freeze;
 mod webhook;
 mod work;
 

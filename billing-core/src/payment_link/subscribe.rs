@@ -66,6 +66,7 @@ impl<S: Store> Billing<S> {
             payment_methods: PaymentMethodOverrides::default(),
             exclude_coupons_if_installments: false,
             currency: l.currency,
+            trial: false,
         };
         let plan = PricedPlan {
             interval,

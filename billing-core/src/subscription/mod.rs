@@ -14,6 +14,10 @@
 //! - [`store`]: the [`SubscriptionTx`] slice of the store contract; one invoice per subscription
 //!   and cycle is a unique key of the store (`subscription_cycles_key`).
 //! - `wire` and `view`: request parsing and SubscriptionDetailed.
+//! - [`freeze`]: freeze periods (the subscription FROZEN while one is in force, its period
+//!   extended by the time it was frozen and the cycles re-anchored there) and their due-work
+//!   items.
+//! - [`trial`]: trials (TRIALING until `period_start`, then the first paid cycle).
 //!
 //! Prices are fixed when the subscription is made (by [`crate::pricing`], as invoices'): every
 //! cycle's invoice bills the subscription's priced lines, so a later change of a product's
@@ -21,19 +25,22 @@
 //! it is made, and the invoices bill exactly that.
 
 pub mod cycle;
+pub mod freeze;
 pub mod ops;
 mod period_end;
 pub mod plan_change;
 mod renewal;
 mod store;
+pub mod trial;
 mod view;
 mod wire;
 
+pub use freeze::{Freeze, FreezeRequest, FreezeSort, FreezeState, FreezeTx};
 pub use period_end::PREPARE_KIND;
 pub use plan_change::{PlanChange, PlanChangeStatus, PlanChangeTx, SubscriptionUpdate};
-pub(crate) use renewal::work_handlers;
 pub use renewal::{RENEWAL_KIND, RENEWAL_RETRY_DAYS, RENEW_CHARGE_KIND};
 pub use store::SubscriptionTx;
+pub use trial::{Trial, TrialTx};
 pub use wire::parse_subscription_list;
 
 use crate::clock::Timestamp;
@@ -71,6 +78,21 @@ impl SubscriptionStatus {
     pub fn is_terminal(self) -> bool {
         matches!(self, SubscriptionStatus::Canceled | SubscriptionStatus::Expired)
     }
+
+    /// Whether an issued, unpaid invoice of the subscription is still collected (auto-renewal
+    /// charges and their retries): ACTIVE, FROZEN (the invoice is of a period before the
+    /// freeze) and TRIAL_PENDING (the first paid cycle after a trial).
+    pub fn collects(self) -> bool {
+        matches!(self, SubscriptionStatus::Active | SubscriptionStatus::Frozen | SubscriptionStatus::TrialPending)
+    }
+}
+
+/// Every kind of due work of subscriptions: renewals and their charges, freezes, trials.
+pub(crate) fn work_handlers<S: crate::store::Store>() -> Vec<crate::work::Handler<S>> {
+    let mut all = renewal::work_handlers();
+    all.extend(freeze::work_handlers());
+    all.extend(trial::work_handlers());
+    all
 }
 
 /// SubscriptionPaymentMethodDto: the overrides of the organization's payment methods (`None`:
@@ -133,7 +155,8 @@ pub struct Subscription {
     /// ([`cycle`]).
     pub period_anchor: Timestamp,
     /// The cycle that starts at `period_anchor`: 1, until a plan change of the interval
-    /// re-anchors the cycles where it takes effect ([`plan_change`]).
+    /// re-anchors the cycles where it takes effect ([`plan_change`]) or the end of a freeze at
+    /// the moved period end ([`freeze`]).
     pub anchor_cycle: u32,
     pub current_cycle_number: u32,
     pub current_period_start: Timestamp,
@@ -216,6 +239,8 @@ pub struct SubscriptionCreate {
     pub payment_methods: PaymentMethodOverrides,
     pub exclude_coupons_if_installments: bool,
     pub currency: Currency,
+    /// A trial until `period_start` ([`trial`]): nothing is billed before it.
+    pub trial: bool,
 }
 
 /// SubscriptionCancel.

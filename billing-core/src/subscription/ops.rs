@@ -127,11 +127,11 @@ pub(crate) fn emit(tx: &mut dyn Tx, public_url: &str, t: EventType, s: &Subscrip
     crate::event::record(tx, &subscription_event(public_url, t, s, None, now))
 }
 
-/// Makes an INACTIVE subscription ACTIVE (SUBSCRIPTION_ACTIVATED) and queues its renewal (it
+/// Makes an INACTIVE or TRIAL_PENDING subscription ACTIVE (SUBSCRIPTION_ACTIVATED) and queues its renewal (it
 /// is not renewed while inactive). Other statuses are left as they are. Returns whether it
 /// changed.
 fn activate(tx: &mut dyn Tx, public_url: &str, s: &mut Subscription, now: Timestamp) -> Result<bool> {
-    if s.status != SubscriptionStatus::Inactive {
+    if !matches!(s.status, SubscriptionStatus::Inactive | SubscriptionStatus::TrialPending) {
         return Ok(false);
     }
     s.status = SubscriptionStatus::Active;
@@ -211,6 +211,9 @@ impl<S: Store> Billing<S> {
         for c in &priced.redeemed {
             tx.redeem_coupon(*c)?;
         }
+        if req.trial {
+            return Ok(s);
+        }
         self.issue_cycle_invoice(tx, scope, &mut s, 1, now)?;
         tx.update_subscription(&s)?;
         Ok(s)
@@ -218,7 +221,9 @@ impl<S: Store> Billing<S> {
 
     /// A new subscription of `consumer` billing `plan` (priced by the caller), as `req` asks:
     /// INACTIVE, in cycle 1 from `req.period_start`; inserted, with SUBSCRIPTION_CREATED. The
-    /// caller issues the first cycle's invoice and writes the subscription again.
+    /// caller issues the first cycle's invoice and writes the subscription again. With
+    /// `req.trial`: TRIALING in cycle 0 until `req.period_start` ([`super::trial`]), its end
+    /// queued; nothing is issued.
     pub(crate) fn open_subscription(
         &self,
         tx: &mut dyn Tx,
@@ -229,6 +234,9 @@ impl<S: Store> Billing<S> {
         now: Timestamp,
     ) -> Result<Subscription> {
         let anchor = req.period_start;
+        if req.trial {
+            super::trial::check(anchor, now)?;
+        }
         let (start, end) = cycle::cycle(anchor, plan.interval, plan.interval_count, 1);
         let items = plan
             .lines
@@ -239,7 +247,7 @@ impl<S: Store> Billing<S> {
                 updated_at: None,
             })
             .collect();
-        let s = Subscription {
+        let mut s = Subscription {
             id: SubscriptionId::new(),
             org_id: scope.org_id(),
             branch_id: scope.branch_id(),
@@ -276,8 +284,15 @@ impl<S: Store> Billing<S> {
             created_at: now,
             updated_at: None,
         };
+        if req.trial {
+            super::trial::begin(&mut s, now);
+        }
         tx.insert_subscription(&s)?;
         emit(tx, self.public_url(), EventType::SubscriptionCreated, &s, now)?;
+        if req.trial {
+            // Nothing is billed during the trial: its end issues cycle 1's invoice.
+            super::trial::record(tx, &s)?;
+        }
         Ok(s)
     }
 
@@ -433,12 +448,16 @@ impl<S: Store> Billing<S> {
             },
             None => Value::Null,
         };
+        let trial = tx.subscription_trial(s.id)?;
+        let latest_freeze = super::freeze::latest(tx, s.id)?;
         let pending_change = tx.scheduled_plan_change(s.id)?.map(|c| c.to_json()).unwrap_or(Value::Null);
         let view = SubscriptionView {
             sub: s,
             products: &products,
             consumer: consumer.as_ref(),
             latest_invoice: latest,
+            trial: trial.as_ref(),
+            latest_freeze: latest_freeze.as_ref(),
             pending_change,
             settings: &scope.org.settings,
             now: self.now(scope),
@@ -534,6 +553,7 @@ impl<S: Store> Billing<S> {
                 s.ended_at = Some(now);
                 s.updated_at = Some(now);
                 tx.update_subscription(&s)?;
+                super::freeze::on_subscription_ended(tx, &s, now, now)?;
                 emit(tx, self.public_url(), EventType::SubscriptionCanceled, &s, now)?;
                 self.withdraw_plan_change(tx, &s, now)?;
                 self.withdraw_cycle_invoice(tx, scope, &s, s.current_cycle_number + 1)?;

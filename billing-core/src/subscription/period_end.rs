@@ -101,6 +101,10 @@ impl<S: Store> Billing<S> {
         if ends_at_period_end(s) || tx.subscription_cycle_invoice(s.id, cycle)?.is_some() {
             return Ok(Step::Done(None));
         }
+        if super::freeze::moves_period_end(tx, s)? {
+            // A freeze will move the period end: its end queues the preparation again.
+            return Ok(Step::Done(None));
+        }
         let plan = match tx.scheduled_plan_change(s.id)?.filter(|c| c.effective_cycle == cycle) {
             Some(c) => c.target,
             None => s.plan(),
@@ -149,8 +153,9 @@ impl<S: Store> Billing<S> {
             // Early (the item was made before a change of the period): wait for the end.
             return Ok(Step::Early(s.current_period_end));
         }
-        if s.status != SubscriptionStatus::Active {
-            // Not renewed while not active; activation queues the renewal again.
+        if super::freeze::holds_renewal(tx, s)? {
+            // Not renewed while not active (activation queues the renewal again), nor at a
+            // boundary inside a freeze (its end queues the renewal at the moved boundary).
             return Ok(Step::Done(None));
         }
         let end = s.current_period_end;
@@ -164,6 +169,7 @@ impl<S: Store> Billing<S> {
             s.ended_at = Some(end);
             s.updated_at = Some(now);
             tx.update_subscription(s)?;
+            super::freeze::on_subscription_ended(tx, s, end, now)?;
             emit(tx, self.public_url(), EventType::SubscriptionCanceled, s, now)?;
             return Ok(Step::Done(Some(ENDED)));
         }

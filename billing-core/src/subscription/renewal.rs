@@ -77,7 +77,7 @@ fn charge_work_id(invoice: InvoiceId, attempt: u32) -> WorkId {
 }
 
 /// Queues attempt `attempt` of charging `invoice`, with the retry schedule `retry_days`.
-pub(super) fn queue_charge(
+pub(crate) fn queue_charge(
     tx: &mut dyn Tx,
     s: &Subscription,
     invoice: InvoiceId,
@@ -174,7 +174,7 @@ fn is_cycle_taken(e: &Error) -> bool {
 impl<S: Store> Billing<S> {
     /// The engine's scope in a branch of an organization (it acts as the organization's first
     /// admin), or `None` when the organization, branch or admin is gone.
-    fn engine_scope(&self, tx: &mut dyn Tx, item: &DueWork, branch: BranchId) -> Result<Option<Scope>> {
+    pub(crate) fn engine_scope(&self, tx: &mut dyn Tx, item: &DueWork, branch: BranchId) -> Result<Option<Scope>> {
         let Some(branch) = tx.branch(item.org_id, branch)? else { return Ok(None) };
         let Some(org) = tx.org(item.org_id)? else { return Ok(None) };
         let Some(admin) = tx.first_org_admin(org.id)? else { return Ok(None) };
@@ -266,9 +266,10 @@ impl<S: Store> Billing<S> {
         now: Timestamp,
     ) -> Result<()> {
         let Some(mut s) = tx.subscription(branch, sid)? else { return Ok(()) };
-        if s.latest_invoice_id != Some(invoice) || s.status != SubscriptionStatus::Active {
+        if s.latest_invoice_id != Some(invoice) || !s.status.collects() {
             return Ok(());
         }
+        let was = s.status;
         s.renewal_failures = s.renewal_failures.max(attempt + 1);
         s.updated_at = Some(now);
         let last = attempt as usize >= retries;
@@ -279,7 +280,7 @@ impl<S: Store> Billing<S> {
         let mut failed = subscription_event(self.public_url(), EventType::SubscriptionCycleRenewalFailed, &s, payment, now);
         if last {
             // The failure is reported with the status the subscription had when it failed.
-            failed.payload["status"] = serde_json::json!(SubscriptionStatus::Active);
+            failed.payload["status"] = serde_json::json!(was);
         }
         crate::event::record(tx, &failed)?;
         crate::notification::queue::renewal_failed(tx, self.public_url(), &s, invoice, now)?;
@@ -311,9 +312,7 @@ impl<S: Store> Billing<S> {
             self.drop_item(item)?;
             return Ok(None);
         };
-        let owed = s.status == SubscriptionStatus::Active
-            && s.latest_invoice_id == Some(inv.id)
-            && !matches!(inv.status, InvoiceStatus::Completed | InvoiceStatus::Canceled);
+        let owed = s.status.collects() && s.latest_invoice_id == Some(inv.id) && !matches!(inv.status, InvoiceStatus::Completed | InvoiceStatus::Canceled);
         if !owed {
             self.drop_item(item)?;
             return Ok(None);

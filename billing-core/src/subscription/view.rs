@@ -1,6 +1,6 @@
 //! SubscriptionDetailed (list entries are the same document).
 
-use super::{Subscription, SubscriptionItem};
+use super::{Freeze, Subscription, SubscriptionItem, Trial};
 use crate::clock::{format_rfc3339, Timestamp};
 use crate::consumer::Consumer;
 use crate::org::OrgSettings;
@@ -16,6 +16,10 @@ pub struct SubscriptionView<'a> {
     pub consumer: Option<&'a Consumer>,
     /// InvoiceBase of the latest invoice, or `null`.
     pub latest_invoice: Value,
+    /// Its trial, if it had one.
+    pub trial: Option<&'a Trial>,
+    /// [`super::freeze`]'s pick: the freeze in force, else the next, else the last.
+    pub latest_freeze: Option<&'a Freeze>,
     /// PendingPlanChange of the SCHEDULED change, or `null`.
     pub pending_change: Value,
     pub settings: &'a OrgSettings,
@@ -95,12 +99,12 @@ impl SubscriptionView<'_> {
             "branch_id": s.branch_id,
             "organization_consumer_id": s.consumer_id,
             "latest_invoice_id": s.latest_invoice_id,
-            "trial_period_days": Value::Null,
-            "trial_end": Value::Null,
+            "trial_period_days": self.trial.map(Trial::period_days),
+            "trial_end": self.trial.map(|t| format_rfc3339(&t.end)),
             "organization_consumer": self.consumer.map(Consumer::summary),
             "items": s.items.iter().map(|it| self.item(it)).collect::<Vec<_>>(),
             "latest_invoice": self.latest_invoice,
-            "latest_freeze": Value::Null,
+            "latest_freeze": self.latest_freeze.map(Freeze::to_json),
             "override_payment_methods": {
                 "visa": pm.visa,
                 "mastercard": pm.mastercard,

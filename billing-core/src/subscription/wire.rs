@@ -114,9 +114,7 @@ impl SubscriptionCreate {
         let payment_methods = parse_overrides(&mut b);
         let exclude_coupons_if_installments = b.opt_bool("exclude_coupons_if_installments").unwrap_or(false);
         let currency = b.opt_currency("currency").unwrap_or(default_currency);
-        if b.opt_bool("trial") == Some(true) {
-            b.fail("value_error", "trial", "Value error, trials are not available yet");
-        }
+        let trial = b.opt_bool("trial").unwrap_or(false);
         b.finish()?;
         Ok(SubscriptionCreate {
             notify_consumer,
@@ -129,6 +127,7 @@ impl SubscriptionCreate {
             payment_methods,
             exclude_coupons_if_installments,
             currency,
+            trial,
         })
     }
 }
@@ -198,7 +197,7 @@ mod tests {
             "items": [{"product_id": p, "quantity": 0}],
             "until_cycle_number": 0,
             "override_payment_methods": {"installment": true, "visa": "x"},
-            "trial": true,
+            "trial": "yes",
         });
         assert_eq!(
             locs(SubscriptionCreate::parse(&bad, Currency::SAR)),

@@ -50,6 +50,8 @@ pub mod payment_links;
 pub mod plan_changes;
 pub mod sandbox;
 pub mod settings;
+pub mod subscription_freezes;
+pub mod subscription_trials;
 pub mod subscriptions;
 pub mod tx;
 pub mod webhooks;
@@ -482,6 +484,22 @@ macro_rules! conformance_suite {
                 until_cycle_number_ends_it,
                 declined_renewals_are_retried_then_inactivate,
                 list_filters_and_sorts,
+            ],
+            subscription_freezes: [
+                freeze_extends_the_period_and_reanchors,
+                a_period_end_inside_a_freeze_waits_for_its_end,
+                update_and_delete_freezes,
+                freeze_refusals_write_nothing,
+                cancel_ends_the_freezes,
+                freeze_transitions_run_once,
+                freeze_list_pages_and_sorts,
+                freeze_and_trial_round_trip,
+                freeze_moves_a_prepared_invoice,
+            ],
+            subscription_trials: [
+                trial_then_the_first_paid_cycle,
+                trial_pending_until_paid,
+                trial_cancel_and_refusals,
             ],
             plan_changes: [
                 immediate_fields_apply_at_once,

@@ -39,11 +39,11 @@ pub fn create<S: Store>(w: &World<S>, s: &Scope, v: Value) -> Subscription {
     try_create(w, s, &v).unwrap_or_else(|e| panic!("create subscription {v}: {e:?}"))
 }
 
-pub(super) fn monthly<S: Store>(w: &World<S>, s: &Scope, price: &str) -> crate::product::Product {
+pub(crate) fn monthly<S: Store>(w: &World<S>, s: &Scope, price: &str) -> crate::product::Product {
     product(w, s, price, json!({"type": "RECURRING", "recurring_interval": "MONTH"}))
 }
 
-pub(super) fn sub_events<S: Store>(w: &World<S>, id: SubscriptionId) -> Vec<EventType> {
+pub(crate) fn sub_events<S: Store>(w: &World<S>, id: SubscriptionId) -> Vec<EventType> {
     w.read(|tx| tx.list_events(w.admin.org_id()))
         .into_iter()
         .filter(|e| e.entity_id == id.0)
@@ -73,7 +73,7 @@ pub(super) fn pay_first<S: Store>(w: &World<S>, s: &Scope, inv: InvoiceId) {
     w.billing.mark_payment_paid(s, pays[0].id, req).unwrap();
 }
 
-pub(super) fn invoices_of<S: Store>(w: &World<S>, id: SubscriptionId) -> Vec<(u32, Invoice)> {
+pub(crate) fn invoices_of<S: Store>(w: &World<S>, id: SubscriptionId) -> Vec<(u32, Invoice)> {
     w.billing.subscription_invoices(&w.fresh_admin(), id).unwrap()
 }
 

@@ -18,6 +18,7 @@ mod payment_link;
 mod product;
 mod sandbox;
 mod subscription;
+mod subscription_freeze;
 mod webhook;
 
 use crate::http::Incoming2;
@@ -41,6 +42,7 @@ pub static TABLES: &[&[Route]] = &[
     payment::ROUTES,
     payment_link::ROUTES,
     subscription::ROUTES,
+    subscription_freeze::ROUTES,
     notification::ROUTES,
 ];
 

@@ -169,10 +169,10 @@ fn create_refusals_write_nothing(srv: &TestServer) {
     assert_invalid(&r, json!(["body", "organization_consumer_id"]), Some("missing"));
     let mut bad = sub_body(&c, &[(&gym, 1)], at);
     bad["until_cycle_number"] = json!(0);
-    bad["trial"] = json!(true);
+    bad["trial"] = json!("yes");
     let r = srv.unchanged(|| srv.post("/api/v2/subscriptions", bad.clone()));
     assert_invalid(&r, json!(["body", "until_cycle_number"]), None);
-    assert_invalid(&r, json!(["body", "trial"]), Some("value_error"));
+    assert_invalid(&r, json!(["body", "trial"]), Some("bool_type"));
     let r = srv.unchanged(|| srv.post("/api/v2/subscriptions", sub_body(&random_id(), &[(&gym, 1)], at)));
     assert_error(&r, 404, "NOT_FOUND");
     let r = srv.unchanged(|| srv.post("/api/v2/subscriptions", sub_body(&c, &[(&random_id(), 1)], at)));

@@ -1,0 +1,838 @@
+//! Freeze periods: a span of time during which a subscription is not billed.
+//!
+//! A freeze runs from `freeze_start_datetime` to `freeze_end_datetime` (none: until it is ended
+//! by an update or a delete). While it is in force the subscription is FROZEN and no invoice is
+//! issued; when it ends the subscription is ACTIVE again by itself.
+//!
+//! **What a freeze does to the period boundaries: time stops.** The period in which a freeze
+//! falls is extended by the time the subscription was frozen (end − start; for a freeze ended
+//! early, the time until then), so the consumer keeps every day paid for; the next cycle starts
+//! at that moved period end, and the cycles are re-anchored there: they follow the calendar from
+//! the moved end as they followed `period_start` before (monthly: the same day of the month,
+//! clamped in shorter months, without drift; a subscription billed on the 1st and frozen for 10
+//! days is billed on the 11th from then on). A boundary that falls inside a freeze is never
+//! billed there: the renewal due at it waits ([`holds_renewal`]) and happens at the moved
+//! boundary. Cycle numbers go on (a freeze adds no cycle and skips none), so
+//! `until_cycle_number` still counts billed cycles.
+//!
+//! Rules:
+//! - Only an ACTIVE or FROZEN subscription takes a new freeze (a FROZEN one: a later,
+//!   non-overlapping freeze); any other status is 400 `INVALID_STATUS`.
+//! - A start earlier than now by more than [`NOW_GRACE`] is a 422; a start within it means now
+//!   (the freeze starts at once). An end at or before the start is a 422. At most
+//!   [`MAX_DAYS`] days ahead, and at most that long.
+//! - Freezes of one subscription never overlap (an open end overlaps everything after the
+//!   start): 400 `FREEZE_OVERLAP`.
+//! - Starting and ending are items of the due-work queue ([`FREEZE_START_KIND`],
+//!   [`FREEZE_END_KIND`]), due at the freeze's start and end in the organization's time, done
+//!   once whichever process runs them (each transition changes the freeze's state in the
+//!   transaction that completes the item). Every operation on a subscription's freezes first
+//!   applies the transitions already due ([`catch_up`]), so an answer never depends on how late
+//!   the background work runs.
+//!
+//! Events (subscription events with `data.freeze`, the FreezeSubscriptionBase):
+//! - `SUBSCRIPTION_FROZEN`: a freeze was created, or a freeze's dates were changed while it
+//!   had not started (or its end was removed while in force).
+//! - `SUBSCRIPTION_FREEZE_NOW`: a freeze came into force (the subscription is FROZEN now), at
+//!   its start or at once when created or moved to start now.
+//! - `SUBSCRIPTION_UNFREEZE_NOW`: a freeze in force ended (the subscription is ACTIVE again):
+//!   at its end, or at once by a delete or an update ending it now.
+//! - `SUBSCRIPTION_UNFREEZE_FUTURE`: a freeze in force was given a (new) end in the future.
+//! - `SUBSCRIPTION_FREEZE_CANCEL`: a freeze that had not started was deleted.
+
+use super::ops::{schedule_renewal, subscription_event};
+use super::{Subscription, SubscriptionId, SubscriptionStatus};
+use crate::auth::Scope;
+use crate::billing::Billing;
+use crate::clock::{format_rfc3339, parse_datetime, Timestamp};
+use crate::error::{Code, Error, FieldError, Result, StoreError};
+use crate::event::EventType;
+use crate::ids::{BranchId, FreezeId, InvoiceId, OrgId, WorkId};
+use crate::lane::Lane;
+use crate::list::{Direction, ListQuery, Page, Query, QueryParams};
+use crate::payment::org_now;
+use crate::store::{Store, StoreResult, Tx};
+use crate::wire::{Body, MAX_NOTE};
+use crate::wire_enum;
+use crate::work::ops::is_lease_lost;
+use crate::work::{DueWork, Handler};
+use chrono::Duration;
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+/// Start a freeze (the subscription becomes FROZEN).
+pub const FREEZE_START_KIND: &str = "subscription.freeze_start";
+/// End a freeze (the subscription is ACTIVE again, its period extended).
+pub const FREEZE_END_KIND: &str = "subscription.freeze_end";
+
+/// Report keys.
+pub const FROZE: &str = "subscription.froze";
+pub const UNFROZE: &str = "subscription.unfroze";
+
+/// How far in the past a start (or an end of a freeze in force) may be and still mean "now":
+/// a client's clock and the request's travel make "now" arrive a little late.
+pub const NOW_GRACE: Duration = Duration::minutes(5);
+/// A freeze starts at most this many days ahead and lasts at most this long.
+pub const MAX_DAYS: i64 = 3650;
+
+wire_enum!(
+    /// Where a freeze is in its life.
+    FreezeState {
+        Scheduled = "SCHEDULED",
+        InForce = "IN_FORCE",
+        Ended = "ENDED",
+    }
+);
+
+wire_enum!(FreezeSort {
+    CreatedAt = "created_at",
+    UpdatedAt = "updated_at",
+    Start = "freeze_start_datetime",
+    End = "freeze_end_datetime",
+});
+
+/// Where each operation of this module runs.
+pub mod lane {
+    use super::Lane;
+    pub const CREATE: Lane = Lane::Write;
+    pub const LIST: Lane = Lane::Read;
+    pub const UPDATE: Lane = Lane::Write;
+    pub const DELETE: Lane = Lane::Write;
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Freeze {
+    pub id: FreezeId,
+    pub org_id: OrgId,
+    pub branch_id: BranchId,
+    pub subscription_id: SubscriptionId,
+    pub start: Timestamp,
+    /// `None`: until ended by an update or a delete. Once ENDED, when it actually ended.
+    pub end: Option<Timestamp>,
+    pub notes: Option<String>,
+    /// The subscription's latest invoice when the freeze was made, then when it came into
+    /// force: the invoice of the period the freeze extends.
+    pub invoice_id: Option<InvoiceId>,
+    pub state: FreezeState,
+    /// A freeze deleted before it started: kept, but no longer listed or counted.
+    pub deleted_at: Option<Timestamp>,
+    pub created_at: Timestamp,
+    pub updated_at: Option<Timestamp>,
+}
+
+impl Freeze {
+    /// Whether `[start, end)` (an open end: forever) overlaps this freeze.
+    pub fn overlaps(&self, start: Timestamp, end: Option<Timestamp>) -> bool {
+        let before = |a: Timestamp, b: Option<Timestamp>| b.is_none_or(|b| a < b);
+        before(start, self.end) && before(self.start, end)
+    }
+
+    /// Whether the instant `t` is inside this freeze.
+    pub fn covers(&self, t: Timestamp) -> bool {
+        self.start <= t && self.end.is_none_or(|e| t < e)
+    }
+
+    /// Its length in whole days, rounded up; `None` while it has no end.
+    pub fn duration_days(&self) -> Option<i64> {
+        Some(ceil_days(self.end? - self.start))
+    }
+
+    /// FreezeSubscriptionBase (plus `status`, where the freeze is in its life).
+    pub fn to_json(&self) -> Value {
+        json!({
+            "created_at": format_rfc3339(&self.created_at),
+            "updated_at": self.updated_at.as_ref().map(format_rfc3339),
+            "id": self.id,
+            "freeze_start_datetime": format_rfc3339(&self.start),
+            "freeze_end_datetime": self.end.as_ref().map(format_rfc3339),
+            "notes": self.notes,
+            "subscription_id": self.subscription_id,
+            "invoice_id": self.invoice_id,
+            "duration": self.duration_days(),
+            "status": self.state,
+        })
+    }
+}
+
+/// FreezeSubscriptionCreateRequest / FreezeSubscriptionUpdateRequest, parsed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FreezeRequest {
+    pub start: Timestamp,
+    pub end: Option<Timestamp>,
+    /// `None`: not sent (an update keeps the notes); `Some(None)`: `null` (cleared).
+    pub notes: Option<Option<String>>,
+}
+
+impl FreezeRequest {
+    /// FreezeSubscriptionCreateRequest: `freeze_start_datetime` required, `freeze_end_datetime`
+    /// optional (none: open-ended), `notes` optional.
+    pub fn parse_create(v: &Value) -> Result<Self> {
+        Self::parse(v, false)
+    }
+
+    /// FreezeSubscriptionUpdateRequest: both dates required (the end may be `null`).
+    pub fn parse_update(v: &Value) -> Result<Self> {
+        Self::parse(v, true)
+    }
+
+    fn parse(v: &Value, end_required: bool) -> Result<Self> {
+        let mut b = Body::new(v);
+        let date = |s: &str| parse_datetime(s).ok_or("invalid date-time");
+        let start = if b.raw("freeze_start_datetime").is_none() {
+            b.fail("missing", "freeze_start_datetime", "Field required");
+            None
+        } else {
+            b.opt_parsed("freeze_start_datetime", date)
+        };
+        if end_required && !b.present("freeze_end_datetime") {
+            b.fail("missing", "freeze_end_datetime", "Field required");
+        }
+        let end = b.opt_parsed("freeze_end_datetime", date);
+        let notes = if b.present("notes") { Some(b.opt_free_text("notes", MAX_NOTE)) } else { None };
+        if let (Some(s), Some(e)) = (start, end) {
+            if e <= s {
+                b.fail(
+                    "value_error",
+                    "freeze_end_datetime",
+                    "Value error, freeze_end_datetime must be after freeze_start_datetime",
+                );
+            }
+        }
+        b.finish()?;
+        Ok(FreezeRequest {
+            start: start.expect("checked"),
+            end,
+            notes,
+        })
+    }
+}
+
+/// `GET /subscriptions/{id}/freeze`: page, limit, sort_field (created_at, updated_at,
+/// freeze_start_datetime, freeze_end_datetime), sort_direction.
+pub fn parse_freeze_list(params: &QueryParams) -> Result<ListQuery<FreezeSort>> {
+    let mut q = Query::new(params);
+    let list = q.list(FreezeSort::CreatedAt, FreezeSort::parse, &FreezeSort::expected());
+    q.finish()?;
+    Ok(list)
+}
+
+/// Freeze reads and writes inside one transaction (part of [`crate::store::Tx`]).
+///
+/// - `freeze` finds a freeze of `branch` (deleted ones too: the caller looks at `deleted_at`).
+/// - `update_freeze` replaces every stored field (a missing row is `StoreError::NotFound`).
+/// - `subscription_freezes` lists a subscription's freezes that are not deleted, by start,
+///   then id.
+pub trait FreezeTx {
+    fn insert_freeze(&mut self, f: &Freeze) -> StoreResult<()>;
+    fn freeze(&mut self, branch: BranchId, id: FreezeId) -> StoreResult<Option<Freeze>>;
+    fn update_freeze(&mut self, f: &Freeze) -> StoreResult<()>;
+    fn subscription_freezes(&mut self, subscription: SubscriptionId) -> StoreResult<Vec<Freeze>>;
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct FreezePayload {
+    branch_id: BranchId,
+    subscription_id: SubscriptionId,
+    freeze_id: FreezeId,
+}
+
+fn item_id(f: FreezeId, kind: &str) -> WorkId {
+    let bit: u128 = if kind == FREEZE_START_KIND { 0b011 } else { 0b101 };
+    WorkId(uuid::Uuid::from_u128(f.0.as_u128() ^ bit))
+}
+
+/// Queues (or moves) the freeze's item of `kind` to `due`.
+fn queue(tx: &mut dyn Tx, f: &Freeze, kind: &'static str, due: Timestamp) -> Result<()> {
+    let id = item_id(f.id, kind);
+    let payload = serde_json::to_value(FreezePayload {
+        branch_id: f.branch_id,
+        subscription_id: f.subscription_id,
+        freeze_id: f.id,
+    })
+    .expect("plain data serializes");
+    match tx.work(id)? {
+        // Taking the lease of a runner holding it makes that runner's transaction roll back.
+        Some(w) => {
+            tx.reschedule_work(id, w.leased_until, due, &payload)?;
+        }
+        None => tx.insert_work(&DueWork::new(id, f.org_id, kind, due, payload))?,
+    }
+    Ok(())
+}
+
+/// Removes the freeze's item of `kind`, if queued.
+fn unqueue(tx: &mut dyn Tx, f: &Freeze, kind: &'static str) -> Result<()> {
+    let id = item_id(f.id, kind);
+    if let Some(w) = tx.work(id)? {
+        tx.complete_work(id, w.leased_until)?;
+    }
+    Ok(())
+}
+
+fn emit_freeze(tx: &mut dyn Tx, url: &str, t: EventType, s: &Subscription, f: &Freeze, now: Timestamp) -> Result<()> {
+    let mut ev = subscription_event(url, t, s, None, now);
+    ev.payload["data"]["freeze"] = f.to_json();
+    crate::event::record(tx, &ev)
+}
+
+/// The freeze comes into force: FROZEN (an ACTIVE subscription), SUBSCRIPTION_FREEZE_NOW.
+fn begin(tx: &mut dyn Tx, url: &str, s: &mut Subscription, f: &mut Freeze, now: Timestamp) -> Result<()> {
+    f.state = FreezeState::InForce;
+    f.invoice_id = s.latest_invoice_id.or(f.invoice_id);
+    f.updated_at = Some(now);
+    if s.status == SubscriptionStatus::Active {
+        s.status = SubscriptionStatus::Frozen;
+    }
+    s.updated_at = Some(now);
+    tx.update_freeze(f)?;
+    tx.update_subscription(s)?;
+    unqueue(tx, f, FREEZE_START_KIND)?;
+    emit_freeze(tx, url, EventType::SubscriptionFreezeNow, s, f, now)
+}
+
+/// The freeze in force ends at `at`: the current period ends `at − start` later (the cycles
+/// re-anchored there), a FROZEN
+/// subscription is ACTIVE again (its renewal queued at the moved period end),
+/// SUBSCRIPTION_UNFREEZE_NOW.
+fn finish(tx: &mut dyn Tx, url: &str, s: &mut Subscription, f: &mut Freeze, at: Timestamp, now: Timestamp) -> Result<()> {
+    let at = at.max(f.start);
+    f.state = FreezeState::Ended;
+    f.end = Some(at);
+    f.updated_at = Some(now);
+    if !s.status.is_terminal() {
+        // The current period ends later by the frozen time; the cycles after it follow the
+        // calendar from there.
+        s.current_period_end += at - f.start;
+        s.period_anchor = s.current_period_end;
+        s.anchor_cycle = s.current_cycle_number + 1;
+    }
+    if s.status == SubscriptionStatus::Frozen {
+        s.status = SubscriptionStatus::Active;
+    }
+    s.updated_at = Some(now);
+    tx.update_freeze(f)?;
+    tx.update_subscription(s)?;
+    unqueue(tx, f, FREEZE_END_KIND)?;
+    emit_freeze(tx, url, EventType::SubscriptionUnfreezeNow, s, f, now)?;
+    if s.status == SubscriptionStatus::Active {
+        requeue_renewal(tx, s)?;
+    }
+    Ok(())
+}
+
+/// Applies the subscription's freeze transitions due by `now`, oldest first (a start, then an
+/// end, as their items would). Nothing for a subscription that is over.
+pub(crate) fn catch_up(tx: &mut dyn Tx, url: &str, s: &mut Subscription, now: Timestamp) -> Result<bool> {
+    if s.status.is_terminal() {
+        return Ok(false);
+    }
+    let mut changed = false;
+    for mut f in tx.subscription_freezes(s.id)? {
+        if f.state == FreezeState::Scheduled && f.start <= now {
+            begin(tx, url, s, &mut f, now)?;
+            changed = true;
+        }
+        if f.state == FreezeState::InForce {
+            if let Some(end) = f.end.filter(|e| *e <= now) {
+                finish(tx, url, s, &mut f, end, now)?;
+                changed = true;
+            }
+        }
+    }
+    Ok(changed)
+}
+
+/// The renewal hook: whether the renewal due at `s.current_period_end` must not happen (now).
+/// Only an ACTIVE or FROZEN subscription renews, and not at a boundary inside a freeze: that
+/// boundary moves when the freeze ends, which queues the renewal again. (A FROZEN subscription
+/// whose boundary came before its freeze, renewed late, still renews at that boundary.)
+pub(crate) fn holds_renewal(tx: &mut dyn Tx, s: &Subscription) -> Result<bool> {
+    if !matches!(s.status, SubscriptionStatus::Active | SubscriptionStatus::Frozen) {
+        return Ok(true);
+    }
+    let boundary = s.current_period_end;
+    Ok(tx
+        .subscription_freezes(s.id)?
+        .iter()
+        .any(|f| f.state != FreezeState::Ended && f.covers(boundary)))
+}
+
+/// Whether a freeze not ended starts before the current period's end: it will move that end,
+/// so the next cycle's invoice must not be prepared for the old one.
+pub(crate) fn moves_period_end(tx: &mut dyn Tx, s: &Subscription) -> Result<bool> {
+    Ok(tx
+        .subscription_freezes(s.id)?
+        .iter()
+        .any(|f| f.state != FreezeState::Ended && f.start < s.current_period_end))
+}
+
+/// Queues the renewal (and, with a lead time, the preparation of the next invoice) at the
+/// current period's end, with the organization's lead time.
+fn requeue_renewal(tx: &mut dyn Tx, s: &Subscription) -> Result<()> {
+    let lead = match tx.org(s.org_id)? {
+        Some(org) => org.settings.invoice_lead(),
+        None => Duration::zero(),
+    };
+    schedule_renewal(tx, s, lead)
+}
+
+/// The subscription ended at `at` (canceled or out of cycles): a freeze in force ends then
+/// (without moving anything), freezes not started are dropped, their items removed. No event
+/// (SUBSCRIPTION_CANCELED says it).
+pub(crate) fn on_subscription_ended(tx: &mut dyn Tx, s: &Subscription, at: Timestamp, now: Timestamp) -> Result<()> {
+    for mut f in tx.subscription_freezes(s.id)? {
+        match f.state {
+            FreezeState::Ended => continue,
+            FreezeState::Scheduled => f.deleted_at = Some(now),
+            FreezeState::InForce => {
+                f.state = FreezeState::Ended;
+                f.end = Some(at.max(f.start));
+            }
+        }
+        f.updated_at = Some(now);
+        tx.update_freeze(&f)?;
+        unqueue(tx, &f, FREEZE_START_KIND)?;
+        unqueue(tx, &f, FREEZE_END_KIND)?;
+    }
+    Ok(())
+}
+
+/// What SubscriptionDetailed shows as `latest_freeze`: the freeze in force, else the next one
+/// scheduled, else the one that ended last; `None` without freezes.
+pub(crate) fn latest(tx: &mut dyn Tx, s: SubscriptionId) -> Result<Option<Freeze>> {
+    let all = tx.subscription_freezes(s)?;
+    let pick = all
+        .iter()
+        .find(|f| f.state == FreezeState::InForce)
+        .or_else(|| all.iter().find(|f| f.state == FreezeState::Scheduled))
+        .or_else(|| all.iter().rev().find(|f| f.state == FreezeState::Ended));
+    Ok(pick.cloned())
+}
+
+/// A duration in whole days, rounded up (a negative one is 0).
+pub(crate) fn ceil_days(d: Duration) -> i64 {
+    let us = d.num_microseconds().unwrap_or(i64::MAX).max(0) as u64;
+    us.div_ceil(86_400_000_000) as i64
+}
+
+fn field_error(field: &str, msg: impl Into<String>) -> Error {
+    Error::invalid(FieldError::body("value_error", field, format!("Value error, {}", msg.into())))
+}
+
+/// The start a request asks for, checked against now: not in the past (beyond the grace,
+/// which means now), not too far ahead.
+fn start_at(now: Timestamp, start: Timestamp) -> Result<Timestamp> {
+    if start < now - NOW_GRACE {
+        return Err(field_error(
+            "freeze_start_datetime",
+            format!("a freeze cannot start in the past (it is {} now)", format_rfc3339(&now)),
+        ));
+    }
+    if start > now + Duration::days(MAX_DAYS) {
+        return Err(field_error("freeze_start_datetime", format!("a freeze starts at most {MAX_DAYS} days ahead")));
+    }
+    Ok(start.max(now))
+}
+
+fn end_at(start: Timestamp, end: Option<Timestamp>) -> Result<Option<Timestamp>> {
+    let Some(end) = end else { return Ok(None) };
+    if end <= start {
+        return Err(field_error("freeze_end_datetime", "freeze_end_datetime must be after the freeze's start"));
+    }
+    if end - start > Duration::days(MAX_DAYS) {
+        return Err(field_error("freeze_end_datetime", format!("a freeze lasts at most {MAX_DAYS} days")));
+    }
+    Ok(Some(end))
+}
+
+fn refuse_overlap(others: &[Freeze], except: Option<FreezeId>, start: Timestamp, end: Option<Timestamp>) -> Result<()> {
+    if let Some(o) = others.iter().find(|o| Some(o.id) != except && o.overlaps(start, end)) {
+        let until = o.end.as_ref().map_or("no end".to_string(), format_rfc3339);
+        return Err(Error::rule(
+            Code::FREEZE_OVERLAP,
+            format!("it overlaps freeze '{}' ({} to {until})", o.id, format_rfc3339(&o.start)),
+        ));
+    }
+    Ok(())
+}
+
+fn sort_freezes(all: &mut [Freeze], q: &ListQuery<FreezeSort>) {
+    all.sort_by(|a, b| {
+        let by = match q.sort {
+            FreezeSort::CreatedAt => a.created_at.cmp(&b.created_at),
+            // A missing value sorts first ascending (so last descending).
+            FreezeSort::UpdatedAt => a.updated_at.cmp(&b.updated_at),
+            FreezeSort::Start => a.start.cmp(&b.start),
+            FreezeSort::End => a.end.cmp(&b.end),
+        };
+        let o = by.then(a.id.cmp(&b.id));
+        if q.direction == Direction::Desc {
+            o.reverse()
+        } else {
+            o
+        }
+    });
+}
+
+fn not_found(id: FreezeId) -> Error {
+    Error::not_found("Freeze", id)
+}
+
+impl<S: Store> Billing<S> {
+    fn freeze_target(&self, tx: &mut dyn Tx, scope: &Scope, id: SubscriptionId, now: Timestamp) -> Result<Subscription> {
+        let mut s = tx.subscription(scope.branch_id(), id)?.ok_or_else(|| Error::not_found("Subscription", id))?;
+        catch_up(tx, self.public_url(), &mut s, now)?;
+        Ok(s)
+    }
+
+    fn load_freeze(&self, tx: &mut dyn Tx, s: &Subscription, id: FreezeId) -> Result<Freeze> {
+        tx.freeze(s.branch_id, id)?
+            .filter(|f| f.subscription_id == s.id && f.deleted_at.is_none())
+            .ok_or_else(|| not_found(id))
+    }
+
+    /// `POST /subscriptions/{id}/freeze`: a new freeze period (see the module's rules). It starts
+    /// at once when its start is now (SUBSCRIPTION_FROZEN then SUBSCRIPTION_FREEZE_NOW), or at its
+    /// start (SUBSCRIPTION_FROZEN now).
+    pub fn create_freeze(&self, scope: &Scope, id: SubscriptionId, req: FreezeRequest) -> Result<Freeze> {
+        let now = self.now(scope);
+        let url = self.public_url();
+        self.store.write(|tx| {
+            let mut s = self.freeze_target(tx, scope, id, now)?;
+            if !matches!(s.status, SubscriptionStatus::Active | SubscriptionStatus::Frozen) {
+                return Err(Error::rule(
+                    Code::INVALID_STATUS,
+                    format!("Subscription '{id}' is {}: only an ACTIVE or FROZEN subscription can be frozen", s.status),
+                ));
+            }
+            let start = start_at(now, req.start)?;
+            let end = end_at(start, req.end)?;
+            refuse_overlap(&tx.subscription_freezes(id)?, None, start, end)?;
+            let mut f = Freeze {
+                id: FreezeId::new(),
+                org_id: s.org_id,
+                branch_id: s.branch_id,
+                subscription_id: s.id,
+                start,
+                end,
+                notes: req.notes.clone().flatten(),
+                invoice_id: s.latest_invoice_id,
+                state: FreezeState::Scheduled,
+                deleted_at: None,
+                created_at: now,
+                updated_at: None,
+            };
+            tx.insert_freeze(&f)?;
+            self.withdraw_moved_invoice(tx, scope, &s, &f)?;
+            emit_freeze(tx, url, EventType::SubscriptionFrozen, &s, &f, now)?;
+            if start <= now {
+                begin(tx, url, &mut s, &mut f, now)?;
+            } else {
+                queue(tx, &f, FREEZE_START_KIND, start)?;
+            }
+            if let Some(end) = end {
+                queue(tx, &f, FREEZE_END_KIND, end)?;
+            }
+            Ok(f)
+        })
+    }
+
+    /// `GET /subscriptions/{id}/freeze`: the subscription's freezes (not the deleted ones), paged
+    /// and sorted (default `created_at` descending).
+    pub fn list_freezes(&self, scope: &Scope, id: SubscriptionId, q: &ListQuery<FreezeSort>) -> Result<Page<Freeze>> {
+        self.store.read(|tx| {
+            tx.subscription(scope.branch_id(), id)?.ok_or_else(|| Error::not_found("Subscription", id))?;
+            let mut all = tx.subscription_freezes(id)?;
+            sort_freezes(&mut all, q);
+            let total = all.len() as u64;
+            let items = all.into_iter().skip(q.offset() as usize).take(q.limit as usize).collect();
+            Ok(Page {
+                items,
+                total,
+                page: q.page,
+                limit: q.limit,
+            })
+        })
+    }
+
+    /// A freeze starting before the current period's end moves that end: a next-cycle invoice
+    /// prepared ahead for the old end is voided (if still open) and its cycle freed; the
+    /// freeze's end prepares it again for the moved one.
+    fn withdraw_moved_invoice(&self, tx: &mut dyn Tx, scope: &Scope, s: &Subscription, f: &Freeze) -> Result<()> {
+        if f.start < s.current_period_end {
+            self.withdraw_cycle_invoice(tx, scope, s, s.current_cycle_number + 1)?;
+        }
+        Ok(())
+    }
+
+    /// `PUT /subscriptions/{id}/freeze/{freeze_id}`: new dates (and notes, when sent).
+    ///
+    /// - Not started: as a new freeze (the same checks, overlaps with the others refused);
+    ///   SUBSCRIPTION_FROZEN, and SUBSCRIPTION_FREEZE_NOW when it now starts at once.
+    /// - In force: the start stays (a different one, beyond [`NOW_GRACE`], is a 422). A future
+    ///   end: SUBSCRIPTION_UNFREEZE_FUTURE; an end now (within the grace): it ends now,
+    ///   SUBSCRIPTION_UNFREEZE_NOW; no end: SUBSCRIPTION_FROZEN; an end in the past: 422.
+    /// - Ended: 400 `INVALID_STATUS`.
+    pub fn update_freeze(&self, scope: &Scope, id: SubscriptionId, freeze: FreezeId, req: FreezeRequest) -> Result<Freeze> {
+        let now = self.now(scope);
+        let url = self.public_url();
+        self.store.write(|tx| {
+            let mut s = self.freeze_target(tx, scope, id, now)?;
+            let mut f = self.load_freeze(tx, &s, freeze)?;
+            if s.status.is_terminal() || f.state == FreezeState::Ended {
+                return Err(Error::rule(
+                    Code::INVALID_STATUS,
+                    format!("Freeze '{freeze}' is over: a freeze that ended cannot be changed"),
+                ));
+            }
+            if let Some(notes) = &req.notes {
+                f.notes = notes.clone();
+            }
+            f.updated_at = Some(now);
+            let others = tx.subscription_freezes(id)?;
+            if f.state == FreezeState::Scheduled {
+                let start = start_at(now, req.start)?;
+                let end = end_at(start, req.end)?;
+                refuse_overlap(&others, Some(f.id), start, end)?;
+                f.start = start;
+                f.end = end;
+                tx.update_freeze(&f)?;
+                self.withdraw_moved_invoice(tx, scope, &s, &f)?;
+                emit_freeze(tx, url, EventType::SubscriptionFrozen, &s, &f, now)?;
+                match end {
+                    Some(end) => queue(tx, &f, FREEZE_END_KIND, end)?,
+                    None => unqueue(tx, &f, FREEZE_END_KIND)?,
+                }
+                if start <= now {
+                    begin(tx, url, &mut s, &mut f, now)?;
+                } else {
+                    queue(tx, &f, FREEZE_START_KIND, start)?;
+                    if s.status == SubscriptionStatus::Active {
+                        // A renewal held by the freeze's old dates may be due now.
+                        requeue_renewal(tx, &s)?;
+                    }
+                }
+                return Ok(f);
+            }
+            // In force.
+            if (req.start - f.start).abs() > NOW_GRACE {
+                return Err(field_error(
+                    "freeze_start_datetime",
+                    format!("the freeze is in force since {}: its start cannot change", format_rfc3339(&f.start)),
+                ));
+            }
+            match req.end {
+                None => {
+                    refuse_overlap(&others, Some(f.id), f.start, None)?;
+                    f.end = None;
+                    tx.update_freeze(&f)?;
+                    unqueue(tx, &f, FREEZE_END_KIND)?;
+                    emit_freeze(tx, url, EventType::SubscriptionFrozen, &s, &f, now)?;
+                }
+                Some(end) if end < now - NOW_GRACE => {
+                    return Err(field_error(
+                        "freeze_end_datetime",
+                        format!("a freeze cannot end in the past (it is {} now)", format_rfc3339(&now)),
+                    ));
+                }
+                Some(end) if end <= now => finish(tx, url, &mut s, &mut f, now, now)?,
+                Some(end) => {
+                    let end = end_at(f.start, Some(end))?;
+                    refuse_overlap(&others, Some(f.id), f.start, end)?;
+                    f.end = end;
+                    tx.update_freeze(&f)?;
+                    queue(tx, &f, FREEZE_END_KIND, end.expect("checked"))?;
+                    emit_freeze(tx, url, EventType::SubscriptionUnfreezeFuture, &s, &f, now)?;
+                }
+            }
+            Ok(f)
+        })
+    }
+
+    /// `DELETE /subscriptions/{id}/freeze/{freeze_id}`. Not started: dropped (no longer listed),
+    /// SUBSCRIPTION_FREEZE_CANCEL. In force: it ends now (it stays listed, as a freeze that
+    /// happened), the subscription is ACTIVE again and its next invoice is issued at the period
+    /// end moved by the time it was frozen, SUBSCRIPTION_UNFREEZE_NOW. Ended: 400
+    /// `INVALID_STATUS`.
+    pub fn delete_freeze(&self, scope: &Scope, id: SubscriptionId, freeze: FreezeId) -> Result<()> {
+        let now = self.now(scope);
+        let url = self.public_url();
+        self.store.write(|tx| {
+            let mut s = self.freeze_target(tx, scope, id, now)?;
+            let mut f = self.load_freeze(tx, &s, freeze)?;
+            match f.state {
+                FreezeState::Ended => Err(Error::rule(
+                    Code::INVALID_STATUS,
+                    format!("Freeze '{freeze}' is over: a freeze that ended cannot be deleted"),
+                )),
+                FreezeState::Scheduled => {
+                    f.deleted_at = Some(now);
+                    f.updated_at = Some(now);
+                    tx.update_freeze(&f)?;
+                    unqueue(tx, &f, FREEZE_START_KIND)?;
+                    unqueue(tx, &f, FREEZE_END_KIND)?;
+                    emit_freeze(tx, url, EventType::SubscriptionFreezeCancel, &s, &f, now)?;
+                    if s.status == SubscriptionStatus::Active {
+                        requeue_renewal(tx, &s)?;
+                    }
+                    Ok(())
+                }
+                FreezeState::InForce => finish(tx, url, &mut s, &mut f, now, now),
+            }
+        })
+    }
+
+    /// Runs one freeze item: the transitions of the subscription's freezes that are due (the
+    /// item's own among them); an item whose time has moved later waits for it.
+    fn run_freeze_item(&self, item: &DueWork) -> Result<Option<&'static str>> {
+        let Ok(p) = serde_json::from_value::<FreezePayload>(item.payload.clone()) else {
+            return self.complete_alone(item);
+        };
+        let server_now = self.clock().now();
+        let url = self.public_url();
+        self.store.write(|tx| {
+            let now = org_now(tx, item.org_id, server_now)?;
+            let complete = |tx: &mut dyn Tx, what| {
+                if !tx.complete_work(item.id, item.leased_until)? {
+                    return Err(Error::from(StoreError::LeaseLost(item.id)));
+                }
+                Ok(what)
+            };
+            let (Some(f), Some(mut s)) = (tx.freeze(p.branch_id, p.freeze_id)?, tx.subscription(p.branch_id, p.subscription_id)?) else {
+                return complete(tx, None);
+            };
+            if s.status.is_terminal() {
+                let ended = s.ended_at.unwrap_or(now);
+                on_subscription_ended(tx, &s, ended, now)?;
+                return complete(tx, None);
+            }
+            let due = match (item.kind.as_str(), f.state) {
+                _ if f.deleted_at.is_some() => None,
+                (FREEZE_START_KIND, FreezeState::Scheduled) => Some(f.start),
+                (FREEZE_END_KIND, FreezeState::Scheduled | FreezeState::InForce) => f.end,
+                _ => None,
+            };
+            let Some(due) = due else { return complete(tx, None) };
+            if due > now {
+                if !tx.reschedule_work(item.id, item.leased_until, due, &item.payload)? {
+                    return Err(StoreError::LeaseLost(item.id).into());
+                }
+                return Ok(None);
+            }
+            // The transitions complete this item (they remove their items) in this transaction;
+            // it must still be ours.
+            if tx.work(item.id)?.map(|w| w.leased_until) != Some(item.leased_until) {
+                return Err(StoreError::LeaseLost(item.id).into());
+            }
+            catch_up(tx, url, &mut s, now)?;
+            if tx.work(item.id)?.is_some() {
+                complete(tx, None)?;
+            }
+            Ok(Some(if item.kind == FREEZE_START_KIND { FROZE } else { UNFROZE }))
+        })
+    }
+
+    /// Completes an item outside any other work (a payload it cannot read).
+    fn complete_alone(&self, item: &DueWork) -> Result<Option<&'static str>> {
+        self.store.write_leased(|tx| Ok(tx.complete_work(item.id, item.leased_until)?))?;
+        Ok(None)
+    }
+}
+
+pub(crate) fn work_handlers<S: Store>() -> Vec<Handler<S>> {
+    let run: fn(&Billing<S>, &[&DueWork], &mut crate::work::WorkReport) = |b, items, report| {
+        for item in items {
+            match b.run_freeze_item(item) {
+                Ok(Some(label)) => report.add(label, 1),
+                Ok(None) => {}
+                Err(e) if is_lease_lost(&e) => {}
+                Err(_) => report.errors += 1,
+            }
+        }
+    };
+    vec![
+        Handler {
+            kind: FREEZE_START_KIND,
+            batched: false,
+            ready: |_| true,
+            run,
+        },
+        Handler {
+            kind: FREEZE_END_KIND,
+            batched: false,
+            ready: |_| true,
+            run,
+        },
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testkit::ts;
+
+    fn f(start: &str, end: Option<&str>) -> Freeze {
+        Freeze {
+            id: FreezeId::new(),
+            org_id: OrgId::new(),
+            branch_id: BranchId::new(),
+            subscription_id: SubscriptionId::new(),
+            start: ts(start),
+            end: end.map(ts),
+            notes: None,
+            invoice_id: None,
+            state: FreezeState::Scheduled,
+            deleted_at: None,
+            created_at: ts(start),
+            updated_at: None,
+        }
+    }
+
+    #[test]
+    fn overlaps_and_covers_are_half_open() {
+        let a = f("2027-02-01T00:00:00Z", Some("2027-02-10T00:00:00Z"));
+        assert!(a.overlaps(ts("2027-02-09T23:59:59Z"), Some(ts("2027-03-01T00:00:00Z"))));
+        assert!(!a.overlaps(ts("2027-02-10T00:00:00Z"), None), "touching is not overlapping");
+        assert!(!a.overlaps(ts("2027-01-01T00:00:00Z"), Some(ts("2027-02-01T00:00:00Z"))));
+        assert!(a.overlaps(ts("2027-01-01T00:00:00Z"), None));
+        let open = f("2027-02-01T00:00:00Z", None);
+        assert!(open.overlaps(ts("2030-01-01T00:00:00Z"), Some(ts("2030-01-02T00:00:00Z"))));
+        assert!(a.covers(ts("2027-02-01T00:00:00Z")) && !a.covers(ts("2027-02-10T00:00:00Z")));
+        assert_eq!(a.duration_days(), Some(9));
+        assert_eq!(f("2027-02-01T00:00:00Z", Some("2027-02-02T00:00:01Z")).duration_days(), Some(2));
+        assert_eq!(open.duration_days(), None);
+    }
+
+    #[test]
+    fn requests() {
+        let ok = FreezeRequest::parse_create(&json!({"freeze_start_datetime": "2027-02-01T00:00:00+03:00"})).unwrap();
+        assert_eq!((ok.start, ok.end, ok.notes), (ts("2027-01-31T21:00:00Z"), None, None));
+        let locs = |v: Value, update: bool| match if update {
+            FreezeRequest::parse_update(&v)
+        } else {
+            FreezeRequest::parse_create(&v)
+        } {
+            Err(Error::Validation(d)) => d.iter().map(|e| serde_json::to_value(&e.loc).unwrap()).collect::<Vec<_>>(),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(locs(json!({}), false), vec![json!(["body", "freeze_start_datetime"])]);
+        assert_eq!(
+            locs(json!({"freeze_start_datetime": "2027-02-01T00:00:00Z"}), true),
+            vec![json!(["body", "freeze_end_datetime"])]
+        );
+        assert_eq!(
+            locs(
+                json!({"freeze_start_datetime": "2027-02-01T00:00:00Z", "freeze_end_datetime": "2027-02-01T00:00:00Z"}),
+                false
+            ),
+            vec![json!(["body", "freeze_end_datetime"])]
+        );
+        assert_eq!(
+            locs(json!({"freeze_start_datetime": "soon", "notes": 5}), false),
+            vec![json!(["body", "freeze_start_datetime"]), json!(["body", "notes"])]
+        );
+        assert_eq!(locs(json!([1]), false), vec![json!(["body"])]);
+        let upd = FreezeRequest::parse_update(&json!({"freeze_start_datetime": "2027-02-01T00:00:00Z", "freeze_end_datetime": null, "notes": null})).unwrap();
+        assert_eq!((upd.end, upd.notes), (None, Some(None)));
+    }
+}

@@ -1,0 +1,2 @@
+DROP TABLE subscription_trials;
+DROP TABLE subscription_freezes;
