@@ -38,6 +38,8 @@ pub struct Billing<S> {
     /// Failed pay attempts allowed per link or invoice and client within
     /// [`crate::payment::limits::WINDOW`] ([`crate::payment::limits::MAX_FAILED`] unless set).
     failed_attempts_allowed: std::sync::atomic::AtomicU64,
+    /// What notifications are sent with, by channel ([`crate::notification::send`]).
+    pub(crate) notifications: crate::notification::send::Senders,
 }
 
 impl<S: Store> Billing<S> {
@@ -55,6 +57,7 @@ impl<S: Store> Billing<S> {
             advance_progress: Default::default(),
             auth_cache: Default::default(),
             failed_attempts_allowed: std::sync::atomic::AtomicU64::new(crate::payment::limits::MAX_FAILED),
+            notifications: Default::default(),
         }
     }
 

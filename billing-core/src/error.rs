@@ -100,6 +100,8 @@ codes! {
     CONSUMER_HAS_ACTIVE_PAYMENT_LINKS => BadRequest, "Consumer has active payment links";
     FEATURE_DISABLED => Unauthorized, "Feature is not enabled for this organization";
     SANDBOX_ONLY => Forbidden, "Only sandbox organizations have a test clock";
+    INVITATION_EXPIRED => Gone, "The invitation has expired or was already used";
+    USER_ALREADY_REGISTERED => DuplicateValue, "User already registered";
     IDEMPOTENCY_KEY_MISMATCH => UnprocessableEntity, "The idempotency key was already used with a different request";
     IDEMPOTENCY_KEY_IN_USE => Conflict, "A request with the same idempotency key is still in progress";
     IDEMPOTENCY_OUTCOME_UNKNOWN => Conflict, "The request with this idempotency key was carried out but its response was not kept";

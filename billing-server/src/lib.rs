@@ -7,6 +7,7 @@ pub mod health;
 pub mod http;
 pub mod idempotency;
 pub mod metrics;
+pub mod notify;
 pub mod router;
 pub mod webhook_transport;
 pub mod worker;
@@ -63,6 +64,8 @@ pub struct Config {
     pub header_timeout: std::time::Duration,
     /// How long a client may take to send a request's body once its headers are in.
     pub body_timeout: std::time::Duration,
+    /// What sends customer notifications (SMTP, the SMS provider); nothing by default.
+    pub notify: notify::NotifyConfig,
 }
 
 impl Config {
@@ -84,6 +87,7 @@ impl Config {
             max_connections: connections::default_max_connections(),
             header_timeout: connections::DEFAULT_HEADER_TIMEOUT,
             body_timeout: DEFAULT_BODY_TIMEOUT,
+            notify: Default::default(),
         }
     }
 
@@ -132,6 +136,16 @@ impl App {
             .with_jwt_secret(config.jwt_secret.as_bytes().to_vec())
             .with_public_url(config.public_url.clone());
         billing.set_allow_private_webhooks(config.webhook_allow_private);
+        // Customer notifications: the channels this process sends (others leave theirs to a
+        // process that has a sender).
+        let channels = notify::install(&billing, &config.notify).map_err(|e| Error::rule(Code::INVALID_PARAMETERS, e))?;
+        if channels.is_empty() && config.worker {
+            tracing::info!(
+                "customer notifications are recorded but not sent by this process: configure SMTP (--smtp-host) or an SMS provider (--sms-account-sid)"
+            );
+        } else if config.worker {
+            tracing::info!(channels = %channels.join(","), "customer notifications are sent");
+        }
         // A long sandbox clock advance (many stops, slow receivers) says in the log that it moves.
         billing.set_advance_progress(
             ADVANCE_PROGRESS_EVERY,
@@ -240,7 +254,8 @@ fn api_key_name(headers: &hyper::HeaderMap) -> Option<String> {
 }
 
 async fn respond(app: Arc<App>, req: Request<hyper::body::Incoming>) -> HttpResponse {
-    if req.uri().path().starts_with("/pay/") || req.uri().path() == "/embed.js" {
+    let path = req.uri().path();
+    if path.starts_with("/pay/") || path == "/embed.js" || api::PUBLIC_API_PATHS.contains(&path.trim_end_matches('/')) {
         match resolve_public(req.method(), req.uri().path()) {
             Resolution::Found(r, params) => return respond_public(app, r, params, req).await,
             Resolution::MethodNotAllowed => return not_allowed(&req),

@@ -96,6 +96,50 @@ struct ServeArgs {
     /// exits anyway, in milliseconds.
     #[arg(long, env = "BILLING_SHUTDOWN_GRACE_MS", default_value_t = 30_000)]
     shutdown_grace_ms: u64,
+    /// SMTP server of e-mail notifications (host name or address); no e-mail is sent without it.
+    #[arg(long, env = "BILLING_SMTP_HOST")]
+    smtp_host: Option<String>,
+    /// SMTP port (default 25, 587 or 465 by --smtp-tls).
+    #[arg(long, env = "BILLING_SMTP_PORT")]
+    smtp_port: Option<u16>,
+    /// How the SMTP connection is secured: none, starttls (required) or tls (from the first byte).
+    #[arg(long, env = "BILLING_SMTP_TLS", default_value = "starttls", value_parser = billing_server::notify::SmtpTls::parse)]
+    smtp_tls: billing_server::notify::SmtpTls,
+    /// SMTP user name (with --smtp-password).
+    #[arg(long, env = "BILLING_SMTP_USERNAME")]
+    smtp_username: Option<String>,
+    /// SMTP password (prefer the environment variable: a flag shows in the process list).
+    #[arg(long, env = "BILLING_SMTP_PASSWORD", hide_env_values = true)]
+    smtp_password: Option<String>,
+    /// The e-mails' sender: `billing@example.com` (shown with the organization's name) or
+    /// `Name <billing@example.com>`. Needed with --smtp-host.
+    #[arg(long, env = "BILLING_SMTP_FROM")]
+    smtp_from: Option<String>,
+    /// Extra CA certificate (PEM) trusted for the SMTP server, besides the system's.
+    #[arg(long, env = "BILLING_SMTP_CA_FILE")]
+    smtp_ca_file: Option<std::path::PathBuf>,
+    /// Base URL of the SMS and WhatsApp provider (Twilio's Messages API shape).
+    #[arg(long, env = "BILLING_SMS_PROVIDER_URL", default_value = billing_server::notify::DEFAULT_SMS_PROVIDER_URL)]
+    sms_provider_url: String,
+    /// The provider account (its Account SID); no SMS or WhatsApp is sent without it.
+    #[arg(long, env = "BILLING_SMS_ACCOUNT_SID")]
+    sms_account_sid: Option<String>,
+    /// The provider account's auth token (prefer the environment variable).
+    #[arg(long, env = "BILLING_SMS_AUTH_TOKEN", hide_env_values = true)]
+    sms_auth_token: Option<String>,
+    /// Sender number of SMS (E.164, `+14155550100`); SMS is off without it.
+    #[arg(long, env = "BILLING_SMS_FROM")]
+    sms_from: Option<String>,
+    /// Sender number of WhatsApp messages (E.164); WhatsApp is off without it.
+    #[arg(long, env = "BILLING_WHATSAPP_FROM")]
+    whatsapp_from: Option<String>,
+    /// Time-out of one notification send (SMTP or the provider), in milliseconds.
+    #[arg(long, env = "BILLING_NOTIFY_TIMEOUT_MS", default_value_t = 10_000)]
+    notify_timeout_ms: u64,
+    /// Where invitation e-mails link to (`?token=…` is added; default
+    /// `<public URL>/invite/accept`): the page that calls `POST /api/v2/organization/invite/accept`.
+    #[arg(long, env = "BILLING_INVITE_URL")]
+    invite_url: Option<String>,
     #[command(flatten)]
     db: DbArgs,
 }
@@ -151,7 +195,7 @@ enum SettingsCommand {
         json: bool,
     },
     /// Change the support-level settings (the API refuses these): auto-charge, installment
-    /// minimums and split period.
+    /// minimums and split period, consumer notifications.
     Set {
         /// Organization (default: the first one in the database).
         #[arg(long)]
@@ -166,6 +210,11 @@ enum SettingsCommand {
         /// Months between two installments, 1 to 12.
         #[arg(long, value_name = "N", allow_hyphen_values = true)]
         installment_split_months: Option<String>,
+        /// `on` or `off`: whether the service sends the organization's consumers their
+        /// notifications (e-mail, SMS, WhatsApp) itself. Off, it sends none and the
+        /// organization sends its own, driven by webhooks.
+        #[arg(long, value_name = "on|off")]
+        consumer_notifications: Option<String>,
         /// Print the settings now in force as one JSON object.
         #[arg(long)]
         json: bool,
@@ -294,6 +343,40 @@ fn serve_config(args: &ServeArgs, serving: bool) -> Config {
         body_timeout: std::time::Duration::from_millis(args.body_timeout_ms.max(1)),
         ..Config::new(args.db.database_url.clone())
     }
+}
+
+/// The notification senders of `serve`, or one sentence on what is missing.
+fn notify_config(args: &ServeArgs) -> Result<billing_server::notify::NotifyConfig, String> {
+    use billing_server::notify::{NotifyConfig, SmsConfig, SmtpConfig};
+    let smtp = match &args.smtp_host {
+        None => None,
+        Some(host) => Some(SmtpConfig {
+            host: host.trim().to_string(),
+            port: args.smtp_port,
+            tls: args.smtp_tls,
+            username: args.smtp_username.clone(),
+            password: args.smtp_password.clone(),
+            from: args.smtp_from.clone().ok_or("--smtp-host needs --smtp-from (the e-mails' sender address)")?,
+            ca_file: args.smtp_ca_file.clone(),
+        }),
+    };
+    let sms = match (&args.sms_account_sid, &args.sms_auth_token) {
+        (None, None) => None,
+        (Some(account), Some(token)) => Some(SmsConfig {
+            base_url: args.sms_provider_url.trim().to_string(),
+            account: account.trim().to_string(),
+            token: token.clone(),
+            sms_from: args.sms_from.clone(),
+            whatsapp_from: args.whatsapp_from.clone(),
+        }),
+        _ => return Err("give both --sms-account-sid and --sms-auth-token, or neither".into()),
+    };
+    Ok(NotifyConfig {
+        smtp,
+        sms,
+        timeout: Some(std::time::Duration::from_millis(args.notify_timeout_ms.max(1))),
+        invite_url: args.invite_url.clone(),
+    })
 }
 
 /// A SQLite path with no file is refused unless `--create` (or the default path): a misspelt
@@ -426,17 +509,22 @@ fn org_settings(args: &ServeArgs, command: SettingsCommand) -> Result<(), Box<dy
             auto_charge,
             installment_minimums,
             installment_split_months,
+            consumer_notifications,
             json,
         } => {
-            if auto_charge.is_none() && installment_minimums.is_empty() && installment_split_months.is_none() {
-                return Err("nothing to set: give --auto-charge, --installment-minimum or --installment-split-months".into());
+            if auto_charge.is_none() && installment_minimums.is_empty() && installment_split_months.is_none() && consumer_notifications.is_none() {
+                return Err("nothing to set: give --auto-charge, --installment-minimum, --installment-split-months or --consumer-notifications".into());
             }
-            let auto_charge_on_demand = match auto_charge.as_deref() {
-                None => None,
-                Some("on") => Some(true),
-                Some("off") => Some(false),
-                Some(other) => return Err(format!("--auto-charge is on or off, not {other:?}").into()),
+            let on_off = |flag: &str, v: Option<&str>| -> Result<Option<bool>, String> {
+                match v {
+                    None => Ok(None),
+                    Some("on") => Ok(Some(true)),
+                    Some("off") => Ok(Some(false)),
+                    Some(other) => Err(format!("--{flag} is on or off, not {other:?}")),
+                }
             };
+            let auto_charge_on_demand = on_off("auto-charge", auto_charge.as_deref())?;
+            let consumer_notifications = on_off("consumer-notifications", consumer_notifications.as_deref())?;
             let installment_split_months = match installment_split_months {
                 None => None,
                 Some(n) => Some(
@@ -445,7 +533,11 @@ fn org_settings(args: &ServeArgs, command: SettingsCommand) -> Result<(), Box<dy
                         .map_err(|_| format!("--installment-split-months is a whole number of months from 1 to 12, not {n:?}"))?,
                 ),
             };
-            (org_id, json, Some((auto_charge_on_demand, installment_minimums, installment_split_months)))
+            (
+                org_id,
+                json,
+                Some((auto_charge_on_demand, installment_minimums, installment_split_months, consumer_notifications)),
+            )
         }
     };
     let app = App::open(config(args))?;
@@ -464,7 +556,7 @@ fn org_settings(args: &ServeArgs, command: SettingsCommand) -> Result<(), Box<dy
     };
     let settings = match patch {
         None => app.billing.org_settings_of(org).map_err(one_sentence)?,
-        Some((auto_charge_on_demand, minimums, installment_split_months)) => {
+        Some((auto_charge_on_demand, minimums, installment_split_months, consumer_notifications)) => {
             let current = app.billing.org_settings_of(org).map_err(one_sentence)?;
             let mut installment_minimums = Vec::new();
             for m in &minimums {
@@ -474,6 +566,7 @@ fn org_settings(args: &ServeArgs, command: SettingsCommand) -> Result<(), Box<dy
                 auto_charge_on_demand,
                 installment_minimums,
                 installment_split_months,
+                consumer_notifications,
             };
             app.billing.support_update_settings(org, &patch).map_err(one_sentence)?
         }
@@ -515,6 +608,23 @@ fn org_settings(args: &ServeArgs, command: SettingsCommand) -> Result<(), Box<dy
             true => println!("  renewal retries           none"),
             false => println!("  renewal retries           days {} after the first attempt", retries.join(", ")),
         }
+        println!(
+            "  consumer notifications    {}",
+            if settings.consumer_notifications {
+                "on"
+            } else {
+                "off (the organization sends its own)"
+            }
+        );
+        let kinds: Vec<&str> = billing_core::notification::NotificationSwitches::NAMES
+            .iter()
+            .copied()
+            .filter(|k| v["notifications"][*k].as_bool() == Some(false))
+            .collect();
+        if !kinds.is_empty() {
+            println!("  switched off by an admin  {}", kinds.join(", "));
+        }
+        println!("  installment reminders     {} day(s) before", settings.installment_reminder_days);
     }
     Ok(())
 }
@@ -595,7 +705,9 @@ fn serve(mut args: ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
     })?;
     listener.set_nonblocking(true)?;
     args.listen = listener.local_addr()?;
-    let app = App::open(serve_config(&args, true))?;
+    let mut config = serve_config(&args, true);
+    config.notify = notify_config(&args)?;
+    let app = App::open(config)?;
     if app.billing.is_empty()? {
         let boot = app.billing.bootstrap(&BootstrapRequest {
             org_name: "My Organization".into(),

@@ -9,6 +9,8 @@
 //!   organization; due in each organization's time);
 //! - `billing_webhook_attempts_total{result}` (`delivered`, `http_error`, `error`), counted by
 //!   the webhook transport of this process;
+//! - `billing_notification_attempts_total{channel, result}` (`email`, `sms`, `whatsapp`;
+//!   `sent`, `retry`, `refused`), counted by this process's notification senders;
 //! - SQLite: `billing_sqlite_transactions_total` and `billing_sqlite_commits_total` (their ratio
 //!   is the group-commit batch size); PostgreSQL: `billing_db_pool_connections{state}` and
 //!   `billing_db_pool_max_connections`.
@@ -152,6 +154,17 @@ pub fn render(app: &App) -> String {
             "billing_webhook_attempts_total{{result=\"{result}\"}} {}",
             WEBHOOK_ATTEMPTS[i].load(Ordering::Relaxed)
         );
+    }
+    out.push_str("# HELP billing_notification_attempts_total Customer notification attempts of this process, by channel and result.\n");
+    out.push_str("# TYPE billing_notification_attempts_total counter\n");
+    for (c, channel) in crate::notify::CHANNELS.iter().enumerate() {
+        for (r, result) in crate::notify::RESULTS.iter().enumerate() {
+            let _ = writeln!(
+                out,
+                "billing_notification_attempts_total{{channel=\"{channel}\",result=\"{result}\"}} {}",
+                crate::notify::ATTEMPTS[c][r].load(Ordering::Relaxed)
+            );
+        }
     }
     match &app.billing.store {
         Backend::Sqlite(s) => {

@@ -255,7 +255,11 @@ mod tests {
         assert_eq!(before, keys.len(), "a (method, path) pair is listed twice");
         for r in PUBLIC_TABLES.iter().flat_map(|t| t.iter()) {
             // `respond` looks at the public rows for these paths only.
-            assert!(r.path.starts_with("/pay/") || r.path == "/embed.js", "public rows live under /pay/: {}", r.path);
+            assert!(
+                r.path.starts_with("/pay/") || r.path == "/embed.js" || crate::api::PUBLIC_API_PATHS.contains(&r.path),
+                "public rows live under /pay/: {}",
+                r.path
+            );
             match resolve_public(&r.method, &r.path.replace(['{', '}'], "")) {
                 Resolution::Found(hit, _) => assert!(std::ptr::eq(hit, r), "{} {} is shadowed", r.method, r.path),
                 _ => panic!("{} {} does not resolve", r.method, r.path),

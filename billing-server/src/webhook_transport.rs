@@ -89,6 +89,15 @@ impl HttpTransport {
     }
 }
 
+impl HttpTransport {
+    /// One POST with this transport's TLS and address rules, not counted as a webhook attempt:
+    /// the notification provider's requests ([`crate::notify`]). The status and body, or why no
+    /// answer came.
+    pub fn post_plain(&self, url: &str, headers: &[(String, String)], body: &[u8], timeout: Duration) -> Result<(u16, String), String> {
+        send(&self.tls, self.allow_private, url, headers, body, timeout)
+    }
+}
+
 struct Target {
     tls: bool,
     host: String,

@@ -3,7 +3,7 @@
 
 use crate::support::*;
 use billing_core::fields::Email;
-use billing_core::ids::{OrgId, UserId};
+use billing_core::ids::{InvitationId, OrgId, UserId};
 use billing_core::org::{Invitation, OrgSettings, Organization, Role, User};
 use billing_core::store::StoreResult;
 use diesel::prelude::*;
@@ -55,6 +55,8 @@ diesel::table! {
         language -> Text,
         expire_at -> Timestamptz,
         created_at -> Timestamptz,
+        accepted_at -> Nullable<Timestamptz>,
+        accepted_by -> Nullable<Uuid>,
     }
 }
 
@@ -203,6 +205,42 @@ pub struct NewInvitationRow<'a> {
     pub language: &'static str,
     pub expire_at: Ts,
     pub created_at: Ts,
+    pub accepted_at: Option<Ts>,
+    pub accepted_by: Option<Uuid>,
+}
+
+#[derive(Queryable, Selectable)]
+#[diesel(table_name = invitations, check_for_backend(diesel::pg::Pg))]
+pub struct InvitationRow {
+    pub id: Uuid,
+    pub org_id: Uuid,
+    pub email: String,
+    pub role: String,
+    pub branch_ids: Vec<Uuid>,
+    pub created_by: Uuid,
+    pub language: String,
+    pub expire_at: Ts,
+    pub created_at: Ts,
+    pub accepted_at: Option<Ts>,
+    pub accepted_by: Option<Uuid>,
+}
+
+impl InvitationRow {
+    fn into_domain(self) -> StoreResult<Invitation> {
+        Ok(Invitation {
+            id: self.id.into(),
+            organization_id: self.org_id.into(),
+            email: Email::from_stored(self.email),
+            role: parse_enum!(Role, &self.role)?,
+            branches: self.branch_ids.into_iter().map(Into::into).collect(),
+            created_by: self.created_by.into(),
+            language: language(&self.language)?,
+            expire_at: self.expire_at,
+            created_at: self.created_at,
+            accepted_at: self.accepted_at,
+            accepted_by: self.accepted_by.map(Into::into),
+        })
+    }
 }
 
 impl<'a> NewInvitationRow<'a> {
@@ -217,6 +255,8 @@ impl<'a> NewInvitationRow<'a> {
             language: i.language.as_str(),
             expire_at: i.expire_at,
             created_at: i.created_at,
+            accepted_at: i.accepted_at,
+            accepted_by: i.accepted_by.map(|u| u.0),
         }
     }
 }
@@ -316,5 +356,38 @@ impl billing_core::org::OrgTx for PgTx<'_> {
     fn insert_invitation(&mut self, i: &Invitation) -> StoreResult<()> {
         let row = NewInvitationRow::new(i);
         self.write(|c| diesel::insert_into(invitations::table).values(&row).execute(c)).map(drop)
+    }
+
+    fn invitation(&mut self, id: InvitationId) -> StoreResult<Option<Invitation>> {
+        let row = self.read(|c| invitations::table.find(id.0).select(InvitationRow::as_select()).first(c).optional())?;
+        row.map(InvitationRow::into_domain).transpose()
+    }
+
+    fn accept_invitation(&mut self, id: InvitationId, at: Ts, user: UserId) -> StoreResult<bool> {
+        use invitations::dsl as i;
+        let n = self.change(|c| {
+            diesel::update(i::invitations.filter(i::id.eq(id.0)).filter(i::accepted_at.is_null()))
+                .set((i::accepted_at.eq(Some(at)), i::accepted_by.eq(Some(user.0))))
+                .execute(c)
+        })?;
+        Ok(n == 1)
+    }
+
+    fn user_by_email(&mut self, org: OrgId, email: &str) -> StoreResult<Option<User>> {
+        use users::dsl as u;
+        let lowered = email.to_lowercase();
+        let id = self.read(|c| {
+            u::users
+                .filter(u::org_id.eq(org.0))
+                .filter(diesel::dsl::sql::<diesel::sql_types::Bool>("lower(email) = ").bind::<diesel::sql_types::Text, _>(lowered.clone()))
+                .order_by((u::created_at, u::id))
+                .select(u::id)
+                .first::<Uuid>(c)
+                .optional()
+        })?;
+        match id {
+            Some(id) => self.user(org, id.into()),
+            None => Ok(None),
+        }
     }
 }

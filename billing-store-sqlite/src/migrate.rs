@@ -18,6 +18,7 @@ const MIGRATIONS: &[(i64, &str)] = &[
     (11, include_str!("../migrations/0011_consumer_search_at_commit.sql")),
     (12, include_str!("../migrations/0012_subscription_plan_changes.sql")),
     (13, include_str!("../migrations/0013_subscription_freezes_trials.sql")),
+    (14, include_str!("../migrations/0014_notifications_sent.sql")),
 ];
 
 pub fn apply(conn: &Connection) -> Result<(), StoreError> {

@@ -2,8 +2,9 @@
 //! `billing_core::org::OrgTx`.
 
 use crate::sql::*;
+use billing_core::clock::Timestamp;
 use billing_core::fields::Email;
-use billing_core::ids::{BranchId, OrgId, UserId};
+use billing_core::ids::{BranchId, InvitationId, OrgId, UserId};
 use billing_core::org::{Invitation, OrgTx, Organization, Role, User};
 use billing_core::store::StoreResult;
 
@@ -46,7 +47,9 @@ table! {
         language: s(inv.language.as_str()) => get_parsed(r, at, |l| billing_core::fields::Language::parse(l).ok())?,
         expire_at: t(&inv.expire_at) => get_ts(r, at)?,
         created_at: t(&inv.created_at) => get_ts(r, at)?,
-    } => Invitation { id, organization_id: org_id, email, role, branches: branch_ids, created_by, language, expire_at, created_at }
+        accepted_at: t_opt(&inv.accepted_at) => get_ts_opt(r, at)?,
+        accepted_by: u_opt(inv.accepted_by) => get_id_opt(r, at)?,
+    } => Invitation { id, organization_id: org_id, email, role, branches: branch_ids, created_by, language, expire_at, created_at, accepted_at, accepted_by }
 }
 
 impl SqliteTx<'_> {
@@ -116,5 +119,33 @@ impl OrgTx for SqliteTx<'_> {
 
     fn insert_invitation(&mut self, inv: &Invitation) -> StoreResult<()> {
         self.exec(&Invitations::sql().insert, Invitations::params(inv)?).map(drop)
+    }
+
+    fn invitation(&mut self, id: InvitationId) -> StoreResult<Option<Invitation>> {
+        self.one(
+            sql!("SELECT {} FROM invitations WHERE id = ?1", Invitations::sql().select),
+            vec![u(id)],
+            Invitations::row,
+        )
+    }
+
+    fn accept_invitation(&mut self, id: InvitationId, at: Timestamp, user: UserId) -> StoreResult<bool> {
+        let n = self.exec(
+            "UPDATE invitations SET accepted_at = ?2, accepted_by = ?3 WHERE id = ?1 AND accepted_at IS NULL",
+            vec![u(id), t(&at), u(user)],
+        )?;
+        Ok(n == 1)
+    }
+
+    fn user_by_email(&mut self, org: OrgId, email: &str) -> StoreResult<Option<User>> {
+        let found = self.one(
+            sql!(
+                "SELECT {} FROM users WHERE org_id = ?1 AND lower(email) = lower(?2) ORDER BY created_at, id LIMIT 1",
+                Users::sql().select
+            ),
+            vec![u(org), s(email)],
+            Users::row,
+        )?;
+        self.with_branches(found)
     }
 }

@@ -54,6 +54,10 @@ struct Args {
     /// With `--database-url`: also measure the database's own rate with pgbench.
     #[arg(long)]
     pgbench: bool,
+    /// Switch the organization's consumer notifications off (on by default: a paid attempt then
+    /// also records the payer's receipt), to measure what they cost.
+    #[arg(long)]
+    no_notifications: bool,
 }
 
 fn main() {
@@ -85,6 +89,13 @@ fn main() {
             sandbox: true,
         })
         .unwrap();
+    if args.no_notifications {
+        let off = billing_core::org::settings::SupportSettingsPatch {
+            consumer_notifications: Some(false),
+            ..Default::default()
+        };
+        app.billing.support_update_settings(boot.org.id, &off).unwrap();
+    }
     let key = boot.api_key.header_value();
     let scope = app
         .billing

@@ -8,10 +8,10 @@ use crate::billing::Billing;
 use crate::consumer::{CommunicationMethod, Consumer};
 use crate::error::{Code, Error, Result};
 use crate::event::EventType;
-use crate::ids::{NotificationId, PaymentId};
+use crate::ids::PaymentId;
 use crate::lane::Lane;
 use crate::list::Page;
-use crate::notification::{Channel, Notification};
+use crate::notification::Channel;
 use crate::payment::{Payment, PaymentStatus, PaymentType};
 use crate::pricing;
 use crate::product::Product;
@@ -187,35 +187,17 @@ impl<S: Store> Billing<S> {
             emit_invoice(tx, self.public_url(), EventType::InvoiceCompleted, &inv, now)?;
             self.freeze_catalog(tx, scope, &inv)?;
         }
-        if let Some((channel, recipient)) = notify {
-            self.notify_invoice(tx, scope, &inv, &consumer, channel, recipient, now)?;
+        if notify.is_some() {
+            self.notify_invoice(tx, scope, &inv, now)?;
             emit_invoice(tx, self.public_url(), EventType::InvoiceSent, &inv, now)?;
         }
         Ok(inv)
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn notify_invoice(&self, tx: &mut dyn Tx, scope: &Scope, inv: &Invoice, c: &Consumer, channel: Channel, recipient: String, now: Timestamp) -> Result<()> {
-        tx.insert_notification(&Notification {
-            id: NotificationId::new(),
-            org_id: scope.org_id(),
-            branch_id: Some(scope.branch_id()),
-            channel,
-            recipient,
-            template: "INVOICE_SENT".into(),
-            language: c.preferred_language,
-            payload: json!({
-                "invoice_id": inv.id,
-                "org_invoice_number": inv.org_invoice_number,
-                "organization": scope.org.name,
-                "consumer_name": c.name,
-                "total_amount": inv.total_amount,
-                "currency": inv.currency,
-                "url": inv.url(self.public_url()),
-            }),
-            created_at: now,
-            sent_at: None,
-        })?;
+    /// Records the consumer's INVOICE_SENT notifications (with the invoice's page, where it is
+    /// paid) in the caller's transaction; see [`crate::notification::queue`].
+    fn notify_invoice(&self, tx: &mut dyn Tx, scope: &Scope, inv: &Invoice, now: Timestamp) -> Result<()> {
+        crate::notification::queue::about_invoice(tx, &scope.org, self.public_url(), inv, crate::notification::Kind::InvoiceSent, json!({}), now)?;
         Ok(())
     }
 
@@ -323,14 +305,13 @@ impl<S: Store> Billing<S> {
         let consumer = tx
             .consumer(scope.branch_id(), inv.consumer_id)?
             .ok_or_else(|| Error::not_found("Consumer", inv.consumer_id))?;
-        let (channel, recipient) =
-            channel_of(&consumer).ok_or_else(|| Error::rule(Code::INVALID_PARAMETERS, "The consumer has no e-mail address or phone number"))?;
+        channel_of(&consumer).ok_or_else(|| Error::rule(Code::INVALID_PARAMETERS, "The consumer has no e-mail address or phone number"))?;
         if inv.status == InvoiceStatus::Created {
             inv.status = InvoiceStatus::Sent;
         }
         inv.updated_at = Some(now);
         tx.update_invoice(&inv)?;
-        self.notify_invoice(tx, scope, &inv, &consumer, channel, recipient, now)?;
+        self.notify_invoice(tx, scope, &inv, now)?;
         emit_invoice(tx, self.public_url(), EventType::InvoiceSent, &inv, now)?;
         Ok(inv)
     }

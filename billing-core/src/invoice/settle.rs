@@ -30,6 +30,9 @@ impl<S: Store> Billing<S> {
             tx.update_payment(p)?;
             inv.paid_amount = Money::new(inv.paid_amount.amount() + p.amount.amount(), inv.currency);
             emit_payment(tx, self.public_url(), event, inv, p, now)?;
+            // The consumer's receipt.
+            let extra = serde_json::json!({"payment_id": p.id, "installment": p.number, "amount": p.amount});
+            crate::notification::queue::about_invoice(tx, &scope.org, self.public_url(), inv, crate::notification::Kind::PaymentReceipt, extra, now)?;
         }
         if let Some(link) = inv.payment_link_id {
             // What the link's invoices are paid is the link's collected amount.

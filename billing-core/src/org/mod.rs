@@ -5,6 +5,7 @@
 //! - [`wire`]: request parsing and views.
 //! - [`settings`]: the settings admins change (`/organization/settings`) and those support changes.
 
+pub mod accept;
 pub mod ops;
 pub mod settings;
 mod store;
@@ -49,6 +50,40 @@ pub struct OrgSettings {
     /// When a declined renewal charge is retried, in days after the first attempt (strictly
     /// increasing); after the last retry fails the subscription becomes INACTIVE.
     pub subscription_renewal_retry_days: Vec<u32>,
+    /// Whether the service notifies consumers itself (e-mail, SMS, WhatsApp); on by default,
+    /// switched off by support only (the spec: "by contacting support").
+    pub consumer_notifications: bool,
+    /// Per-kind switches of consumer notifications (admins).
+    pub notifications: crate::notification::NotificationSwitches,
+    /// Days before a later installment's due date that the consumer is reminded (admins).
+    pub installment_reminder_days: u32,
+    /// What a new webhook endpoint gets when its request leaves it out (admins).
+    pub webhook_defaults: WebhookDefaults,
+}
+
+/// Defaults of new webhook endpoints.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(default)]
+pub struct WebhookDefaults {
+    /// The event types a new endpoint subscribes to when `event_types` is left out; `None`:
+    /// every type (also future ones).
+    #[serde(with = "event_type_names")]
+    pub event_types: Option<Vec<crate::event::EventType>>,
+}
+
+/// Event types stored by name (unknown names, from a newer version, are dropped).
+mod event_type_names {
+    use crate::event::EventType;
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    pub fn serialize<S: Serializer>(v: &Option<Vec<EventType>>, s: S) -> Result<S::Ok, S::Error> {
+        v.as_ref().map(|ts| ts.iter().map(|t| t.as_str()).collect::<Vec<_>>()).serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<EventType>>, D::Error> {
+        let names: Option<Vec<String>> = Option::deserialize(d)?;
+        Ok(names.map(|ns| ns.iter().filter_map(|n| EventType::parse(n)).collect()))
+    }
 }
 
 impl Default for OrgSettings {
@@ -72,6 +107,10 @@ impl Default for OrgSettings {
             },
             subscription_invoice_lead_days: subscription_settings::DEFAULT_LEAD_DAYS,
             subscription_renewal_retry_days: subscription_settings::default_retry_days(),
+            consumer_notifications: true,
+            notifications: Default::default(),
+            installment_reminder_days: crate::notification::DEFAULT_REMINDER_DAYS,
+            webhook_defaults: WebhookDefaults::default(),
         }
     }
 }
@@ -124,7 +163,8 @@ pub struct User {
     pub created_at: Timestamp,
 }
 
-/// An invitation to join the organization; the e-mail is recorded as a notification to send.
+/// An invitation to join the organization; its e-mail is a notification ([`crate::notification`])
+/// with a link to accept it ([`accept`]).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Invitation {
     pub id: InvitationId,
@@ -139,6 +179,11 @@ pub struct Invitation {
     pub expire_at: Timestamp,
     #[serde(skip)]
     pub created_at: Timestamp,
+    /// When it was accepted (it works once), and by which new user.
+    #[serde(skip)]
+    pub accepted_at: Option<Timestamp>,
+    #[serde(skip)]
+    pub accepted_by: Option<UserId>,
 }
 
 /// How long an invitation stays valid.

@@ -7,9 +7,9 @@ use crate::billing::Billing;
 use crate::branch::Branch;
 use crate::error::{Error, Result};
 use crate::fields::{Email, Language};
-use crate::ids::{BranchId, InvitationId, NotificationId, OrgId, UserId};
+use crate::ids::{BranchId, InvitationId, OrgId, UserId};
 use crate::lane::Lane;
-use crate::notification::{Channel, Notification};
+use crate::notification::Kind;
 use crate::store::Store;
 use chrono::Duration;
 use serde_json::{json, Value};
@@ -58,20 +58,13 @@ impl<S: Store> Billing<S> {
                 language,
                 expire_at: now + Duration::days(INVITATION_TTL_DAYS),
                 created_at: now,
+                accepted_at: None,
+                accepted_by: None,
             };
             tx.insert_invitation(&inv)?;
-            tx.insert_notification(&Notification {
-                id: NotificationId::new(),
-                org_id: scope.org_id(),
-                branch_id: None,
-                channel: Channel::Email,
-                recipient: inv.email.as_str().to_string(),
-                template: "ORGANIZATION_INVITE".into(),
-                language,
-                payload: json!({"invitation_id": inv.id, "organization": scope.org.name, "role": inv.role, "expire_at": crate::clock::format_rfc3339(&inv.expire_at)}),
-                created_at: now,
-                sent_at: None,
-            })?;
+            let payload =
+                json!({"invitation_id": inv.id, "organization": scope.org.name, "role": inv.role, "expire_at": crate::clock::format_rfc3339(&inv.expire_at)});
+            crate::notification::queue::to_person(tx, scope.org_id(), inv.email.as_str(), language, Kind::OrganizationInvite, payload, now)?;
             Ok(inv)
         })
     }

@@ -3,11 +3,14 @@
 //! `billing-server org settings set` command).
 //!
 //! Admins change the default currency, the enabled currencies, the VAT rate, the default
-//! ways of paying and the subscription settings ([`super::subscription_settings`]: the lead
-//! time of the next invoice, the renewal retry schedule). The spec reserves auto-charge
-//! ("restricted to some organizations") and the installment split period and minimum amounts
-//! ("can only be changed by support") to support: a PATCH naming them is a 403 that names the
-//! command. Changing settings emits no event (the spec names none).
+//! ways of paying, the subscription settings ([`super::subscription_settings`]: the lead
+//! time of the next invoice, the renewal retry schedule), the per-kind consumer notification
+//! switches and the reminder lead time (`notifications`), and the event types new webhook
+//! endpoints subscribe to (`webhook_defaults`). Support switches the service's consumer
+//! notifications off or on (`consumer_notifications`; the spec: "by contacting support"). The
+//! spec reserves auto-charge ("restricted to some organizations") and the installment split
+//! period and minimum amounts ("can only be changed by support") to support: a PATCH naming them
+//! is a 403 that names the command. Changing settings emits no event (the spec names none).
 
 use super::OrgSettings;
 use crate::auth::Scope;
@@ -17,6 +20,7 @@ use crate::ids::OrgId;
 use crate::invoice::PaymentMethods;
 use crate::lane::Lane;
 use crate::money::Currency;
+use crate::notification::{NotificationSwitches, MAX_REMINDER_DAYS};
 use crate::store::Store;
 use crate::wire::{enum_item, Body};
 use rust_decimal::Decimal;
@@ -39,6 +43,8 @@ pub const ADMIN_FIELDS: &[&str] = &[
     "default_payment_methods",
     super::subscription_settings::FIELDS[0],
     super::subscription_settings::FIELDS[1],
+    "notifications",
+    "webhook_defaults",
 ];
 /// The fields only support changes, with the command that does.
 pub const SUPPORT_FIELDS: &[(&str, &str)] = &[
@@ -48,6 +54,7 @@ pub const SUPPORT_FIELDS: &[(&str, &str)] = &[
         "billing-server org settings set --installment-minimum <CURRENCY>=<amount>",
     ),
     ("installment_split_months", "billing-server org settings set --installment-split-months <n>"),
+    ("consumer_notifications", "billing-server org settings set --consumer-notifications on|off"),
 ];
 const METHOD_FIELDS: &[&str] = &["mada", "visa", "mastercard", "amex", "bank_transfer", "installment", "qurrah"];
 /// Most decimal places of a VAT rate in percent (`"15.125"`).
@@ -65,6 +72,12 @@ pub struct SettingsPatch {
     pub default_payment_methods: Option<PaymentMethodsPatch>,
     /// The subscription lead time and renewal retry schedule.
     pub subscriptions: super::subscription_settings::SubscriptionSettingsPatch,
+    /// Per-kind notification switches to change (by name: `invoice_sent`, …).
+    pub notification_switches: Vec<(&'static str, bool)>,
+    /// Days before a later installment's due date that its reminder goes out.
+    pub installment_reminder_days: Option<u32>,
+    /// The event types new webhook endpoints get by default (`Some(None)`: all).
+    pub webhook_event_types: Option<Option<Vec<crate::event::EventType>>>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -105,6 +118,8 @@ pub struct SupportSettingsPatch {
     /// currency then offers no installments).
     pub installment_minimums: Vec<(Currency, Option<Decimal>)>,
     pub installment_split_months: Option<u32>,
+    /// Whether the service notifies consumers itself.
+    pub consumer_notifications: Option<bool>,
 }
 
 /// The longest installment split period support may set, in months.
@@ -183,6 +198,40 @@ impl SettingsPatch {
             }
         };
         let subscriptions = super::subscription_settings::SubscriptionSettingsPatch::parse(&mut b);
+        let mut notification_switches = Vec::new();
+        let mut installment_reminder_days = None;
+        if let Some(raw) = b.raw("notifications") {
+            let loc = b.loc("notifications");
+            let mut p = Body::at(raw, loc.clone());
+            let mut allowed: Vec<&str> = NotificationSwitches::NAMES.to_vec();
+            allowed.push("installment_reminder_days");
+            extra_fields(raw, loc, &allowed, &mut p);
+            for name in NotificationSwitches::NAMES {
+                if let Some(on) = p.opt_bool(name) {
+                    notification_switches.push((*name, on));
+                }
+            }
+            if let Some(d) = p.opt_int("installment_reminder_days") {
+                if d < 1 || d > i64::from(MAX_REMINDER_DAYS) {
+                    p.fail(
+                        "value_error",
+                        "installment_reminder_days",
+                        format!("Value error, reminders go 1 to {MAX_REMINDER_DAYS} days before the due date"),
+                    );
+                } else {
+                    installment_reminder_days = Some(d as u32);
+                }
+            }
+            b.problems.0.extend(p.problems.0);
+        }
+        let mut webhook_event_types = None;
+        if let Some(raw) = b.raw("webhook_defaults") {
+            let loc = b.loc("webhook_defaults");
+            let mut p = Body::at(raw, loc.clone());
+            extra_fields(raw, loc, &["event_types"], &mut p);
+            webhook_event_types = crate::webhook::event_types(&mut p, "event_types");
+            b.problems.0.extend(p.problems.0);
+        }
         b.finish()?;
         Ok(SettingsPatch {
             default_currency,
@@ -190,6 +239,9 @@ impl SettingsPatch {
             vat_rate_percent: vat.map(|d| d.normalize()),
             default_payment_methods: methods,
             subscriptions,
+            notification_switches,
+            installment_reminder_days,
+            webhook_event_types,
         })
     }
 
@@ -210,6 +262,17 @@ impl SettingsPatch {
             m.apply(&mut out.default_payment_methods);
         }
         self.subscriptions.apply(&mut out);
+        for (name, on) in &self.notification_switches {
+            if let Some(slot) = out.notifications.slot(name) {
+                *slot = *on;
+            }
+        }
+        if let Some(d) = self.installment_reminder_days {
+            out.installment_reminder_days = d;
+        }
+        if let Some(ts) = &self.webhook_event_types {
+            out.webhook_defaults.event_types = ts.clone();
+        }
         // Name the field the caller changed, so the message points at what to fix.
         let field = if self.enabled_currencies.is_some() {
             "enabled_currencies"
@@ -239,6 +302,9 @@ impl SupportSettingsPatch {
         let mut out = s.clone();
         if let Some(on) = self.auto_charge_on_demand {
             out.auto_charge_on_demand = on;
+        }
+        if let Some(on) = self.consumer_notifications {
+            out.consumer_notifications = on;
         }
         for (c, amount) in &self.installment_minimums {
             match amount {
@@ -291,8 +357,24 @@ pub fn settings_json(org_id: OrgId, s: &OrgSettings) -> Value {
         "auto_charge_on_demand": s.auto_charge_on_demand,
         "installment_minimums": minimums,
         "installment_split_months": s.installment_split_months,
+        "consumer_notifications": s.consumer_notifications,
+        "notifications": notifications_json(s),
+        "webhook_defaults": {
+            "event_types": s.webhook_defaults.event_types.as_ref().map_or_else(
+                || crate::event::EventType::ALL.iter().map(|t| t.as_str()).collect::<Vec<_>>(),
+                |ts| ts.iter().map(|t| t.as_str()).collect()
+            ),
+            "all_event_types": s.webhook_defaults.event_types.is_none(),
+        },
     });
     super::subscription_settings::add_json(&mut v, s);
+    v
+}
+
+/// The per-kind switches and the reminder lead time, as `notifications` shows them.
+fn notifications_json(s: &OrgSettings) -> Value {
+    let mut v = serde_json::to_value(s.notifications).expect("switches serialize");
+    v["installment_reminder_days"] = json!(s.installment_reminder_days);
     v
 }
 

@@ -1,7 +1,8 @@
 //! What a store offers for organizations, users and invitations (part of [`crate::store::Tx`]).
 
 use super::{Invitation, Organization, User};
-use crate::ids::{OrgId, UserId};
+use crate::clock::Timestamp;
+use crate::ids::{InvitationId, OrgId, UserId};
 use crate::store::StoreResult;
 
 pub trait OrgTx {
@@ -16,4 +17,12 @@ pub trait OrgTx {
     /// The organization's oldest user with the `organization_admin` role.
     fn first_org_admin(&mut self, org: OrgId) -> StoreResult<Option<User>>;
     fn insert_invitation(&mut self, i: &Invitation) -> StoreResult<()>;
+    /// The invitation with this id, of any organization.
+    fn invitation(&mut self, id: InvitationId) -> StoreResult<Option<Invitation>>;
+    /// Marks the invitation accepted by `user` at `at` unless it already is; returns whether it
+    /// did (so that of two concurrent acceptances only one goes through).
+    fn accept_invitation(&mut self, id: InvitationId, at: Timestamp, user: UserId) -> StoreResult<bool>;
+    /// The organization's user with this e-mail address (compared without regard to ASCII
+    /// case), if any.
+    fn user_by_email(&mut self, org: OrgId, email: &str) -> StoreResult<Option<User>>;
 }

@@ -8,8 +8,9 @@
 //! attempt's own recovery applies (a charge nobody recorded is voided and its payment FAILED).
 //! Approved: PAYMENT_SUCCEEDED (and INVOICE_COMPLETED with the last). Declined, or no card to
 //! charge: PAYMENT_FAILED, and the payment stays payable (the payer can still pay it from the
-//! invoice's page); the consumer is told so (a `PAYMENT_FAILED` notification with the page's
-//! address, recorded in the same transaction, when the consumer has an e-mail or a phone).
+//! invoice's page); the consumer is told so (INSTALLMENT_FAILED notifications with the page's
+//! address, recorded in the same transaction, when the consumer has an e-mail or a phone). A
+//! reminder is queued with each scheduled installment ([`crate::notification::reminder`]).
 
 use super::{Payment, PaymentMethod, PaymentStatus};
 use crate::auth::{Actor, BranchAccess, Scope};
@@ -17,9 +18,8 @@ use crate::billing::Billing;
 use crate::clock::Timestamp;
 use crate::error::{Error, Result, StoreError};
 use crate::event::EventType;
-use crate::ids::{BranchId, NotificationId, PaymentId, WorkId};
+use crate::ids::{BranchId, PaymentId, WorkId};
 use crate::invoice::Invoice;
-use crate::notification::Notification;
 use crate::org::Role;
 use crate::store::{Store, StoreResult, Tx};
 use crate::work::{DueWork, Handler};
@@ -33,7 +33,9 @@ pub const INSTALLMENTS_FAILED: &str = "installments failed";
 /// Queues the charge of a scheduled installment on its date; in the transaction that makes it.
 pub(crate) fn schedule(tx: &mut dyn Tx, p: &Payment) -> StoreResult<()> {
     let payload = json!({"branch_id": p.branch_id});
-    tx.insert_work(&DueWork::new(WorkId(p.id.0), p.org_id, INSTALLMENT_KIND, p.scheduled_on, payload))
+    tx.insert_work(&DueWork::new(WorkId(p.id.0), p.org_id, INSTALLMENT_KIND, p.scheduled_on, payload))?;
+    // The consumer is reminded some days before.
+    crate::notification::reminder::schedule(tx, p)
 }
 
 pub(crate) fn work_handlers<S: Store>() -> Vec<Handler<S>> {
@@ -144,40 +146,17 @@ impl<S: Store> Billing<S> {
         Ok(Some(outcome.approved))
     }
 
-    /// Records the consumer's notification of a failed installment (template
-    /// `PAYMENT_FAILED`, in the consumer's language, on its first channel: see
-    /// [`crate::invoice::ops::channel_of`]), with the invoice page's address to pay it from.
-    /// Nothing when the consumer has neither e-mail nor phone.
+    /// Records the consumer's INSTALLMENT_FAILED notifications (in its language, on its
+    /// channels: see [`crate::notification::queue`]), with the invoice page's address to pay
+    /// it from. Nothing when the consumer has neither e-mail nor phone.
     fn notify_installment_failed(&self, tx: &mut dyn Tx, scope: &Scope, inv: &Invoice, p: &Payment, now: Timestamp) -> Result<()> {
-        let Some(c) = tx.consumer(inv.branch_id, inv.consumer_id)?.filter(|c| !c.is_deleted) else {
-            return Ok(());
-        };
-        let Some((channel, recipient)) = crate::invoice::ops::channel_of(&c) else {
-            return Ok(());
-        };
-        tx.insert_notification(&Notification {
-            id: NotificationId::new(),
-            org_id: inv.org_id,
-            branch_id: Some(inv.branch_id),
-            channel,
-            recipient,
-            template: "PAYMENT_FAILED".into(),
-            language: c.preferred_language,
-            payload: json!({
-                "invoice_id": inv.id,
-                "payment_id": p.id,
-                "org_invoice_number": inv.org_invoice_number,
-                "organization": scope.org.name,
-                "consumer_name": c.name,
-                "installment": p.number,
-                "amount": p.amount,
-                "currency": inv.currency,
-                "reason": p.latest_pgw_message,
-                "url": inv.url(self.public_url()),
-            }),
-            created_at: now,
-            sent_at: None,
-        })?;
+        let extra = json!({
+            "payment_id": p.id,
+            "installment": p.number,
+            "amount": p.amount,
+            "reason": p.latest_pgw_message,
+        });
+        crate::notification::queue::about_invoice(tx, &scope.org, self.public_url(), inv, crate::notification::Kind::InstallmentFailed, extra, now)?;
         Ok(())
     }
 }

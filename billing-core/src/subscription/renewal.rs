@@ -283,6 +283,7 @@ impl<S: Store> Billing<S> {
             failed.payload["status"] = serde_json::json!(was);
         }
         crate::event::record(tx, &failed)?;
+        crate::notification::queue::renewal_failed(tx, self.public_url(), &s, invoice, now)?;
         if last {
             emit(tx, self.public_url(), EventType::SubscriptionInactivated, &s, now)?;
         }

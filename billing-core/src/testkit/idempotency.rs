@@ -51,11 +51,16 @@ fn operation_write<S: Store>(w: &World<S>, claim: &Claim, fail: bool) -> crate::
             id: crate::ids::NotificationId::new(),
             org_id: org,
             branch_id: None,
+            consumer_id: None,
+            kind: crate::notification::Kind::OrganizationInvite,
             channel: crate::notification::Channel::Email,
             recipient: "op@example.com".into(),
-            template: "OPERATION".into(),
             language: crate::fields::Language::En,
             payload: serde_json::json!({}),
+            status: crate::notification::Status::Pending,
+            attempts: vec![],
+            next_attempt_at: None,
+            updated_at: now,
             created_at: now,
             sent_at: None,
         })?;
@@ -67,7 +72,7 @@ fn operation_write<S: Store>(w: &World<S>, claim: &Claim, fail: bool) -> crate::
 }
 
 fn operations<S: Store>(w: &World<S>) -> usize {
-    w.notifications().iter().filter(|n| n.template == "OPERATION").count()
+    w.notifications().iter().filter(|n| n.recipient == "op@example.com").count()
 }
 
 pub fn record_round_trip_and_scoping<H: Harness>() {

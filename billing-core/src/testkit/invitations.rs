@@ -49,7 +49,8 @@ pub fn org_admin_invites_to_any_branch<H: Harness>() {
     assert_eq!(n.org_id, w.boot.org.id);
     assert_eq!(n.channel, Channel::Email);
     assert_eq!(n.recipient, "New.Person@Example.com");
-    assert_eq!(n.template, "ORGANIZATION_INVITE");
+    assert_eq!(n.kind, crate::notification::Kind::OrganizationInvite);
+    assert_eq!(n.status, crate::notification::Status::Pending);
     assert_eq!(n.language, Language::En);
     assert_eq!(n.created_at, now);
     assert_eq!(n.sent_at, None);

@@ -163,7 +163,7 @@ pub fn notify_sends_and_records<H: Harness>() {
     assert_eq!(events(&w), vec![(EventType::InvoiceCreated, inv.id.0), (EventType::InvoiceSent, inv.id.0)]);
     let n = w.notifications();
     assert_eq!(n.len(), 1);
-    assert_eq!(n[0].template, "INVOICE_SENT");
+    assert_eq!(n[0].kind, crate::notification::Kind::InvoiceSent);
     // Without a channel the invoice stays CREATED.
     let quiet = consumer(&w, s, false);
     let mut body = invoice_body(quiet.id, &[(p.id, 1)], &[]);

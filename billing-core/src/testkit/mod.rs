@@ -45,6 +45,7 @@ pub mod invitations;
 pub mod invoice_payments;
 pub mod invoices;
 pub mod link_payments;
+pub mod notifications;
 pub mod payment_links;
 pub mod plan_changes;
 pub mod sandbox;
@@ -373,6 +374,16 @@ macro_rules! conformance_suite {
                 branch_user_cannot_invite,
                 invitation_expires_in_seven_days_of_org_time,
                 invite_to_unknown_branch_records_nothing,
+            ],
+            notifications: [
+                queued_with_the_change_and_sent_once,
+                failed_attempts_are_retried_then_fail,
+                a_send_lost_in_a_crash_is_sent_again,
+                switches_stop_recording_and_sending,
+                list_filters_and_scopes,
+                invitations_are_accepted_once,
+                installment_reminders_and_receipts,
+                failed_renewals_are_told,
             ],
             consumers: [
                 create_and_get,

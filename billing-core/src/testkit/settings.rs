@@ -141,6 +141,7 @@ pub fn support_changes_auto_charge_and_installments<H: Harness>() {
                 auto_charge_on_demand: Some(true),
                 installment_minimums: vec![(Currency::USD, Some(dec("25.50"))), (Currency::SAR, None)],
                 installment_split_months: Some(3),
+                consumer_notifications: None,
             },
         )
         .unwrap();

@@ -113,12 +113,17 @@ pub fn raw_notification(org: OrgId, created_at: crate::clock::Timestamp) -> Noti
         id: NotificationId::new(),
         org_id: org,
         branch_id: None,
+        consumer_id: None,
+        kind: crate::notification::Kind::OrganizationInvite,
         channel: Channel::Email,
         recipient: "someone@example.com".into(),
-        template: "ORGANIZATION_INVITE".into(),
         language: Language::Ar,
         payload: json!({"k": "v"}),
+        status: crate::notification::Status::Pending,
+        attempts: vec![],
+        next_attempt_at: None,
         created_at,
+        updated_at: created_at,
         sent_at: None,
     }
 }
@@ -817,6 +822,8 @@ pub fn duplicate_ids_are_unique_violations<H: Harness>() {
         language: Language::En,
         expire_at: ts("2026-01-22T09:00:00Z"),
         created_at: start(),
+        accepted_at: None,
+        accepted_by: None,
     };
     let (key, _) = w.insert_key(main, None);
     w.write(|tx| {
@@ -916,6 +923,8 @@ pub fn err_rolls_back_everything<H: Harness>() {
         language: Language::Ar,
         expire_at: start(),
         created_at: start(),
+        accepted_at: None,
+        accepted_by: None,
     };
     let refusal = Error::rule(Code::INVALID_STATUS, "the closure changed its mind");
     let r = w.billing.store.write(|tx| {

@@ -26,7 +26,7 @@ pub(crate) use deliver::{enqueue_fan_out, work_handlers};
 pub use deliver::{request, Outcome, WebhookTransport, DELIVERED, DELIVERY_KIND, FAILED_ATTEMPTS, FANNED_OUT, FANOUT_KIND};
 pub use sign::{signature, signature_header, verify, verify_at, VerifyError, USER_AGENT};
 pub use store::{DeliveryContext, WebhookTx};
-pub use wire::{check_url, parse_delivery_list, parse_page};
+pub use wire::{check_url, event_types, parse_delivery_list, parse_page};
 
 use crate::clock::Timestamp;
 use crate::event::EventType;

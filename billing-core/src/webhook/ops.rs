@@ -72,7 +72,8 @@ impl<S: Store> Billing<S> {
             org_id: scope.org_id(),
             branch_id: scope.branch_id(),
             url,
-            event_types: f.event_types.unwrap_or(None),
+            // Left out: the organization's default (`webhook_defaults`; every type unless set).
+            event_types: f.event_types.unwrap_or_else(|| scope.org.settings.webhook_defaults.event_types.clone()),
             description: f.description.filter(|d| !d.is_empty()),
             enabled: f.enabled.unwrap_or(true),
             secret_key: new_secret(),

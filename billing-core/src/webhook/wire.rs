@@ -148,6 +148,28 @@ pub fn check_url(s: &str) -> std::result::Result<String, &'static str> {
     Ok(s.to_string())
 }
 
+/// An `event_types` field: `"all"` (or `"*"`, or a list holding either) for every type, else a
+/// non-empty list of types (duplicates dropped). `Some(None)` is "all"; `None` when absent or
+/// invalid (then `b` holds the problem).
+pub fn event_types(b: &mut Body<'_>, field: &str) -> Option<Option<Vec<EventType>>> {
+    match b.raw(field) {
+        None => None,
+        Some(Value::String(s)) if s.eq_ignore_ascii_case("all") || s == "*" => Some(None),
+        Some(Value::Array(items)) if items.iter().any(|i| i.as_str().is_some_and(|s| s.eq_ignore_ascii_case("all") || s == "*")) => Some(None),
+        Some(Value::Array(items)) if items.is_empty() => {
+            b.fail("too_short", field, "List should have at least 1 item (or be \"all\")");
+            None
+        }
+        Some(_) => b
+            .opt_list(field, |v, loc, p| enum_item(v, loc, p, EventType::parse, &EventType::expected()))
+            .map(|mut ts| {
+                let mut seen = std::collections::HashSet::new();
+                ts.retain(|t| seen.insert(*t));
+                Some(ts)
+            }),
+    }
+}
+
 impl EndpointFields {
     pub fn parse(v: &Value, create: bool) -> Result<Self> {
         let mut b = Body::new(v);
@@ -160,22 +182,7 @@ impl EndpointFields {
             }
             None => None,
         };
-        let event_types = match b.raw("event_types") {
-            None => None,
-            Some(Value::String(s)) if s.eq_ignore_ascii_case("all") || s == "*" => Some(None),
-            Some(Value::Array(items)) if items.iter().any(|i| i.as_str().is_some_and(|s| s.eq_ignore_ascii_case("all") || s == "*")) => Some(None),
-            Some(Value::Array(items)) if items.is_empty() => {
-                b.fail("too_short", "event_types", "List should have at least 1 item (or be \"all\")");
-                None
-            }
-            Some(_) => b
-                .opt_list("event_types", |v, loc, p| enum_item(v, loc, p, EventType::parse, &EventType::expected()))
-                .map(|mut ts| {
-                    let mut seen = std::collections::HashSet::new();
-                    ts.retain(|t| seen.insert(*t));
-                    Some(ts)
-                }),
-        };
+        let event_types = event_types(&mut b, "event_types");
         let description = b.opt_str("description").map(|d| d.trim().to_string());
         if description.as_ref().is_some_and(|d| d.chars().count() > 1000) {
             b.fail("string_too_long", "description", "String should have at most 1000 characters");

@@ -148,10 +148,12 @@ impl<S: Store> Billing<S> {
 
     /// How long a claim of due work holds: the longest outside call (the webhook time-out)
     /// plus a margin, so that an item in flight is never claimed by another process.
+    /// (Or a notification sender's time-out, when longer.)
     pub fn work_lease(&self) -> Duration {
+        let senders = self.notification_timeout();
         match self.webhook_transport() {
-            Some(t) => Duration::from_std(t.timeout() + t.lease_margin()).unwrap_or(DEFAULT_LEASE),
-            None => DEFAULT_LEASE,
+            Some(t) => Duration::from_std(t.timeout().max(senders) + t.lease_margin()).unwrap_or(DEFAULT_LEASE),
+            None => DEFAULT_LEASE.max(Duration::from_std(senders + std::time::Duration::from_secs(30)).unwrap_or(DEFAULT_LEASE)),
         }
     }
 

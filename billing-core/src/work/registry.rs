@@ -12,5 +12,6 @@ pub fn registry<S: Store>() -> Vec<Handler<S>> {
     all.extend(crate::payment::installment::work_handlers());
     all.extend(crate::payment_link::work_handlers());
     all.extend(crate::subscription::work_handlers());
+    all.extend(crate::notification::send::work_handlers());
     all
 }

@@ -49,21 +49,9 @@ fn checkout_css(_: &Billing<Backend>, _: Request) -> Result<Reply> {
     Ok(Reply::Page(Page::asset("text/css; charset=utf-8", CHECKOUT_CSS)))
 }
 
-/// HTML-escapes `s` for text and double-quoted attribute values.
-pub fn esc(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
+/// HTML-escapes `s` for text and double-quoted attribute values (the notification e-mails'
+/// escaping: one function for every page the service writes).
+pub use billing_core::notification::template::esc;
 
 /// What the page says, in one language.
 struct Texts {

@@ -9,7 +9,9 @@ mod checkout;
 mod checkout_page;
 mod consumer;
 mod coupon;
+mod invite_page;
 mod invoice;
+mod notification;
 mod org;
 mod payment;
 mod payment_link;
@@ -41,11 +43,16 @@ pub static TABLES: &[&[Route]] = &[
     payment_link::ROUTES,
     subscription::ROUTES,
     subscription_freeze::ROUTES,
+    notification::ROUTES,
 ];
 
-/// The public rows (no credentials; full paths under `/pay/`, and `/embed.js`): the checkout
-/// and its pages.
-pub static PUBLIC_TABLES: &[&[PublicRoute]] = &[checkout::ROUTES, checkout_page::ROUTES];
+/// The public rows (no credentials; full paths under `/pay/`, `/embed.js`, and the API paths of
+/// [`PUBLIC_API_PATHS`]): the checkout and its pages, accepting an invitation.
+pub static PUBLIC_TABLES: &[&[PublicRoute]] = &[checkout::ROUTES, checkout_page::ROUTES, org::PUBLIC_ROUTES, invite_page::ROUTES];
+
+/// The paths besides `/pay/…` that take no credential (their public rows answer them): accepting
+/// an invitation, by the API and on its page.
+pub const PUBLIC_API_PATHS: &[&str] = &["/api/v2/organization/invite/accept", "/invite/accept"];
 
 pub use checkout_page::esc as html_escape;
 
@@ -132,6 +139,9 @@ pub struct Request {
     pub language: Option<String>,
     /// The client's IP address (the connection's peer; public rows only, else empty).
     pub client: String,
+    /// The fields of an `application/x-www-form-urlencoded` body (a hosted page's form), else
+    /// none.
+    pub form: QueryParams,
 }
 
 impl Request {
@@ -142,6 +152,10 @@ impl Request {
             query: req.query.clone(),
             language: req.header("language").map(str::to_string),
             client: String::new(),
+            form: match req.header("content-type") {
+                Some(t) if t.to_ascii_lowercase().starts_with("application/x-www-form-urlencoded") => QueryParams::parse(&String::from_utf8_lossy(&req.body)),
+                _ => QueryParams::default(),
+            },
         }
     }
 

@@ -1,8 +1,9 @@
-//! The caller and its organization: `/me`, `/organization/invite`, `/organization/settings`.
+//! The caller and its organization: `/me`, `/organization/invite` (and its public `/accept`),
+//! `/organization/settings`.
 
 use super::{Reply, Request};
 use crate::backend::Backend;
-use crate::router::{route, Route};
+use crate::router::{public, route, PublicRoute, Route};
 use billing_core::auth::Scope;
 use billing_core::error::Result;
 use billing_core::fields::Language;
@@ -18,6 +19,19 @@ pub static ROUTES: &[Route] = &[
     route(Method::GET, "/organization/settings", get_settings, settings::lane::GET),
     route(Method::PATCH, "/organization/settings", update_settings, settings::lane::UPDATE),
 ];
+
+/// Accepting an invitation takes no credential: the token of the invitation's e-mail is one.
+pub static PUBLIC_ROUTES: &[PublicRoute] = &[public(
+    Method::POST,
+    "/api/v2/organization/invite/accept",
+    accept_invite,
+    billing_core::org::accept::lane::ACCEPT,
+)];
+
+fn accept_invite(b: &Billing<Backend>, r: Request) -> Result<Reply> {
+    let req = billing_core::org::accept::AcceptRequest::parse(r.body()?)?;
+    b.accept_invitation(&req).map(Reply::Json)
+}
 
 fn me(b: &Billing<Backend>, s: &Scope, _: Request) -> Result<Reply> {
     b.me(s).map(Reply::Json)

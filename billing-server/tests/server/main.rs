@@ -26,6 +26,7 @@ mod lanes;
 mod link_checkout;
 mod metrics;
 mod multi_process;
+mod notifications;
 mod operating;
 mod org;
 mod payment;

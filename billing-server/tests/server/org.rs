@@ -93,7 +93,7 @@ fn org_admin_invites_to_any_branch(srv: &TestServer) {
     assert_eq!(n.len(), 1, "{n:?}");
     assert_eq!(n[0].channel, Channel::Email);
     assert_eq!(n[0].recipient, "new.admin@example.com");
-    assert_eq!(n[0].template, "ORGANIZATION_INVITE");
+    assert_eq!(n[0].kind, billing_core::notification::Kind::OrganizationInvite);
     assert_eq!(n[0].language, Language::Ar);
     assert_eq!(n[0].payload["invitation_id"], r["id"]);
     assert_eq!(n[0].sent_at, None);
@@ -320,6 +320,9 @@ fn settings_admin_reads_and_patches(srv: &TestServer) {
             "installment_split_months": 1,
             "subscription_invoice_lead_days": 0,
             "subscription_renewal_retry_days": [1, 3, 7],
+            "consumer_notifications": true,
+            "notifications": {"invoice_sent": true, "payment_receipt": true, "installment_reminder": true, "installment_failed": true, "subscription_renewal_failed": true, "installment_reminder_days": 3},
+            "webhook_defaults": {"event_types": billing_core::event::EventType::ALL.iter().map(|t| t.as_str()).collect::<Vec<_>>(), "all_event_types": true},
         })
     );
     let r = ok(srv.call(
@@ -390,11 +393,52 @@ fn settings_refuse_bad_patches(srv: &TestServer) {
         ),
         (json!({"default_currency": "USD"}), json!(["body", "default_currency"]), "value_error"),
         (json!([1]), json!(["body"]), "model_attributes_type"),
+        (
+            json!({"notifications": {"invoice_sent": "no"}}),
+            json!(["body", "notifications", "invoice_sent"]),
+            "bool_type",
+        ),
+        (
+            json!({"notifications": {"sms": true}}),
+            json!(["body", "notifications", "sms"]),
+            "extra_forbidden",
+        ),
+        (
+            json!({"notifications": {"installment_reminder_days": 0}}),
+            json!(["body", "notifications", "installment_reminder_days"]),
+            "value_error",
+        ),
+        (
+            json!({"notifications": {"installment_reminder_days": 31}}),
+            json!(["body", "notifications", "installment_reminder_days"]),
+            "value_error",
+        ),
+        (json!({"notifications": true}), json!(["body", "notifications"]), "model_attributes_type"),
+        (
+            json!({"webhook_defaults": {"event_types": []}}),
+            json!(["body", "webhook_defaults", "event_types"]),
+            "too_short",
+        ),
+        (
+            json!({"webhook_defaults": {"event_types": ["NOPE"]}}),
+            json!(["body", "webhook_defaults", "event_types", 0]),
+            "enum",
+        ),
+        (
+            json!({"webhook_defaults": {"url": "x"}}),
+            json!(["body", "webhook_defaults", "url"]),
+            "extra_forbidden",
+        ),
     ] {
         let r = srv.unchanged(|| settings_as(srv, &key, Method::PATCH, Some(body.clone())));
         assert_invalid(&r, loc, Some(kind));
     }
-    for field in ["auto_charge_on_demand", "installment_minimums", "installment_split_months"] {
+    for field in [
+        "auto_charge_on_demand",
+        "installment_minimums",
+        "installment_split_months",
+        "consumer_notifications",
+    ] {
         let r = srv.unchanged(|| settings_as(srv, &key, Method::PATCH, Some(json!({"vat_rate": "1", field: 1}))));
         assert_error(&r, 403, "PERMISSION_FORBIDDEN");
         let msg = r.body["error"].to_string();

@@ -1,0 +1,12 @@
+DROP INDEX users_org_email;
+ALTER TABLE invitations DROP COLUMN accepted_by;
+ALTER TABLE invitations DROP COLUMN accepted_at;
+DROP INDEX notifications_org_level_created;
+DROP INDEX notifications_branch_created;
+CREATE INDEX notifications_unsent ON notifications(created_at, id) WHERE sent_at IS NULL;
+UPDATE notifications SET template = 'PAYMENT_FAILED' WHERE template = 'INSTALLMENT_FAILED';
+ALTER TABLE notifications DROP COLUMN updated_at;
+ALTER TABLE notifications DROP COLUMN next_attempt_at;
+ALTER TABLE notifications DROP COLUMN attempts;
+ALTER TABLE notifications DROP COLUMN status;
+ALTER TABLE notifications DROP COLUMN consumer_id;
