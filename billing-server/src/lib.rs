@@ -117,6 +117,9 @@ pub struct App {
     pub in_flight: health::InFlight,
     /// What `GET /metrics` reports of the requests.
     pub metrics: metrics::Metrics,
+    /// The background worker of this process (none with `--no-worker`): what a graceful
+    /// shutdown stops and waits for after the requests.
+    pub worker: std::sync::OnceLock<Arc<worker::Worker>>,
 }
 
 impl App {
@@ -162,6 +165,7 @@ impl App {
             config,
             in_flight: Default::default(),
             metrics: Default::default(),
+            worker: Default::default(),
         });
         app.billing.set_webhook_transport(Arc::new(transport));
         if app.config.worker {
@@ -169,7 +173,7 @@ impl App {
                 poll_interval: app.config.worker_poll_interval,
                 concurrency: app.config.worker_concurrency,
             };
-            worker::start(&app, options);
+            let _ = app.worker.set(worker::start(&app, options));
         }
         Ok(app)
     }

@@ -736,11 +736,34 @@ fn serve(mut args: ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
             grace_ms = args.shutdown_grace_ms,
             "shutting down: no new connections; finishing the requests in flight"
         );
-        let left = app.in_flight.drained(std::time::Duration::from_millis(args.shutdown_grace_ms)).await;
+        let grace = std::time::Duration::from_millis(args.shutdown_grace_ms);
+        let until = std::time::Instant::now() + grace;
+        let left = app.in_flight.drained(grace).await;
         match left {
-            0 => tracing::info!("every request in flight was answered; stopped"),
+            0 => tracing::info!("every request in flight was answered"),
             n => tracing::warn!(unanswered = n, "the shutdown grace period ended with requests still in flight"),
         }
+        // Then the background work: nothing more is claimed, and the items being run (a
+        // webhook delivery, a gateway charge) finish within what is left of the grace period.
+        // One cut short is not lost: its lease runs out and it is run again, here after a
+        // restart or by another process.
+        if let Some(worker) = app.worker.get().cloned() {
+            worker.stop();
+            let running = worker.busy();
+            if running > 0 {
+                tracing::info!(running, "finishing the due work in flight; claiming no more");
+            }
+            let wait = until.saturating_duration_since(std::time::Instant::now());
+            let left = tokio::task::spawn_blocking(move || worker.drained(wait)).await.unwrap_or(running);
+            match left {
+                0 => tracing::info!(finished = running, "no due work in flight"),
+                n => tracing::warn!(
+                    unfinished = n,
+                    "the shutdown grace period ended with due work in flight; it runs again when its lease ends"
+                ),
+            }
+        }
+        tracing::info!("stopped");
         Ok::<_, Box<dyn std::error::Error>>(())
     })
 }

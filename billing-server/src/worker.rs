@@ -6,6 +6,7 @@ use billing_core::ids::OrgId;
 use billing_core::work::{DueWork, WorkReport};
 use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Condvar, Mutex, Weak};
 use std::time::Duration;
@@ -57,7 +58,43 @@ impl Idle {
             }
         }
         *self.free.lock().unwrap() += 1;
-        self.changed.notify_one();
+        self.changed.notify_all();
+    }
+}
+
+/// A running worker, as the shutdown sees it: [`Worker::stop`] ends its claims, and
+/// [`Worker::drained`] waits for the items already claimed to finish.
+pub struct Worker {
+    stopping: AtomicBool,
+    idle: Arc<Idle>,
+    concurrency: usize,
+}
+
+impl Worker {
+    /// Claims nothing more; the items already claimed run to their end.
+    pub fn stop(&self) {
+        self.stopping.store(true, Ordering::Release);
+        self.idle.changed.notify_all();
+    }
+
+    /// Jobs running now (a job is one item, or the items of a batched kind run together).
+    pub fn busy(&self) -> usize {
+        self.concurrency - *self.idle.free.lock().unwrap()
+    }
+
+    /// Waits until no job runs, or `timeout` has passed; returns how many still ran then.
+    /// (Blocking: call it from a blocking thread.)
+    pub fn drained(&self, timeout: Duration) -> usize {
+        let until = std::time::Instant::now() + timeout;
+        let mut free = self.idle.free.lock().unwrap();
+        while *free < self.concurrency {
+            let left = until.saturating_duration_since(std::time::Instant::now());
+            if left.is_zero() {
+                break;
+            }
+            free = self.idle.changed.wait_timeout(free, left).unwrap().0;
+        }
+        self.concurrency - *free
     }
 }
 
@@ -70,12 +107,17 @@ impl Idle {
 /// starts at once (its lease is not spent waiting in a queue), and a slow receiver holds up
 /// one runner, not the others. The fan-out items of a claim go to one runner together, which
 /// runs them in one transaction.
-pub fn start(app: &Arc<App>, options: WorkerOptions) {
+pub fn start(app: &Arc<App>, options: WorkerOptions) -> Arc<Worker> {
     let concurrency = options.concurrency.max(1);
     let idle = Arc::new(Idle {
         free: Mutex::new(concurrency),
         changed: Condvar::new(),
         by_org: Mutex::default(),
+    });
+    let worker = Arc::new(Worker {
+        stopping: AtomicBool::new(false),
+        idle: idle.clone(),
+        concurrency,
     });
     let (send, receive) = mpsc::channel::<Vec<DueWork>>();
     let receive = Arc::new(Mutex::new(receive));
@@ -87,20 +129,22 @@ pub fn start(app: &Arc<App>, options: WorkerOptions) {
             .expect("spawn a work runner");
     }
     let weak = Arc::downgrade(app);
+    let control = worker.clone();
     std::thread::Builder::new()
         .name("work-dispatcher".into())
         .spawn(move || {
             // A bug that panics must not stop deliveries for good: log it and go on. Items in
             // flight are claimed again when their leases run out.
-            while std::panic::catch_unwind(AssertUnwindSafe(|| dispatch(&weak, options, &idle, &send))).is_err() {
+            while std::panic::catch_unwind(AssertUnwindSafe(|| dispatch(&weak, options, &idle, &send, &control.stopping))).is_err() {
                 tracing::error!("the due-work dispatcher panicked; it starts again");
                 std::thread::sleep(options.poll_interval);
             }
         })
         .expect("spawn the work dispatcher");
+    worker
 }
 
-fn dispatch(app: &Weak<App>, options: WorkerOptions, idle: &Idle, send: &mpsc::Sender<Vec<DueWork>>) {
+fn dispatch(app: &Weak<App>, options: WorkerOptions, idle: &Idle, send: &mpsc::Sender<Vec<DueWork>>, stopping: &AtomicBool) {
     let concurrency = options.concurrency.max(1);
     // After a claim that found more work than runners, the next one waits for a quarter of
     // the runners: a claim scans the queue, so fewer, larger claims cost the database less.
@@ -109,7 +153,7 @@ fn dispatch(app: &Weak<App>, options: WorkerOptions, idle: &Idle, send: &mpsc::S
         let free = {
             let mut free = idle.free.lock().unwrap();
             let enough = if busy { concurrency.div_ceil(4) } else { 1 };
-            while *free < enough {
+            while *free < enough && !stopping.load(Ordering::Acquire) {
                 free = idle.changed.wait_timeout(free, options.poll_interval).unwrap().0;
                 if app.strong_count() == 0 {
                     return;
@@ -117,6 +161,10 @@ fn dispatch(app: &Weak<App>, options: WorkerOptions, idle: &Idle, send: &mpsc::S
             }
             *free
         };
+        // Shutting down: claim nothing more (the runners finish what they hold).
+        if stopping.load(Ordering::Acquire) {
+            return;
+        }
         let Some(app) = app.upgrade() else { return };
         let held = idle.by_org.lock().unwrap().clone();
         let claimed = app
@@ -132,7 +180,11 @@ fn dispatch(app: &Weak<App>, options: WorkerOptions, idle: &Idle, send: &mpsc::S
         busy = items.len() >= free.min(256);
         if items.is_empty() {
             drop(app);
-            std::thread::sleep(options.poll_interval);
+            // Polls again after the interval, or at once when told to stop.
+            let free = idle.free.lock().unwrap();
+            let _ = idle
+                .changed
+                .wait_timeout_while(free, options.poll_interval, |_| !stopping.load(Ordering::Acquire));
             continue;
         }
         // Each job takes one runner: the items of a batched kind (the fan-outs) together, every

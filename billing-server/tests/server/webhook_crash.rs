@@ -179,3 +179,93 @@ fn every_committed_event_survives_a_sigkill() {
         std::thread::sleep(Duration::from_millis(50));
     }
 }
+
+/// SIGTERM while deliveries are in flight: the server claims nothing more, lets the deliveries
+/// it holds finish (their attempts recorded as delivered), logs it and exits 0; what it had not
+/// claimed is delivered by the next start, once.
+#[test]
+fn sigterm_lets_the_deliveries_in_flight_finish() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("billing.db");
+    let db = path.display().to_string();
+    let out = Command::new(BIN).args(["init", "--json", "--database-url", &db]).output().expect("init");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let creds: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let key = creds["x_api_key"].as_str().unwrap().to_string();
+    let org: OrgId = creds["organization_id"].as_str().unwrap().parse().unwrap();
+    let branch: BranchId = creds["branch_id"].as_str().unwrap().parse().unwrap();
+
+    // Each delivery takes 1.5 s at the receiver; 4 runners; the lease is long, so a delivery
+    // cut short would not come back within this test.
+    let (url, seen) = receiver(Duration::from_millis(1500));
+    let mut cmd = Command::new(BIN);
+    cmd.args(["--database-url", &db]).args([
+        "--webhook-timeout-ms",
+        "5000",
+        "--worker-poll-ms",
+        "20",
+        "--work-lease-margin-ms",
+        "60000",
+        "--worker-concurrency",
+        "4",
+        "--shutdown-grace-ms",
+        "10000",
+    ]);
+    let log = dir.path().join("first.log");
+    let (child, addr) = process::spawn_server(cmd, &log);
+    let mut first = Server { child, addr };
+    let (status, hook) = raw_http::request(first.addr, "POST", "/api/v2/webhooks", &key, Some(&json!({"url": url}))).unwrap();
+    assert_eq!(status, 200, "{hook}");
+    let store = SqliteStore::open(&path).unwrap();
+    let total = 12u64;
+    for n in 0..total {
+        emit(&store, org, branch, n);
+    }
+    let t = Instant::now();
+    while seen.in_flight.load(Ordering::SeqCst) < 4 {
+        assert!(t.elapsed() < Duration::from_secs(30), "deliveries did not start");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let pid = first.child.id().to_string();
+    assert!(Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());
+    let code = first.child.wait().unwrap();
+    assert!(code.success(), "exit status {code}");
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(text.contains("finishing the due work in flight") && text.contains("running=4"), "{text}");
+    assert!(text.contains("no due work in flight") && text.contains("finished=4"), "{text}");
+    // The four in flight were answered by the receiver, and nothing more was sent.
+    assert_eq!(seen.in_flight.load(Ordering::SeqCst), 0);
+    let got = seen.got.lock().unwrap().clone();
+    assert_eq!(got.len(), 4, "only what was in flight at the signal: {got:?}");
+
+    // The log says those four were delivered (not left to their lease), so the next start
+    // sends only the other eight, each once.
+    let mut cmd = Command::new(BIN);
+    cmd.args(["--database-url", &db, "--worker-poll-ms", "20", "--worker-concurrency", "8"]);
+    let (child, addr) = process::spawn_server(cmd, &dir.path().join("second.log"));
+    let second = Server { child, addr };
+    let t = Instant::now();
+    while (seen.got.lock().unwrap().len() as u64) < total {
+        assert!(t.elapsed() < Duration::from_secs(60), "the rest did not arrive after the restart");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let hook_id = hook["id"].as_str().unwrap();
+    let t = Instant::now();
+    loop {
+        let (_, log) = raw_http::request(
+            second.addr,
+            "GET",
+            &format!("/api/v2/webhooks/{hook_id}/deliveries?status=delivered&limit=100"),
+            &key,
+            None,
+        )
+        .unwrap();
+        if log["data"].as_array().map(Vec::len) == Some(total as usize) {
+            break;
+        }
+        assert!(t.elapsed() < Duration::from_secs(30), "the log does not show {total} delivered: {log}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let got = seen.got.lock().unwrap().clone();
+    assert!(got.values().all(|c| *c == 1), "each event once: {got:?}");
+}
