@@ -131,22 +131,53 @@ fn backend(e: impl std::fmt::Display) -> StoreError {
 }
 
 /// Applies the pending migrations, one process at a time (a session-level advisory lock), so
-/// that stores opening together on a new database do not race.
+/// that stores opening together on a new database do not race. Says in the log when it waits
+/// for another process's migration and what it applies.
 pub(crate) fn run_migrations(conn: &mut PgConnection) -> std::result::Result<(), StoreError> {
+    use diesel::dsl::sql;
+    use diesel::sql_types::Bool;
     // "billing" in ASCII: the lock's key, shared by every process migrating this schema.
     const LOCK_KEY: i64 = 0x0062_696c_6c69_6e67;
-    diesel::sql_query(format!("SELECT pg_advisory_lock({LOCK_KEY})"))
-        .execute(conn)
+    let locked = diesel::select(sql::<Bool>(&format!("pg_try_advisory_lock({LOCK_KEY})")))
+        .get_result::<bool>(conn)
         .map_err(backend)?;
-    let applied = conn
-        .run_pending_migrations(MIGRATIONS)
-        .map(drop)
-        .map_err(|e| StoreError::backend(format!("migrations failed: {e}")));
+    if !locked {
+        tracing::info!("another process is migrating the database; waiting for it to finish");
+        diesel::sql_query(format!("SELECT pg_advisory_lock({LOCK_KEY})"))
+            .execute(conn)
+            .map_err(backend)?;
+    }
+    let applied = apply_pending(conn);
     let unlocked = diesel::sql_query(format!("SELECT pg_advisory_unlock({LOCK_KEY})"))
         .execute(conn)
         .map(drop)
         .map_err(backend);
     applied.and(unlocked)
+}
+
+fn apply_pending(conn: &mut PgConnection) -> std::result::Result<(), StoreError> {
+    let failed_boxed = |e: Box<dyn std::error::Error + Send + Sync>| StoreError::backend(format!("migrations failed: {e}"));
+    let pending = conn.pending_migrations(MIGRATIONS).map_err(failed_boxed)?;
+    if pending.is_empty() {
+        return Ok(());
+    }
+    let fresh = conn.applied_migrations().map_err(failed_boxed)?.is_empty();
+    let started = std::time::Instant::now();
+    match fresh {
+        true => tracing::info!(migrations = pending.len(), "creating the database schema"),
+        false => tracing::info!(migrations = pending.len(), "migrating the database; large tables can take a while"),
+    }
+    for migration in pending {
+        let name = migration.name().to_string();
+        tracing::debug!(migration = %name, "applying migration");
+        let t = std::time::Instant::now();
+        conn.run_migration(&migration).map_err(failed_boxed)?;
+        if t.elapsed() > std::time::Duration::from_secs(1) {
+            tracing::info!(migration = %name, elapsed_ms = t.elapsed().as_millis() as u64, "migration applied");
+        }
+    }
+    tracing::info!(elapsed_ms = started.elapsed().as_millis() as u64, "database schema up to date");
+    Ok(())
 }
 
 fn collation_exists(conn: &mut PgConnection, name: &str) -> std::result::Result<bool, StoreError> {

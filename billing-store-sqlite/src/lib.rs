@@ -178,6 +178,9 @@ impl SqliteStore {
             OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE | OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_URI,
         )
         .map_err(backend)?;
+        // Another process may hold the file's lock (a migration, a long write): wait for it,
+        // saying so, rather than fail at the first statement.
+        conn.busy_handler(Some(migrate::wait_for_lock)).map_err(backend)?;
         // WAL lets readers run beside the writer; FULL syncs the WAL on every commit, so an
         // answered write survives power loss.
         conn.pragma_update(None, "journal_mode", "WAL").map_err(backend)?;

@@ -21,7 +21,31 @@ const MIGRATIONS: &[(i64, &str)] = &[
     (14, include_str!("../migrations/0014_notifications_sent.sql")),
 ];
 
+/// How long opening and migrating wait for another process's lock on the database file.
+const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(120);
+
+/// Called by SQLite while another connection holds the lock that opening and migrating need:
+/// says so in the log (once), then waits in steps of 10 ms, up to [`LOCK_WAIT`].
+pub(crate) fn wait_for_lock(tries: i32) -> bool {
+    if tries == 0 {
+        tracing::info!("the database file is locked by another process; waiting for it");
+    }
+    std::thread::sleep(std::time::Duration::from_millis(10));
+    (tries as u128) * 10 < LOCK_WAIT.as_millis()
+}
+
+/// Applies the migrations this database has not had, in order, each in its own transaction,
+/// saying in the log what it does and what it waits for.
 pub fn apply(conn: &Connection) -> Result<(), StoreError> {
+    let err = |e: rusqlite::Error| StoreError::backend(format!("migration failed: {e}"));
+    conn.busy_handler(Some(wait_for_lock)).map_err(err)?;
+    let applied = apply_pending(conn);
+    // Back to the connection's usual wait (the handler above replaced it).
+    conn.busy_timeout(std::time::Duration::from_secs(10)).map_err(err)?;
+    applied
+}
+
+fn apply_pending(conn: &Connection) -> Result<(), StoreError> {
     let err = |e: rusqlite::Error| StoreError::backend(format!("migration failed: {e}"));
     conn.execute_batch("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)")
         .map_err(err)?;
@@ -32,7 +56,18 @@ pub fn apply(conn: &Connection) -> Result<(), StoreError> {
         let rows = st.query_map([], |r| r.get(0)).map_err(err)?;
         rows.collect::<Result<_, _>>().map_err(err)?
     };
-    for (version, sql) in MIGRATIONS.iter().filter(|(v, _)| !applied.contains(v)) {
+    let pending: Vec<&(i64, &str)> = MIGRATIONS.iter().filter(|(v, _)| !applied.contains(v)).collect();
+    if pending.is_empty() {
+        return Ok(());
+    }
+    let started = std::time::Instant::now();
+    match applied.is_empty() {
+        true => tracing::info!(migrations = pending.len(), "creating the database schema"),
+        false => tracing::info!(migrations = pending.len(), "migrating the database; large tables can take a while"),
+    }
+    for (version, sql) in pending {
+        tracing::debug!(version, "applying migration");
+        let t = std::time::Instant::now();
         let tx = conn.unchecked_transaction().map_err(err)?;
         tx.execute_batch(sql).map_err(err)?;
         tx.execute(
@@ -41,7 +76,11 @@ pub fn apply(conn: &Connection) -> Result<(), StoreError> {
         )
         .map_err(err)?;
         tx.commit().map_err(err)?;
+        if t.elapsed() > std::time::Duration::from_secs(1) {
+            tracing::info!(version, elapsed_ms = t.elapsed().as_millis() as u64, "migration applied");
+        }
     }
+    tracing::info!(elapsed_ms = started.elapsed().as_millis() as u64, "database schema up to date");
     Ok(())
 }
 

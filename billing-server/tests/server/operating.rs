@@ -480,3 +480,66 @@ fn command_line_mistakes_are_one_sentence() {
     let help = Command::new(BIN).arg("--help").output().unwrap();
     assert!(help.status.success() && String::from_utf8_lossy(&help.stdout).contains("Usage:"));
 }
+
+/// Runs `init --json` on `url` while `release` is still to be called: the command must say in
+/// its log that it waits for another process's lock, keep waiting, and finish once released.
+fn init_waits_for_the_lock(url: &str, says: &str, release: impl FnOnce()) {
+    let mut child = Command::new(BIN)
+        .args(["init", "--json", "--database-url", url])
+        .env("BILLING_LOG", "info")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (send, log) = mpsc::channel();
+    let stderr = child.stderr.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            let _ = send.send(line);
+        }
+    });
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut seen = Vec::new();
+    while !seen.iter().any(|l: &String| l.contains(says)) {
+        match log.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+            Ok(line) => seen.push(line),
+            Err(_) => panic!("no log line with {says:?}: {seen:#?}"),
+        }
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(child.try_wait().unwrap().is_none(), "it waits while the lock is held: {seen:#?}");
+    release();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{seen:#?}");
+    let creds: Value = serde_json::from_slice(&out.stdout).expect("init printed its JSON");
+    assert!(creds["x_api_key"].is_string());
+}
+
+#[test]
+fn init_says_when_it_waits_for_another_process_on_sqlite() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("locked.db");
+    // Another process (here: this one) holds the file's write lock.
+    let other = rusqlite::Connection::open(&path).unwrap();
+    other.execute_batch("BEGIN EXCLUSIVE; CREATE TABLE other_work (x INTEGER);").unwrap();
+    init_waits_for_the_lock(&format!("sqlite://{}", path.display()), "locked by another process; waiting", move || {
+        other.execute_batch("COMMIT").unwrap();
+        drop(other);
+    });
+}
+
+#[test]
+fn init_says_when_it_waits_for_another_process_migrating_postgres() {
+    use diesel::{Connection, RunQueryDsl};
+    let Some(pg) = billing_store_postgres::testing::server_url() else {
+        eprintln!("SKIPPED: {} is not set", billing_store_postgres::testing::DATABASE_URL_ENV);
+        return;
+    };
+    let db = billing_store_postgres::testing::TempDatabase::create(&pg).unwrap();
+    // Another process holds the migration lock ("billing" in ASCII, as the store takes it).
+    let mut other = diesel::PgConnection::establish(db.url()).unwrap();
+    diesel::sql_query("SELECT pg_advisory_lock(27700462113877607)").execute(&mut other).unwrap();
+    init_waits_for_the_lock(db.url(), "another process is migrating the database; waiting", move || {
+        diesel::sql_query("SELECT pg_advisory_unlock(27700462113877607)").execute(&mut other).unwrap();
+    });
+}
