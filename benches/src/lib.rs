@@ -1,5 +1,9 @@
 //! Benchmark support: a closed-loop HTTP load generator over keep-alive connections.
 
+// The benchmark binaries run the server in-process, with the allocator its binary installs.
+#[global_allocator]
+static ALLOCATOR: billing_server::Allocator = billing_server::Allocator {};
+
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::client::conn::http1;

@@ -20,6 +20,9 @@ struct Cli {
     serve: ServeArgs,
 }
 
+#[global_allocator]
+static ALLOCATOR: billing_server::Allocator = billing_server::Allocator {};
+
 const DEFAULT_DATABASE_URL: &str = "./billing.db";
 
 #[derive(Args, Clone)]

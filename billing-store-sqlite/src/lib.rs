@@ -16,6 +16,7 @@
 // The plumbing: the writer (group commit), the executor that feeds it, migrations, and what
 // every table file shares.
 mod executor;
+mod memory;
 mod migrate;
 #[macro_use]
 mod sql;
@@ -86,6 +87,12 @@ impl Drop for Inner {
 /// Idle read connections kept for reuse; opening one costs far more than a query.
 const READ_POOL_MAX_IDLE: usize = 256;
 
+/// Whether SQLite allocates from the process's (Rust's global) allocator: true when the first
+/// SQLite connection of the process was opened by this store.
+pub fn sqlite_memory_from_process_allocator() -> bool {
+    memory::installed()
+}
+
 /// Process-wide SQLite settings, applied once before the first connection opens.
 fn init_sqlite() {
     static ONCE: std::sync::Once = std::sync::Once::new();
@@ -96,6 +103,7 @@ fn init_sqlite() {
         unsafe {
             rusqlite::ffi::sqlite3_config(rusqlite::ffi::SQLITE_CONFIG_MEMSTATUS, 0 as std::os::raw::c_int);
         }
+        memory::install();
     });
 }
 
