@@ -8,6 +8,7 @@ pub mod http;
 pub mod idempotency;
 pub mod metrics;
 pub mod notify;
+pub mod openapi;
 pub mod router;
 pub mod webhook_transport;
 pub mod worker;
@@ -217,6 +218,8 @@ pub async fn handle(app: Arc<App>, req: Request<hyper::body::Incoming>) -> HttpR
             Ok(text) => http::text_response(StatusCode::OK, "text/plain; version=0.0.4; charset=utf-8", text),
             Err(e) => error_response(&panicked(e)),
         }
+    } else if let Some(r) = openapi::serve::respond(req.method(), req.uri().path()) {
+        r
     } else {
         match health::probe(&app, req.uri().path()).await {
             Some(r) => r,

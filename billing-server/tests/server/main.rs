@@ -27,6 +27,7 @@ mod link_checkout;
 mod metrics;
 mod multi_process;
 mod notifications;
+mod openapi;
 mod operating;
 mod org;
 mod payment;
