@@ -141,7 +141,8 @@ fn build() -> Value {
             },
             "responses": {
                 "Error": {"description": "A handled error", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ServiceBaseResponse"}}}},
-                "ValidationError": {"description": "The request failed validation", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/HTTPValidationError"}}}}
+                "ValidationError": {"description": "The request failed validation (`detail`), or a rule of the 422 class refused it (the envelope: DUPLICATE_CONSUMER, IDEMPOTENCY_KEY_MISMATCH, …)",
+                                    "content": {"application/json": {"schema": {"anyOf": [{"$ref": "#/components/schemas/HTTPValidationError"}, {"$ref": "#/components/schemas/ServiceBaseResponse"}]}}}}
             }
         }
     })

@@ -897,12 +897,13 @@ pub struct ProductDto {
     pub r#type: ProductType,
     pub recurring_interval: Option<RecurringInterval>,
     pub recurring_interval_count: Number,
-    pub price: String,
+    /// The price in the default currency, `null` without one.
+    pub price: Option<String>,
     pub currency: Option<CurrencyCode>,
     pub is_price_exempt_from_vat: bool,
     pub is_price_inclusive_of_vat: bool,
-    pub price_excluding_vat: String,
-    pub vat_amount: String,
+    pub price_excluding_vat: Option<String>,
+    pub vat_amount: Option<String>,
     pub prices: Vec<ProductPriceInlineDto>,
     pub is_active: bool,
     pub is_one_time: bool,
@@ -1354,7 +1355,7 @@ pub struct SandboxClock {
 
 /// SandboxClockAdvance: exactly one of `seconds` (≥ 0) or `to` (a date-time, never backwards).
 #[derive(JsonSchema)]
-#[schemars(extend("oneOf" = [{"required": ["seconds"]}, {"required": ["to"]}]))]
+#[schemars(extend("x-exactly-one-of" = ["seconds", "to"]))]
 pub struct SandboxClockAdvance {
     pub seconds: Option<Integer>,
     pub to: Option<DateTime>,

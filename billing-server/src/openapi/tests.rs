@@ -386,8 +386,8 @@ fn required_fields_are_the_ones_the_reader_requires() {
         let schema = deref(&schema_of(&op));
         let reader = body_reader(op.id);
         let required: Vec<&str> = schema["required"].as_array().into_iter().flatten().filter_map(Value::as_str).collect();
-        // One of several (`oneOf` of `required` lists): the reader may ask for either.
-        let one_of: Vec<&str> = schema["oneOf"]
+        // One of several (`anyOf` of `required` lists): the reader may ask for either.
+        let one_of: Vec<&str> = schema["anyOf"]
             .as_array()
             .into_iter()
             .flatten()

@@ -244,3 +244,32 @@ fn real_answers_match_the_document() {
         failures.join("\n\n")
     );
 }
+
+#[test]
+fn the_docs_page_and_its_assets_are_served_by_the_binary() {
+    let srv = TestServer::sqlite();
+    let page = srv.raw(Method::GET, "/docs", &[], None);
+    assert_eq!(page.status, 200);
+    assert!(page.headers["content-type"].to_str().unwrap().starts_with("text/html"));
+    let csp = page.headers["content-security-policy"].to_str().unwrap();
+    assert!(csp.contains("default-src 'self'") && csp.contains("script-src 'self'"), "{csp}");
+    // Every asset the page names is served here: nothing from elsewhere.
+    let mut assets = 0;
+    for attr in ["src=\"", "href=\""] {
+        for part in page.text.split(attr).skip(1) {
+            let url = &part[..part.find('"').unwrap()];
+            assert!(url.starts_with('/'), "the page loads {url} from elsewhere");
+            let r = srv.raw(Method::GET, url, &[], None);
+            assert_eq!(r.status, 200, "{url}");
+            assets += 1;
+        }
+    }
+    assert!(assets >= 3, "the script, the style and the document: {assets}");
+    let js = srv.raw(Method::GET, "/docs/assets/docs.js", &[], None);
+    assert!(
+        js.text.contains("/openapi.json") && js.text.contains("x-api-key"),
+        "the script reads the document and sends the key"
+    );
+    assert!(!js.text.contains("http://") && !js.text.contains("https://"), "no address elsewhere");
+    assert_eq!(srv.raw(Method::POST, "/docs", &[], None).status, 404);
+}
