@@ -6,6 +6,7 @@ pub mod connections;
 pub mod health;
 pub mod http;
 pub mod idempotency;
+pub mod mcp;
 pub mod metrics;
 pub mod notify;
 pub mod openapi;
@@ -220,6 +221,8 @@ pub async fn handle(app: Arc<App>, req: Request<hyper::body::Incoming>) -> HttpR
         }
     } else if let Some(r) = openapi::serve::respond(req.method(), req.uri().path()) {
         r
+    } else if req.uri().path() == "/mcp" {
+        mcp::serve(app.clone(), req).await
     } else {
         match health::probe(&app, req.uri().path()).await {
             Some(r) => r,

@@ -24,6 +24,7 @@ mod invoice_checkout;
 mod invoice_events;
 mod lanes;
 mod link_checkout;
+mod mcp;
 mod metrics;
 mod multi_process;
 mod notifications;
