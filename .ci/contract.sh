@@ -30,7 +30,7 @@ if [ "$what" = all ] || [ "$what" = schemathesis ]; then
     schemathesis run "$base/openapi.json" "${select[@]}" \
       --header "x-api-key: $key" \
       --checks not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance \
-      --max-examples "${SCHEMATHESIS_EXAMPLES:-8}" \
+      --max-examples "${SCHEMATHESIS_EXAMPLES:-20}" \
       --phases examples,coverage,fuzzing \
       --mode positive \
       --workers 2 \

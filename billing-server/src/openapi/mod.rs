@@ -87,7 +87,7 @@ fn build() -> Value {
         if op.id == "invite_user" {
             parameters.push(
                 json!({"name": "language", "in": "header", "required": false, "description": "The invitation e-mail's language (default AR).",
-                                   "schema": {"type": "string", "enum": ["AR", "EN", "ar", "en"]}}),
+                                   "schema": {"type": "string", "pattern": "^([aA][rR]|[eE][nN])$"}}),
             );
         }
         let ok = (op.response)(&mut g);

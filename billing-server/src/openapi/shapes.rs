@@ -131,7 +131,7 @@ pub struct BranchDto {
 pub struct BranchItem {
     pub id: Id,
     pub name: String,
-    pub user_count: Option<Number>,
+    pub user_count: Option<Integer>,
     pub created_at: DateTime,
 }
 
@@ -232,7 +232,7 @@ pub struct CouponDetailed {
     pub currency: Option<CurrencyCode>,
     pub is_percentage: bool,
     pub is_active: bool,
-    pub redemptions: Number,
+    pub redemptions: Integer,
 }
 
 /// CouponDto.
@@ -256,7 +256,7 @@ pub struct CouponMetadataDto {
     pub is_percentage: bool,
     pub discount_value: String,
     pub currency: Option<String>,
-    pub order: Number,
+    pub order: Integer,
     pub amount_before_discount: String,
     pub discount_amount: String,
     pub amount_after_discount: String,
@@ -286,11 +286,11 @@ pub struct CreatePaymentLinkDto {
     pub currency: Option<CurrencyCode>,
     pub items: Vec<CreatePaymentLinkItemDto>,
     pub coupons: Option<Vec<String>>,
-    pub max_number_of_payments: Option<Number>,
+    pub max_number_of_payments: Option<Integer>,
     pub valid_until: Option<DateTime>,
     pub confirmation_message: Option<String>,
     pub payment_methods: Option<PaymentMethodDto>,
-    pub trial_period_days: Option<Number>,
+    pub trial_period_days: Option<Integer>,
     pub custom_fields: Option<JsonObject>,
     pub success_redirect_url: Option<Url>,
     pub failure_redirect_url: Option<Url>,
@@ -303,11 +303,11 @@ pub struct CreatePaymentLinkDto {
 #[derive(JsonSchema)]
 pub struct CreatePaymentLinkItemDto {
     pub product_id: Id,
-    pub quantity: Option<Number>,
+    pub quantity: Option<Integer>,
     pub coupons: Option<Vec<String>>,
     pub allow_custom_quantity: Option<bool>,
-    pub min_quantity: Option<Number>,
-    pub max_quantity: Option<Number>,
+    pub min_quantity: Option<Integer>,
+    pub max_quantity: Option<Integer>,
 }
 
 /// FreezeSubscriptionBase.
@@ -321,7 +321,7 @@ pub struct FreezeSubscriptionBase {
     pub notes: Option<String>,
     pub subscription_id: Id,
     pub invoice_id: Id,
-    pub duration: Option<Number>,
+    pub duration: Option<Integer>,
 }
 
 /// FreezeSubscriptionCreateRequest.
@@ -359,7 +359,7 @@ pub struct InvoiceBase {
     pub organization_consumer_id: Id,
     pub account_id: Option<Id>,
     pub branch_id: Id,
-    pub org_invoice_number: Number,
+    pub org_invoice_number: Integer,
     pub description: Option<String>,
     pub total_amount: String,
     pub original_amount: String,
@@ -379,7 +379,7 @@ pub struct InvoiceBase {
     pub period_start: Option<DateTime>,
     pub period_end: Option<DateTime>,
     pub recurring_interval: Option<RecurringInterval>,
-    pub recurring_interval_count: Option<Number>,
+    pub recurring_interval_count: Option<Integer>,
     pub r#type: InvoiceType,
 }
 
@@ -411,7 +411,7 @@ pub struct InvoiceDetailed {
     pub organization_consumer_id: Id,
     pub account_id: Option<Id>,
     pub branch_id: Id,
-    pub org_invoice_number: Number,
+    pub org_invoice_number: Integer,
     pub description: Option<String>,
     pub total_amount: String,
     pub original_amount: String,
@@ -431,9 +431,9 @@ pub struct InvoiceDetailed {
     pub period_start: Option<DateTime>,
     pub period_end: Option<DateTime>,
     pub recurring_interval: Option<RecurringInterval>,
-    pub recurring_interval_count: Option<Number>,
+    pub recurring_interval_count: Option<Integer>,
     pub r#type: InvoiceType,
-    pub invoice_number: Number,
+    pub invoice_number: Integer,
     pub remaining_amount: String,
     pub paid_amount: String,
     pub exclude_coupons_if_installments: bool,
@@ -461,7 +461,7 @@ pub struct InvoiceInPlaceUpdate {
 #[derive(JsonSchema)]
 pub struct InvoiceItemCreateDto {
     pub product_id: Id,
-    pub quantity: Number,
+    pub quantity: Integer,
     pub coupons: Option<Vec<String>>,
 }
 
@@ -473,7 +473,7 @@ pub struct InvoiceItemDto {
     pub id: Id,
     pub product_id: Id,
     pub product: Option<ProductDto>,
-    pub quantity: Number,
+    pub quantity: Integer,
     pub original_amount: String,
     pub discounted_amount: String,
     pub coupon_calculation_metadata: Option<CouponCalculationMetadataDto>,
@@ -494,7 +494,7 @@ pub struct InvoiceListItem {
     pub organization_consumer_id: Id,
     pub account_id: Option<Id>,
     pub branch_id: Id,
-    pub org_invoice_number: Number,
+    pub org_invoice_number: Integer,
     pub description: Option<String>,
     pub total_amount: String,
     pub original_amount: String,
@@ -514,7 +514,7 @@ pub struct InvoiceListItem {
     pub period_start: Option<DateTime>,
     pub period_end: Option<DateTime>,
     pub recurring_interval: Option<RecurringInterval>,
-    pub recurring_interval_count: Option<Number>,
+    pub recurring_interval_count: Option<Integer>,
     pub r#type: InvoiceType,
     pub remaining_amount: Option<String>,
     pub paid_amount: String,
@@ -531,7 +531,7 @@ pub struct InvoiceListItem {
 pub struct InvoiceListSubscrptionDto {
     pub id: Id,
     pub recurring_interval: Option<SubscriptionRecurringInterval>,
-    pub recurring_interval_count: Number,
+    pub recurring_interval_count: Integer,
     pub status: Option<SubscriptionStatus>,
     pub current_period_start: DateTime,
     pub current_period_end: Option<DateTime>,
@@ -554,7 +554,7 @@ pub struct InvoicePaymentMethodDto {
 #[derive(JsonSchema)]
 pub struct LastInvoiceActivity {
     pub id: Id,
-    pub org_invoice_number: Number,
+    pub org_invoice_number: Integer,
     pub subcription_id: Option<Id>,
 }
 
@@ -745,12 +745,12 @@ pub struct PaymentLinkDetailed {
     pub currency: Option<CurrencyCode>,
     pub home_currency_amount: Option<String>,
     pub exchange_rate_at_creation: Option<String>,
-    pub max_number_of_payments: Option<Number>,
+    pub max_number_of_payments: Option<Integer>,
     pub valid_until: Option<DateTime>,
     pub confirmation_message: Option<String>,
     pub recurring_interval: Option<SubscriptionRecurringInterval>,
-    pub recurring_interval_count: Option<Number>,
-    pub trial_period_days: Option<Number>,
+    pub recurring_interval_count: Option<Integer>,
+    pub trial_period_days: Option<Integer>,
     pub status: PaymentLinkStatus,
     pub organization_id: Id,
     pub user_id: Id,
@@ -775,14 +775,14 @@ pub struct PaymentLinkItemDto {
     pub updated_at: Option<DateTime>,
     pub id: Id,
     pub product_id: Id,
-    pub quantity: Number,
+    pub quantity: Integer,
     pub original_amount: String,
     pub discounted_amount: String,
     pub coupon_calculation_metadata: Option<CouponCalculationMetadataDto>,
     pub product: Option<ProductDto>,
     pub allow_custom_quantity: bool,
-    pub min_quantity: Option<Number>,
-    pub max_quantity: Option<Number>,
+    pub min_quantity: Option<Integer>,
+    pub max_quantity: Option<Integer>,
     pub currency: Option<CurrencyCode>,
     pub product_price_id: Option<Id>,
 }
@@ -864,7 +864,7 @@ pub struct PendingPlanChangeDiffEntry {
 pub struct PendingPlanChangeItemPreview {
     pub product_id: Id,
     pub product_name: String,
-    pub quantity: Number,
+    pub quantity: Integer,
     pub original_amount: String,
     pub discounted_amount: String,
 }
@@ -881,7 +881,7 @@ pub struct ProductCreate {
     pub is_one_time: Option<bool>,
     pub r#type: ProductType,
     pub recurring_interval: Option<RecurringInterval>,
-    pub recurring_interval_count: Option<Number>,
+    pub recurring_interval_count: Option<Integer>,
     pub is_price_exempt_from_vat: Option<bool>,
     pub is_price_inclusive_of_vat: Option<bool>,
 }
@@ -896,7 +896,7 @@ pub struct ProductDto {
     pub description: Option<String>,
     pub r#type: ProductType,
     pub recurring_interval: Option<RecurringInterval>,
-    pub recurring_interval_count: Number,
+    pub recurring_interval_count: Integer,
     /// The price in the default currency, `null` without one.
     pub price: Option<String>,
     pub currency: Option<CurrencyCode>,
@@ -945,7 +945,7 @@ pub struct ProductUpdate {
     pub is_active: Option<bool>,
     pub r#type: Option<ProductType>,
     pub recurring_interval: Option<RecurringInterval>,
-    pub recurring_interval_count: Option<Number>,
+    pub recurring_interval_count: Option<Integer>,
     pub is_price_exempt_from_vat: Option<bool>,
     pub is_price_inclusive_of_vat: Option<bool>,
 }
@@ -980,7 +980,7 @@ pub struct SubscriptionCreate {
     pub coupons: Option<Vec<String>>,
     pub organization_consumer_id: Id,
     pub period_start: DateTime,
-    pub until_cycle_number: Option<Number>,
+    pub until_cycle_number: Option<Integer>,
     pub override_payment_methods: Option<SubscriptionPaymentMethodDto>,
     pub exclude_coupons_if_installments: Option<bool>,
     pub currency: Option<CurrencyCode>,
@@ -1003,11 +1003,11 @@ pub struct SubscriptionDetailed {
     pub home_currency_amount: Option<String>,
     pub exchange_rate_at_creation: Option<String>,
     pub recurring_interval: Option<SubscriptionRecurringInterval>,
-    pub recurring_interval_count: Number,
+    pub recurring_interval_count: Integer,
     pub status: SubscriptionStatus,
     pub current_period_start: DateTime,
     pub current_period_end: DateTime,
-    pub current_cycle_number: Number,
+    pub current_cycle_number: Integer,
     pub cancel_at_period_end: bool,
     pub cancel_at_cycle_number: Option<Number>,
     pub started_at: Option<DateTime>,
@@ -1015,7 +1015,7 @@ pub struct SubscriptionDetailed {
     pub user_id: Id,
     pub organization_consumer_id: Id,
     pub latest_invoice_id: Option<Id>,
-    pub trial_period_days: Option<Number>,
+    pub trial_period_days: Option<Integer>,
     pub trial_end: Option<DateTime>,
     pub organization_consumer: Option<SubscriptionV2OrganizationConsumer>,
     pub items: Option<Vec<SubscriptionItemDto>>,
@@ -1029,7 +1029,7 @@ pub struct SubscriptionDetailed {
 #[derive(JsonSchema)]
 pub struct SubscriptionItemCreateDto {
     pub product_id: Id,
-    pub quantity: Number,
+    pub quantity: Integer,
     pub coupons: Option<Vec<String>>,
 }
 
@@ -1041,7 +1041,7 @@ pub struct SubscriptionItemDto {
     pub id: Id,
     pub product_id: Id,
     pub subscription_id: Id,
-    pub quantity: Number,
+    pub quantity: Integer,
     pub original_amount: String,
     pub discounted_amount: String,
     pub coupon_calculation_metadata: Option<CouponCalculationMetadataDto>,
@@ -1068,10 +1068,10 @@ pub struct SubscriptionUpdate {
     pub items: Vec<SubscriptionItemCreateDto>,
     /// The coupons from the next period.
     pub coupons: Vec<String>,
-    pub until_cycle_number: Option<Number>,
+    pub until_cycle_number: Option<Integer>,
     pub override_payment_methods: Option<SubscriptionPaymentMethodDto>,
     pub recurring_interval: Option<SubscriptionRecurringInterval>,
-    pub recurring_interval_count: Option<Number>,
+    pub recurring_interval_count: Option<Integer>,
     pub exclude_coupons_if_installments: Option<bool>,
     /// Must be the subscription's own (a subscription keeps its consumer: cancel and create another).
     pub organization_consumer_id: Option<Id>,

@@ -51,7 +51,7 @@ inline_scalar! {
     /// Any JSON value.
     Any => true;
     /// A language code: any case in requests (`AR`, `en`).
-    LanguageInput => {"type": "string", "enum": ["ar", "en", "AR", "EN", "Ar", "En", "aR", "eN"]};
+    LanguageInput => {"type": "string", "pattern": "^([aA][rR]|[eE][nN])$", "examples": ["ar", "EN"]};
 }
 
 /// An enum schema whose values are a billing-core `wire_enum!`'s, under its public name.
