@@ -386,14 +386,8 @@ fn required_fields_are_the_ones_the_reader_requires() {
         let schema = deref(&schema_of(&op));
         let reader = body_reader(op.id);
         let required: Vec<&str> = schema["required"].as_array().into_iter().flatten().filter_map(Value::as_str).collect();
-        // One of several (`anyOf` of `required` lists): the reader may ask for either.
-        let one_of: Vec<&str> = schema["anyOf"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .flat_map(|a| a["required"].as_array().into_iter().flatten())
-            .filter_map(Value::as_str)
-            .collect();
+        // Exactly one of several (`x-exactly-one-of`): the reader asks for either.
+        let one_of: Vec<&str> = schema["x-exactly-one-of"].as_array().into_iter().flatten().filter_map(Value::as_str).collect();
         for name in schema["properties"].as_object().unwrap().keys() {
             if one_of.contains(&name.as_str()) {
                 continue;
