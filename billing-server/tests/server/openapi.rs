@@ -273,3 +273,50 @@ fn the_docs_page_and_its_assets_are_served_by_the_binary() {
     assert!(!js.text.contains("http://") && !js.text.contains("https://"), "no address elsewhere");
     assert_eq!(srv.raw(Method::POST, "/docs", &[], None).status, 404);
 }
+
+/// `/docs` in headless Chromium (as `checkout_browser`: without chromium the test fails when
+/// `CI` is set and prints a loud SKIPPED otherwise): the page renders every operation from the
+/// document, and with a key typed in, "Send" under `POST /api/v2/consumers` creates the example
+/// consumer. Saves `target/screenshots/docs.png`.
+#[test]
+fn docs_page_in_a_real_browser() {
+    use crate::common::webdriver::{find_browser, Browser};
+    let Some((chromium, chromedriver)) = find_browser() else {
+        if std::env::var_os("CI").is_some() {
+            panic!("chromium and chromedriver are required in CI (.ci/run installs the chromium and chromium-driver packages)");
+        }
+        eprintln!("\n======== SKIPPED openapi::docs_page_in_a_real_browser: chromium / chromedriver not found ========\n");
+        return;
+    };
+    let srv = TestServer::sqlite();
+    let doc = served(&srv);
+    let operations: usize = doc["paths"].as_object().unwrap().values().map(|i| i.as_object().unwrap().len()).sum();
+    let b = Browser::start(&chromium, &chromedriver, 1280, 1000);
+    b.goto(&format!("{}/docs", srv.base));
+    let shown = b.wait_for("the operations", 20, "return document.querySelectorAll('section.op').length");
+    assert_eq!(shown, json!(operations), "every operation of the document is on the page");
+    // Without a key the API answers 401, shown on the page.
+    b.click("#list_customers button[type=submit]");
+    let out = b.wait_for(
+        "the answer",
+        20,
+        "const t = document.querySelector('#list_customers pre').textContent; return /^[0-9]{3} /.test(t) && t",
+    );
+    assert!(out.as_str().unwrap().starts_with("401"), "{out}");
+    // With the key: the example body of create_customer creates that consumer.
+    b.type_into("#key", &srv.key);
+    b.click("#create_customer button[type=submit]");
+    let out = b.wait_for(
+        "the answer",
+        20,
+        "const t = document.querySelector('#create_customer pre').textContent; return /^[0-9]{3} /.test(t) && t",
+    );
+    assert!(out.as_str().unwrap().starts_with("200"), "{out}");
+    let found = crate::common::fixtures::ok(srv.get("/api/v2/consumers?search_term=sara%40example.com"));
+    assert_eq!(found["data"][0]["name"], "Sara Ali", "the page's request reached the API");
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target"));
+    b.js("document.getElementById('create_customer').scrollIntoView()", json!([]));
+    b.screenshot(&target.join("screenshots/docs.png"));
+}
