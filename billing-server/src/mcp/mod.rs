@@ -39,6 +39,9 @@ pub const DOCUMENT_URI: &str = "openapi://billing/openapi.json";
 /// The JSON-RPC error code of a refused credential (the implementation-defined server range).
 pub const UNAUTHORIZED: ErrorCode = ErrorCode(-32001);
 
+/// How long a tool's operation may take once its request is in.
+const EXCHANGE_TIME: std::time::Duration = std::time::Duration::from_secs(60);
+
 /// Answers one HTTP request to `/mcp`.
 pub async fn serve(app: Arc<App>, req: hyper::Request<hyper::body::Incoming>) -> HttpResponse {
     // Stateless, JSON answers: every POST is one exchange, so any process behind a load balancer
@@ -48,12 +51,30 @@ pub async fn serve(app: Arc<App>, req: hyper::Request<hyper::body::Incoming>) ->
         .disable_allowed_hosts()
         .with_stateful_mode(false)
         .with_json_response(true);
+    // The body is read as the API reads one: at most `--body-limit` bytes (413), within
+    // `--body-timeout-ms` (408); then the exchange itself has EXCHANGE_TIME.
+    let (parts, body) = req.into_parts();
+    let bytes = match tokio::time::timeout(app.config.body_timeout, http_body_util::Limited::new(body, app.config.body_limit).collect()).await {
+        Ok(Ok(c)) => c.to_bytes(),
+        Ok(Err(e)) if e.downcast_ref::<http_body_util::LengthLimitError>().is_some() => {
+            return crate::http::envelope(Code::PAYLOAD_TOO_LARGE, Some(format!("the limit is {} bytes", app.config.body_limit)))
+        }
+        Ok(Err(_)) => return crate::http::envelope(Code::INVALID_PARAMETERS, Some("the request body could not be read".into())),
+        Err(_) => return crate::http::envelope(Code::REQUEST_TIMEOUT, Some("the body did not arrive in time".into())),
+    };
+    let req = hyper::Request::from_parts(parts, Full::new(bytes));
     let handler = Tools { app };
     let service = StreamableHttpService::new(move || Ok(handler.clone()), Arc::new(LocalSessionManager::default()), config);
     let service = hyper_util::service::TowerToHyperService::new(service);
-    let response = match hyper::service::Service::call(&service, req).await {
-        Ok(r) => r,
-        Err(never) => match never {},
+    let response = match tokio::time::timeout(EXCHANGE_TIME, hyper::service::Service::call(&service, req)).await {
+        Ok(Ok(r)) => r,
+        Ok(Err(never)) => match never {},
+        Err(_) => {
+            return crate::http::envelope(
+                Code::REQUEST_TIMEOUT,
+                Some(format!("the exchange took more than {} s", EXCHANGE_TIME.as_secs())),
+            )
+        }
     };
     let (parts, body) = response.into_parts();
     let bytes = body.collect().await.map(|c| c.to_bytes()).unwrap_or_default();

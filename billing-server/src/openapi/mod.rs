@@ -59,7 +59,8 @@ fn build() -> Value {
             let schema = resolve(&g, schema.as_value());
             let required: Vec<&str> = schema["required"].as_array().into_iter().flatten().filter_map(Value::as_str).collect();
             for (name, prop) in schema["properties"].as_object().into_iter().flatten() {
-                let mut p = json!({"name": name, "in": "query", "required": required.contains(&name.as_str()), "schema": without_description(prop)});
+                let mut p = json!({"name": name, "in": "query", "required": required.contains(&name.as_str()), "schema": without_description(prop),
+                                   "example": example_of(&g, prop)});
                 if let Some(d) = prop.get("description") {
                     p["description"] = d.clone();
                 }
@@ -74,7 +75,7 @@ fn build() -> Value {
             parameters.push(json!({
                 "name": "x-branch-id", "in": "header", "required": false,
                 "description": "The branch the request acts in (default: the key's default branch, or the user's first).",
-                "schema": {"type": "string", "format": "uuid"}
+                "schema": {"type": "string", "format": "uuid"}, "example": "0190a6b2-7c3e-7a01-9d2f-4b5c6d7e8f92"
             }));
             if op.method != "GET" {
                 parameters.push(json!({
@@ -185,6 +186,37 @@ fn resolve(g: &SchemaGenerator, schema: &Value) -> Value {
     match schema.get("$ref").and_then(Value::as_str).and_then(|r| r.strip_prefix("#/components/schemas/")) {
         Some(name) => g.definitions().get(name).cloned().unwrap_or(Value::Null),
         None => schema.clone(),
+    }
+}
+
+/// A value of a query parameter's schema, for its example: its default, its first enum value, or
+/// one of its type.
+fn example_of(g: &SchemaGenerator, schema: &Value) -> Value {
+    let s = resolve(g, schema);
+    let s = match s.get("anyOf").and_then(Value::as_array) {
+        Some(alts) => resolve(g, alts.iter().find(|a| a.get("type") != Some(&json!("null"))).unwrap_or(&Value::Null)),
+        None => s,
+    };
+    if let Some(d) = s.get("default") {
+        return d.clone();
+    }
+    if let Some(e) = s.get("enum").and_then(Value::as_array).and_then(|e| e.first()) {
+        return e.clone();
+    }
+    let kind = match s.get("type") {
+        Some(Value::Array(ts)) => ts.iter().find(|t| *t != "null").cloned().unwrap_or(Value::Null),
+        Some(t) => t.clone(),
+        None => Value::Null,
+    };
+    match (kind.as_str(), s.get("format").and_then(Value::as_str)) {
+        (Some("array"), _) => json!([example_of(g, &s["items"])]),
+        (Some("integer"), _) => json!(1),
+        (Some("number"), _) => json!(100),
+        (Some("boolean"), _) => json!(true),
+        (Some("string"), Some("uuid")) => json!("0190a6b2-7c3e-7a01-9d2f-4b5c6d7e8f90"),
+        (Some("string"), Some("date-time")) => json!("2026-01-01T00:00:00Z"),
+        (_, _) if s.get("examples").is_some() => s["examples"][0].clone(),
+        _ => json!("sara"),
     }
 }
 

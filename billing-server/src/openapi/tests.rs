@@ -175,6 +175,16 @@ fn every_example_validates_against_its_schema() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     assert!(checked >= 29, "only {checked} examples");
+    // Every operation has an example: of its body, or of its parameters.
+    for (path, item) in document()["paths"].as_object().unwrap() {
+        for (method, op) in item.as_object().unwrap() {
+            let params = op["parameters"].as_array().unwrap();
+            assert!(
+                op.get("requestBody").is_some() || params.iter().any(|p| p.get("example").is_some()),
+                "{method} {path} has no example"
+            );
+        }
+    }
     // And a wrong example is caught.
     let consumer = json!({"$ref": "#/components/schemas/ConsumerCreate"});
     assert!(!problems(&consumer, &json!({"name": 5})).is_empty());

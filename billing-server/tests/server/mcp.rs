@@ -101,3 +101,14 @@ fn the_description_is_readable_without_a_key() {
         .collect();
     assert!(names.contains(&"refund_payment") && names.contains(&"search_api_docs"), "{names:?}");
 }
+
+#[test]
+fn the_body_limit_holds_on_the_tool_server() {
+    let srv = TestServer::sqlite_with(|c| c.body_limit = 2048);
+    let big = "x".repeat(4096);
+    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "create_customer", "arguments": {"name": "Big", "comment": big}}});
+    let key = srv.key.clone();
+    let r = srv.unchanged(|| rpc(&srv, Some(&key), call));
+    assert_eq!(r.status, 413, "{}", r.text);
+    assert_eq!(r.body["error"]["code"], "PAYLOAD_TOO_LARGE");
+}
