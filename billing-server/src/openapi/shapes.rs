@@ -11,10 +11,13 @@ use schemars::JsonSchema;
 /// AddressCreate.
 #[derive(JsonSchema)]
 pub struct AddressCreate {
+    #[schemars(length(min = 1, max = 255), regex(pattern = r"\S"))]
     pub address_line_1: String,
     pub address_line_2: Option<String>,
+    #[schemars(length(min = 1, max = 255), regex(pattern = r"\S"))]
     pub city: String,
     pub postal_code: Option<String>,
+    #[schemars(length(min = 1, max = 255), regex(pattern = r"\S"))]
     pub country: String,
 }
 
@@ -146,18 +149,28 @@ pub struct BranchListResponse {
 pub struct ConsumerCreate {
     /// Free key/value pairs (filterable in the list).
     pub external_metadata: Option<JsonObject>,
+    #[schemars(length(min = 1, max = 255), regex(pattern = r"\S"))]
     pub name: String,
+    /// E.164: `+<country code><number>`.
+    #[schemars(regex(pattern = r"^\+[1-9][0-9]{6,14}$"))]
     pub phone_number: Option<String>,
+    #[schemars(email)]
     pub email: Option<String>,
+    #[schemars(length(min = 1, max = 255), regex(pattern = r"\S"))]
     pub external_id: Option<String>,
+    #[schemars(length(max = 34))]
     pub iban: Option<String>,
+    #[schemars(length(min = 1, max = 255), regex(pattern = r"\S"))]
     pub alias: Option<String>,
+    #[schemars(length(max = 1000))]
     pub comment: Option<String>,
     pub preferred_language: Option<LanguageInput>,
     pub communication_methods: Option<Vec<ConsumerCommunicationMethod>>,
     pub consumer_type: Option<OrganizationConsumerType>,
     pub address: Option<AddressCreate>,
+    #[schemars(length(min = 1, max = 255), regex(pattern = r"\S"))]
     pub vat_number: Option<String>,
+    #[schemars(length(min = 1, max = 255), regex(pattern = r"\S"))]
     pub commercial_registration: Option<String>,
 }
 
@@ -190,18 +203,28 @@ pub struct ConsumerResponse {
 pub struct ConsumerUpdate {
     /// Free key/value pairs (filterable in the list).
     pub external_metadata: Option<JsonObject>,
+    #[schemars(length(min = 1, max = 255), regex(pattern = r"\S"))]
     pub name: Option<String>,
+    /// E.164: `+<country code><number>`.
+    #[schemars(regex(pattern = r"^\+[1-9][0-9]{6,14}$"))]
     pub phone_number: Option<String>,
+    #[schemars(email)]
     pub email: Option<String>,
+    #[schemars(length(min = 1, max = 255), regex(pattern = r"\S"))]
     pub external_id: Option<String>,
+    #[schemars(length(max = 34))]
     pub iban: Option<String>,
+    #[schemars(length(min = 1, max = 255), regex(pattern = r"\S"))]
     pub alias: Option<String>,
+    #[schemars(length(max = 1000))]
     pub comment: Option<String>,
     pub preferred_language: Option<LanguageInput>,
     pub communication_methods: Option<Vec<ConsumerCommunicationMethod>>,
     pub consumer_type: Option<OrganizationConsumerType>,
     pub address: Option<AddressCreate>,
+    #[schemars(length(min = 1, max = 255), regex(pattern = r"\S"))]
     pub vat_number: Option<String>,
+    #[schemars(length(min = 1, max = 255), regex(pattern = r"\S"))]
     pub commercial_registration: Option<String>,
 }
 
@@ -214,6 +237,7 @@ pub struct CouponCalculationMetadataDto {
 /// CouponCreate.
 #[derive(JsonSchema)]
 pub struct CouponCreate {
+    #[schemars(length(min = 1, max = 255), regex(pattern = r"\S"))]
     pub name: String,
     pub discount_value: Amount,
     pub currency: Option<CurrencyCode>,
@@ -265,6 +289,7 @@ pub struct CouponMetadataDto {
 /// CouponUpdate.
 #[derive(JsonSchema)]
 pub struct CouponUpdate {
+    #[schemars(length(min = 1, max = 255), regex(pattern = r"\S"))]
     pub name: Option<String>,
     pub discount_value: Option<Amount>,
     pub currency: Option<CurrencyCode>,
@@ -275,13 +300,16 @@ pub struct CouponUpdate {
 /// CreateBranchRequest.
 #[derive(JsonSchema)]
 pub struct CreateBranchRequest {
+    #[schemars(length(min = 1, max = 255), regex(pattern = r"\S"))]
     pub name: String,
 }
 
 /// CreatePaymentLinkDto.
 #[derive(JsonSchema)]
 pub struct CreatePaymentLinkDto {
+    #[schemars(length(min = 1, max = 255), regex(pattern = r"\S"))]
     pub name: String,
+    #[schemars(length(max = 2000))]
     pub description: Option<String>,
     pub currency: Option<CurrencyCode>,
     pub items: Vec<CreatePaymentLinkItemDto>,
@@ -387,6 +415,7 @@ pub struct InvoiceBase {
 #[derive(JsonSchema)]
 pub struct InvoiceCreate {
     pub notify_consumer: Option<bool>,
+    #[schemars(length(max = 2000))]
     pub description: Option<String>,
     pub items: Vec<InvoiceItemCreateDto>,
     /// Default: the organization's payment methods.
@@ -454,6 +483,7 @@ pub struct InvoiceDetailed {
 #[derive(JsonSchema)]
 pub struct InvoiceInPlaceUpdate {
     pub scheduled_on: Option<DateTime>,
+    #[schemars(length(max = 2000))]
     pub description: Option<String>,
 }
 
@@ -874,7 +904,9 @@ pub struct PendingPlanChangeItemPreview {
 pub struct ProductCreate {
     pub is_active: Option<bool>,
     pub external_metadata: Option<JsonObject>,
+    #[schemars(length(min = 1, max = 255), regex(pattern = r"\S"))]
     pub name: String,
+    #[schemars(length(max = 2000))]
     pub description: Option<String>,
     pub price: Option<Amount>,
     pub prices: Option<Vec<ProductPriceInlineCreate>>,
@@ -938,7 +970,9 @@ pub struct ProductUpdate {
     /// The older spelling of `type` (true: ONE_OFF).
     pub is_one_time: Option<bool>,
     pub external_metadata: Option<JsonObject>,
+    #[schemars(length(min = 1, max = 255), regex(pattern = r"\S"))]
     pub name: Option<String>,
+    #[schemars(length(max = 2000))]
     pub description: Option<String>,
     pub price: Option<Amount>,
     pub prices: Option<Vec<ProductPriceInlineCreate>>,
@@ -975,6 +1009,7 @@ pub struct SubscriptionCancel {
 #[derive(JsonSchema)]
 pub struct SubscriptionCreate {
     pub notify_consumer: Option<bool>,
+    #[schemars(length(max = 2000))]
     pub description: Option<String>,
     pub items: Vec<SubscriptionItemCreateDto>,
     pub coupons: Option<Vec<String>>,
@@ -1063,6 +1098,7 @@ pub struct SubscriptionPaymentMethodDto {
 /// SubscriptionUpdate.
 #[derive(JsonSchema)]
 pub struct SubscriptionUpdate {
+    #[schemars(length(max = 2000))]
     pub description: Option<String>,
     /// The items from the next period (a change is a plan change at the period end).
     pub items: Vec<SubscriptionItemCreateDto>,
@@ -1082,6 +1118,7 @@ pub struct SubscriptionUpdate {
 /// UpdateBranchRequest.
 #[derive(JsonSchema)]
 pub struct UpdateBranchRequest {
+    #[schemars(length(min = 1, max = 255), regex(pattern = r"\S"))]
     pub name: String,
 }
 
