@@ -27,7 +27,8 @@ if [ "$what" = all ] || [ "$what" = schemathesis ]; then
   keyops=(--include-operation-id revoke_api_key --include-operation-id rotate_api_key)
   for pass in rest keys; do
     if [ "$pass" = rest ]; then select=(--exclude-operation-id revoke_api_key --exclude-operation-id rotate_api_key); else select=("${keyops[@]}"); fi
-    schemathesis run "$base/openapi.json" "${select[@]}" \
+    # Run from the scratch directory: schemathesis keeps a cache in its working directory.
+    (cd "$work" && schemathesis run "$base/openapi.json" "${select[@]}" \
       --header "x-api-key: $key" \
       --checks not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance \
       --max-examples "${SCHEMATHESIS_EXAMPLES:-20}" \
@@ -39,7 +40,7 @@ if [ "$what" = all ] || [ "$what" = schemathesis ]; then
       --suppress-health-check all \
       --generation-database none \
       --generation-with-security-parameters false \
-      --no-shrink
+      --no-shrink)
   done
 fi
 if [ "$what" = all ] || [ "$what" = client ]; then
