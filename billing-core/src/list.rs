@@ -109,9 +109,11 @@ impl QueryParams {
         )
     }
     pub fn get(&self, key: &str) -> Option<&str> {
+        crate::wire::reads::note(|| key.to_string());
         self.0.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
     }
     pub fn all<'a>(&'a self, key: &'a str) -> impl Iterator<Item = &'a str> + 'a {
+        crate::wire::reads::note(|| key.to_string());
         self.0.iter().filter(move |(k, _)| k == key).map(|(_, v)| v.as_str())
     }
     /// A 422 naming every parameter whose name or value holds a control character (NUL, line
@@ -127,6 +129,7 @@ impl QueryParams {
     }
     /// Pairs whose key starts with `prefix`, with the prefix removed (`external_metadata.`).
     pub fn with_prefix<'a>(&'a self, prefix: &'a str) -> impl Iterator<Item = (&'a str, &'a str)> + 'a {
+        crate::wire::reads::note(|| format!("{prefix}*"));
         self.0.iter().filter_map(move |(k, v)| k.strip_prefix(prefix).map(|rest| (rest, v.as_str())))
     }
 }
@@ -186,9 +189,9 @@ impl<'a> Query<'a> {
         self.params.get(name).map(str::to_string)
     }
 
-    /// Common list parameters; `parse_sort` maps a `sort_field` to the resource's enum.
-    pub fn list<S: Copy>(&mut self, default_sort: S, parse_sort: impl Fn(&str) -> Option<S>, sort_names: &str) -> ListQuery<S> {
-        let mut q = ListQuery::new(default_sort);
+    /// `page` and `limit` (or its alias `size`) alone: for a list without sorting or search.
+    pub fn paging(&mut self) -> (u32, u32) {
+        let mut q = ListQuery::new(());
         if let Some(p) = self.params.get("page") {
             if let Some(n) = self.positive("page", p) {
                 q.page = n;
@@ -209,6 +212,13 @@ impl<'a> Query<'a> {
                 q.limit = n.min(MAX_LIMIT);
             }
         }
+        (q.page, q.limit)
+    }
+
+    /// Common list parameters; `parse_sort` maps a `sort_field` to the resource's enum.
+    pub fn list<S: Copy>(&mut self, default_sort: S, parse_sort: impl Fn(&str) -> Option<S>, sort_names: &str) -> ListQuery<S> {
+        let mut q = ListQuery::new(default_sort);
+        (q.page, q.limit) = self.paging();
         if let Some(f) = self.params.get("sort_field") {
             match parse_sort(f.trim()) {
                 Some(s) => q.sort = s,

@@ -61,11 +61,13 @@ impl<'a> Body<'a> {
 
     /// The raw value of a field; `None` when absent or `null`.
     pub fn raw(&self, field: &str) -> Option<&'a Value> {
+        reads::note(|| reads::body_path(&self.prefix, field));
         self.obj?.get(field).filter(|v| !v.is_null())
     }
 
     /// Whether the field was sent at all (even as `null`).
     pub fn present(&self, field: &str) -> bool {
+        reads::note(|| reads::body_path(&self.prefix, field));
         self.obj.is_some_and(|o| o.contains_key(field))
     }
 
@@ -308,6 +310,64 @@ impl<'a> Body<'a> {
     /// Ends reading: `Err` with every problem found, if any.
     pub fn finish(self) -> Result<(), Error> {
         self.problems.into_result()
+    }
+}
+
+/// Which fields a reader looks at: every read of a body field ([`Body`]) or a query parameter
+/// ([`crate::list::QueryParams`]) is noted while [`reads::watch`] runs, so that the API
+/// description can be checked against what the readers really read (billing-server's OpenAPI
+/// tests). Off, a read costs one thread-local flag test.
+pub mod reads {
+    use crate::error::LocPart;
+    use std::cell::{Cell, RefCell};
+
+    thread_local! {
+        static ON: Cell<bool> = const { Cell::new(false) };
+        static SEEN: RefCell<Vec<String>> = const { RefCell::new(Vec::new()) };
+    }
+
+    /// Runs `f` and returns what it returned and the fields it read, in order (repeats kept once).
+    pub fn watch<R>(f: impl FnOnce() -> R) -> (R, Vec<String>) {
+        ON.with(|on| on.set(true));
+        SEEN.with(|s| s.borrow_mut().clear());
+        let r = f();
+        ON.with(|on| on.set(false));
+        (r, SEEN.with(|s| std::mem::take(&mut *s.borrow_mut())))
+    }
+
+    /// Notes the field that `path` names, if watching.
+    pub fn note(path: impl FnOnce() -> String) {
+        if ON.with(Cell::get) {
+            let p = path();
+            SEEN.with(|s| {
+                let mut s = s.borrow_mut();
+                if !s.contains(&p) {
+                    s.push(p);
+                }
+            });
+        }
+    }
+
+    /// A body field's path without the leading `body` and with indices as `[]`:
+    /// `items[].product_id`.
+    pub fn body_path(prefix: &[LocPart], field: &str) -> String {
+        let mut out = String::new();
+        for part in prefix.iter().skip(1) {
+            match part {
+                LocPart::Key(k) => {
+                    if !out.is_empty() {
+                        out.push('.');
+                    }
+                    out.push_str(k);
+                }
+                LocPart::Index(_) => out.push_str("[]"),
+            }
+        }
+        if !out.is_empty() {
+            out.push('.');
+        }
+        out.push_str(field);
+        out
     }
 }
 

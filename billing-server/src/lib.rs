@@ -6,8 +6,10 @@ pub mod connections;
 pub mod health;
 pub mod http;
 pub mod idempotency;
+pub mod mcp;
 pub mod metrics;
 pub mod notify;
+pub mod openapi;
 pub mod router;
 pub mod webhook_transport;
 pub mod worker;
@@ -225,6 +227,10 @@ pub async fn handle(app: Arc<App>, req: Request<hyper::body::Incoming>) -> HttpR
             Ok(text) => http::text_response(StatusCode::OK, "text/plain; version=0.0.4; charset=utf-8", text),
             Err(e) => error_response(&panicked(e)),
         }
+    } else if let Some(r) = openapi::serve::respond(req.method(), req.uri().path()) {
+        r
+    } else if req.uri().path() == "/mcp" {
+        mcp::serve(app.clone(), req).await
     } else {
         match health::probe(&app, req.uri().path()).await {
             Some(r) => r,

@@ -158,7 +158,7 @@ pub fn template(method: &Method, path: &str) -> std::borrow::Cow<'static, str> {
         return r.path.into();
     }
     match path {
-        "/healthz" | "/readyz" | "/metrics" => std::borrow::Cow::Owned(path.to_string()),
+        "/healthz" | "/readyz" | "/metrics" | "/openapi.json" | "/docs" | "/mcp" => std::borrow::Cow::Owned(path.to_string()),
         _ => "other".into(),
     }
 }

@@ -101,7 +101,9 @@ impl<S: Store> Billing<S> {
     pub fn list_webhook_endpoints(&self, scope: &Scope, page: u32, limit: u32) -> Result<Page<Endpoint>> {
         let all = self.store.read(|tx| Ok(tx.list_webhook_endpoints(scope.branch_id())?))?;
         let total = all.len() as u64;
-        let items = all.into_iter().skip(((page.max(1) - 1) * limit) as usize).take(limit as usize).collect();
+        // In u64: a far page (`page=2972944846`) is an empty page, not an overflow.
+        let skip = usize::try_from(u64::from(page.max(1) - 1) * u64::from(limit)).unwrap_or(usize::MAX);
+        let items = all.into_iter().skip(skip).take(limit as usize).collect();
         Ok(Page { items, total, page, limit })
     }
 

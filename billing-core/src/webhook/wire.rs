@@ -105,9 +105,10 @@ pub fn parse_delivery_list(params: &QueryParams) -> Result<(DeliveryFilter, u32,
 /// `page` and `limit` (≤ 100) of a list without sorting options.
 pub fn parse_page(params: &QueryParams) -> Result<(u32, u32)> {
     let mut q = Query::new(params);
-    let l = q.list((), |_| None, "");
+    // Only these: a `sort_field` or `search_term` here would be read by nothing (no sort, no search).
+    let (page, limit) = q.paging();
     q.finish()?;
-    Ok((l.page, l.limit))
+    Ok((page, limit))
 }
 
 /// Only absolute http(s) URLs with a host, no whitespace or control characters.

@@ -587,7 +587,18 @@ fn events_of_real_operations(srv: &TestServer) {
     assert_eq!(paid.h("X-Webhook-Entity-ID"), pay);
 }
 
+/// Found by schemathesis: the endpoints' page offset overflowed (`page × limit` in 32 bits) and
+/// the request died without an answer.
+fn a_far_page_is_an_empty_page(srv: &TestServer) {
+    create(srv, json!({"url": "https://example.com/hook", "event_types": "all"}));
+    let r = ok(srv.get("/api/v2/webhooks?limit=10&page=2972944846"));
+    assert_eq!(r["data"], json!([]));
+    assert_eq!(r["pagination"]["current_page"], 2972944846u64);
+    assert_eq!(ok(srv.get("/api/v2/webhooks?limit=100&page=4294967295"))["data"], json!([]));
+}
+
 http_tests!(
+    a_far_page_is_an_empty_page,
     events_of_real_operations,
     endpoints_api,
     delivery_headers_body_and_signature,
