@@ -416,7 +416,12 @@ fn read_failed(app: &App, e: ReadError) -> HttpResponse {
 async fn on_read_lane<R: Send + 'static>(app: &Arc<App>, f: impl FnOnce(Arc<App>) -> Result<R, Error> + Send + 'static) -> Result<R, Error> {
     if app.billing.store.reads_are_local() {
         let session = app.clone();
-        return session.billing.store.read_session(|| f(app.clone()));
+        // Right here is the connection's task: a bug that panics must still be a 500 answer,
+        // not a connection closed without one (as on the other lanes).
+        return std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| session.billing.store.read_session(|| f(app.clone())))).unwrap_or_else(|_| {
+            tracing::error!("operation panicked");
+            Err(Error::Store(billing_core::error::StoreError::backend("the operation panicked")))
+        });
     }
     let run = app.clone();
     app.billing.store.blocking(move || f(run)).await
@@ -440,4 +445,27 @@ fn credential(headers: &hyper::HeaderMap) -> Result<Credential, Error> {
         return Credential::from_authorization_header(a);
     }
     Err(Error::unauthorized("send an x-api-key header or an Authorization: Bearer token"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A read that panics on the connection's own task (SQLite reads run there) is an error
+    /// answer, like a panic on the other lanes, and the next read works.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_panicking_read_is_an_error_not_a_dropped_connection() {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}", dir.path().join("panic.db").display());
+        let app = App::open(Config {
+            worker: false,
+            ..Config::new(url)
+        })
+        .unwrap();
+        assert!(app.billing.store.reads_are_local());
+        let failed = on_lane(app.clone(), Lane::Read, |_| -> Result<(), Error> { panic!("a bug") }).await;
+        assert!(matches!(failed, Err(Error::Store(_))), "{failed:?}");
+        let after = on_lane(app.clone(), Lane::Read, |app| app.billing.is_empty()).await;
+        assert!(after.unwrap(), "a fresh database");
+    }
 }
