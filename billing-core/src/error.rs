@@ -116,6 +116,33 @@ pub struct FieldError {
     pub msg: String,
 }
 
+impl fmt::Display for FieldError {
+    /// `body.items.0.quantity: must be at least 1` (`loc` without its `body`/`query` head).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let skip = matches!(self.loc.first(), Some(LocPart::Key(k)) if k == "body" || k == "query") && self.loc.len() > 1;
+        let path: Vec<String> = self
+            .loc
+            .iter()
+            .skip(usize::from(skip))
+            .map(|p| match p {
+                LocPart::Key(k) => k.clone(),
+                LocPart::Index(i) => i.to_string(),
+            })
+            .collect();
+        match path.is_empty() {
+            true => write!(f, "{}", self.msg),
+            false => write!(f, "{}: {}", path.join("."), self.msg),
+        }
+    }
+}
+
+impl FieldError {
+    /// The failures as one line: `a: …; b: …`.
+    pub fn list(errors: &[FieldError]) -> String {
+        errors.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(untagged)]
 pub enum LocPart {
@@ -213,7 +240,7 @@ impl PartialEq for StoreError {
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum Error {
-    #[error("validation failed: {0:?}")]
+    #[error("invalid input: {}", FieldError::list(.0))]
     Validation(Vec<FieldError>),
     #[error("{}: {}", code.as_str(), info.as_deref().unwrap_or(code.message()))]
     Rule { code: Code, info: Option<String> },
@@ -273,5 +300,27 @@ impl Problems {
         } else {
             Err(Error::Validation(self.0))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn validation_errors_read_as_sentences() {
+        let e = Error::Validation(vec![
+            FieldError::body("missing", "name", "Field required"),
+            FieldError::new(
+                "value_error",
+                vec!["body".into(), "items".into(), 0.into(), "quantity".into()],
+                "must be at least 1",
+            ),
+            FieldError::new("missing", vec!["default_branch_id".into()], "a key needs a default branch"),
+        ]);
+        assert_eq!(
+            e.to_string(),
+            "invalid input: name: Field required; items.0.quantity: must be at least 1; default_branch_id: a key needs a default branch"
+        );
     }
 }

@@ -276,10 +276,27 @@ fn main() -> ExitCode {
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e}");
+            eprintln!("error: {}", sentence(e.as_ref()));
             ExitCode::FAILURE
         }
     }
+}
+
+/// An error as the command line says it: the store's own words without the "store failure"
+/// label, field errors by field, everything else as it displays.
+fn sentence(e: &(dyn std::error::Error + 'static)) -> String {
+    use billing_core::error::{Error, StoreError};
+    let store = |s: &StoreError| match s {
+        StoreError::Backend { message, .. } => message.clone(),
+        other => other.to_string(),
+    };
+    if let Some(Error::Store(s)) = e.downcast_ref::<Error>() {
+        return store(s);
+    }
+    if let Some(s) = e.downcast_ref::<StoreError>() {
+        return store(s);
+    }
+    e.to_string()
 }
 
 /// A command line clap refuses: one sentence (clap's first line, or an invalid value's reason)
@@ -444,6 +461,9 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
                     json,
                 },
         }) => {
+            if branches.is_empty() && !all_branches {
+                return Err("a key needs branches: pass --all-branches (every branch, as an organization admin) or --branch ID, repeatable (see `billing-server keys create --help`)".into());
+            }
             let app = App::open(config(&args))?;
             let org = org_or_first(&app, org_id)?;
             let (key, pair) = app.billing.create_api_key(

@@ -543,3 +543,32 @@ fn init_says_when_it_waits_for_another_process_migrating_postgres() {
         diesel::sql_query("SELECT pg_advisory_unlock(27700462113877607)").execute(&mut other).unwrap();
     });
 }
+
+/// Mistakes the command line takes but the database refuses are one human sentence too (exit
+/// status 1), never a debug dump of the error, and change nothing.
+#[test]
+fn refused_commands_are_one_sentence() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = sqlite_url(&dir);
+    let init = Command::new(BIN).args(["init", "--json", "--database-url", &url]).output().unwrap();
+    let creds: Value = serde_json::from_slice(&init.stdout).unwrap();
+    let other_branch = uuid::Uuid::now_v7().to_string();
+    for (args, says) in [
+        (vec!["keys", "create"], "a key needs branches: pass --all-branches"),
+        (vec!["keys", "create", "--branch", other_branch.as_str()], "not found"),
+    ] {
+        let out = Command::new(BIN).args(&args).args(["--database-url", &url]).output().unwrap();
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        let lines: Vec<&str> = err.lines().filter(|l| !l.trim().is_empty() && !l.contains(" INFO ")).collect();
+        assert_eq!(lines.len(), 1, "{args:?}: one line, got {err:?}");
+        assert!(lines[0].starts_with("error: ") && lines[0].contains(says), "{args:?}: {err:?}");
+        for dump in ["FieldError", "LocPart", "{ ", "Key(\""] {
+            assert!(!err.contains(dump), "{args:?}: no debug dump: {err:?}");
+        }
+    }
+    let out = Command::new(BIN).args(["keys", "list", "--json", "--database-url", &url]).output().unwrap();
+    let keys: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(keys.as_array().map(Vec::len), Some(1), "only init's key: {keys}");
+    assert!(creds["x_api_key"].is_string());
+}
