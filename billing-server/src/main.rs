@@ -283,15 +283,17 @@ fn main() -> ExitCode {
 }
 
 /// An error as the command line says it: the store's own words without the "store failure"
-/// label, field errors by field, everything else as it displays.
+/// label, a refusal's words without its API code, field errors by field.
 fn sentence(e: &(dyn std::error::Error + 'static)) -> String {
     use billing_core::error::{Error, StoreError};
     let store = |s: &StoreError| match s {
         StoreError::Backend { message, .. } => message.clone(),
         other => other.to_string(),
     };
-    if let Some(Error::Store(s)) = e.downcast_ref::<Error>() {
-        return store(s);
+    match e.downcast_ref::<Error>() {
+        Some(Error::Store(s)) => return store(s),
+        Some(Error::Rule { code, info }) => return info.clone().unwrap_or_else(|| code.message().to_string()),
+        _ => {}
     }
     if let Some(s) = e.downcast_ref::<StoreError>() {
         return store(s);
