@@ -26,6 +26,20 @@ impl Drop for Server {
     }
 }
 
+/// The child's standard error, line by line, as it comes.
+fn log_lines(child: &mut Child) -> mpsc::Receiver<String> {
+    let (send, log) = mpsc::channel();
+    let stderr = child.stderr.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if send.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    log
+}
+
 fn start(database_url: &str, extra: &[&str]) -> Server {
     let listen: &[&str] = if extra.contains(&"--listen") { &[] } else { &["--listen", "127.0.0.1:0"] };
     let mut child = Command::new(BIN)
@@ -37,15 +51,7 @@ fn start(database_url: &str, extra: &[&str]) -> Server {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let (send, log) = mpsc::channel();
-    let stderr = child.stderr.take().unwrap();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            if send.send(line).is_err() {
-                return;
-            }
-        }
-    });
+    let log = log_lines(&mut child);
     let deadline = Instant::now() + Duration::from_secs(30);
     let mut started = Vec::new();
     let port = loop {
@@ -491,13 +497,7 @@ fn init_waits_for_the_lock(url: &str, says: &str, release: impl FnOnce()) {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let (send, log) = mpsc::channel();
-    let stderr = child.stderr.take().unwrap();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            let _ = send.send(line);
-        }
-    });
+    let log = log_lines(&mut child);
     let deadline = Instant::now() + Duration::from_secs(30);
     let mut seen = Vec::new();
     while !seen.iter().any(|l: &String| l.contains(says)) {

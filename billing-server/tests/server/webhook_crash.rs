@@ -91,6 +91,20 @@ fn start(db: &str, dir: &Path, name: &str, key: &str) -> Server {
     server
 }
 
+/// Waits until the delivery log of endpoint `hook_id` shows `total` deliveries delivered.
+fn wait_all_delivered(addr: SocketAddr, key: &str, hook_id: &str, total: u64) {
+    let t = Instant::now();
+    loop {
+        let path = format!("/api/v2/webhooks/{hook_id}/deliveries?status=delivered&limit=100");
+        let (_, log) = raw_http::request(addr, "GET", &path, key, None).unwrap();
+        if log["data"].as_array().map(Vec::len) == Some(total as usize) {
+            return;
+        }
+        assert!(t.elapsed() < Duration::from_secs(30), "the log does not show {total} delivered: {log}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 fn emit(store: &SqliteStore, org: OrgId, branch: BranchId, n: u64) {
     let ev = Event {
         id: EventId::new(),
@@ -161,23 +175,7 @@ fn every_committed_event_survives_a_sigkill() {
     let duplicates: usize = got.values().map(|c| c - 1).sum();
     eprintln!("killed with {in_flight} in flight after {before} events; {total} events delivered, {duplicates} delivered twice (at-least-once)");
     // The log agrees: every delivery ends delivered.
-    let hook_id = hook["id"].as_str().unwrap();
-    let t = Instant::now();
-    loop {
-        let (_, log) = raw_http::request(
-            second.addr,
-            "GET",
-            &format!("/api/v2/webhooks/{hook_id}/deliveries?status=delivered&limit=100"),
-            &key,
-            None,
-        )
-        .unwrap();
-        if log["data"].as_array().map(Vec::len) == Some(total as usize) {
-            break;
-        }
-        assert!(t.elapsed() < Duration::from_secs(30), "the log does not show {total} delivered: {log}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    wait_all_delivered(second.addr, &key, hook["id"].as_str().unwrap(), total);
 }
 
 /// SIGTERM while deliveries are in flight: the server claims nothing more, lets the deliveries
@@ -249,23 +247,7 @@ fn sigterm_lets_the_deliveries_in_flight_finish() {
         assert!(t.elapsed() < Duration::from_secs(60), "the rest did not arrive after the restart");
         std::thread::sleep(Duration::from_millis(50));
     }
-    let hook_id = hook["id"].as_str().unwrap();
-    let t = Instant::now();
-    loop {
-        let (_, log) = raw_http::request(
-            second.addr,
-            "GET",
-            &format!("/api/v2/webhooks/{hook_id}/deliveries?status=delivered&limit=100"),
-            &key,
-            None,
-        )
-        .unwrap();
-        if log["data"].as_array().map(Vec::len) == Some(total as usize) {
-            break;
-        }
-        assert!(t.elapsed() < Duration::from_secs(30), "the log does not show {total} delivered: {log}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    wait_all_delivered(second.addr, &key, hook["id"].as_str().unwrap(), total);
     let got = seen.got.lock().unwrap().clone();
     assert!(got.values().all(|c| *c == 1), "each event once: {got:?}");
 }
