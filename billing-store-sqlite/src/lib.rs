@@ -15,6 +15,7 @@
 
 // The plumbing: the writer (group commit), the executor that feeds it, migrations, and what
 // every table file shares.
+mod checkpoint;
 mod executor;
 mod memory;
 mod migrate;
@@ -71,10 +72,13 @@ struct Inner {
     executor: std::sync::OnceLock<Mutex<std::sync::mpsc::Sender<executor::Job>>>,
     /// Commits by other processes, for the auth generation.
     auth_watch: auth_watch::AuthWatch,
+    /// Copies the WAL into the database file off the writer's path (file databases).
+    checkpointer: Option<checkpoint::Checkpointer>,
 }
 
 impl Drop for Inner {
     fn drop(&mut self) {
+        self.checkpointer.take();
         if let (true, Some(p)) = (self.delete_on_drop, &self.path) {
             self.readers.get_mut().map(|r| r.clear()).ok();
             for suffix in ["", "-wal", "-shm"] {
@@ -196,6 +200,9 @@ impl SqliteStore {
         configure(&conn).map_err(backend)?;
         migrate::apply(&conn)?;
         let constraints = Arc::new(migrate::unique_constraint_names(&conn)?);
+        // Commits never checkpoint: the checkpoint thread does (see `checkpoint`).
+        conn.pragma_update(None, "wal_autocheckpoint", 0).map_err(backend)?;
+        let checkpointer = checkpoint::Checkpointer::start(path.clone())?;
         Ok(SqliteStore {
             inner: Arc::new(Inner {
                 writer: Writer::new(conn, true),
@@ -205,6 +212,7 @@ impl SqliteStore {
                 delete_on_drop: false,
                 executor: Default::default(),
                 auth_watch: Default::default(),
+                checkpointer: Some(checkpointer),
             }),
         })
     }
@@ -237,6 +245,7 @@ impl SqliteStore {
                 delete_on_drop: false,
                 executor: Default::default(),
                 auth_watch: Default::default(),
+                checkpointer: None,
             }),
         })
     }
