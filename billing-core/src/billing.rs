@@ -25,6 +25,9 @@ pub struct Billing<S> {
     /// What webhook deliveries are sent with (worker runs, sandbox clock advances, manual
     /// retries). Without one, events are still fanned out to deliveries, but nothing is sent.
     webhook_transport: RwLock<Option<Arc<dyn WebhookTransport>>>,
+    /// Webhook attempts in flight read their deliveries and record their outcomes together
+    /// ([`crate::webhook::record`]).
+    pub(crate) attempt_batches: crate::webhook::record::AttemptBatches,
     /// The handlers of every kind of due work ([`crate::work::registry`]).
     pub(crate) work: Vec<crate::work::Handler<S>>,
     /// Whether webhook endpoints may point to loopback, private and other non-public addresses
@@ -52,6 +55,7 @@ impl<S: Store> Billing<S> {
             sandbox_gateway: RwLock::new(Arc::new(SandboxGateway)),
             live_gateway: RwLock::new(Arc::new(UnconfiguredGateway)),
             webhook_transport: Default::default(),
+            attempt_batches: Default::default(),
             work: crate::work::registry(),
             allow_private_webhooks: Default::default(),
             advance_progress: Default::default(),

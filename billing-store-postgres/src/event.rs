@@ -99,4 +99,14 @@ impl billing_core::event::EventTx for PgTx<'_> {
         let row = self.read(|c| ev::events.filter(ev::id.eq(id.0)).select(EventRow::as_select()).first(c).optional())?;
         row.map(EventRow::into_domain).transpose()
     }
+
+    fn events_by_ids(&mut self, ids: &[EventId]) -> StoreResult<Vec<Event>> {
+        use events::dsl as ev;
+        if ids.is_empty() {
+            return Ok(vec![]);
+        }
+        let ids: Vec<Uuid> = ids.iter().map(|id| id.0).collect();
+        let rows = self.read(|c| ev::events.filter(ev::id.eq_any(&ids)).select(EventRow::as_select()).load(c))?;
+        rows.into_iter().map(EventRow::into_domain).collect()
+    }
 }

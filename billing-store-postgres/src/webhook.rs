@@ -181,30 +181,47 @@ impl billing_core::webhook::WebhookTx for PgTx<'_> {
         self.write(|c| diesel::insert_into(webhook_deliveries::table).values(&row).execute(c)).map(drop)
     }
 
+    fn insert_webhook_deliveries(&mut self, ds: &[Delivery]) -> StoreResult<()> {
+        for chunk in ds.chunks(crate::work::INSERT_CHUNK) {
+            let rows: Vec<DeliveryRow> = chunk.iter().map(DeliveryRow::new).collect();
+            self.write(|c| diesel::insert_into(webhook_deliveries::table).values(&rows).execute(c))?;
+        }
+        Ok(())
+    }
+
     fn webhook_delivery(&mut self, id: Uuid) -> StoreResult<Option<Delivery>> {
         let row = self.read(|c| webhook_deliveries::table.find(id).select(DeliveryRow::as_select()).first(c).optional())?;
         row.map(DeliveryRow::into_domain).transpose()
     }
 
     fn webhook_delivery_context(&mut self, id: Uuid) -> StoreResult<Option<DeliveryContext>> {
+        Ok(self.webhook_delivery_contexts(&[id])?.pop())
+    }
+
+    fn webhook_delivery_contexts(&mut self, ids: &[Uuid]) -> StoreResult<Vec<DeliveryContext>> {
         use crate::event::{events, EventRow};
         use webhook_deliveries::dsl as wd;
+        if ids.is_empty() {
+            return Ok(vec![]);
+        }
         // One statement (so an attempt's read is one round trip: `Store::read_one`).
-        let row = self.read(|c| {
+        let rows = self.read(|c| {
             wd::webhook_deliveries
                 .left_join(webhook_endpoints::table.on(webhook_endpoints::id.eq(wd::endpoint_id)))
                 .left_join(events::table.on(events::id.eq(wd::event_id)))
-                .filter(wd::id.eq(id))
+                .filter(wd::id.eq_any(ids))
                 .select((DeliveryRow::as_select(), Option::<EndpointRow>::as_select(), Option::<EventRow>::as_select()))
-                .first::<(DeliveryRow, Option<EndpointRow>, Option<EventRow>)>(c)
-                .optional()
+                .load::<(DeliveryRow, Option<EndpointRow>, Option<EventRow>)>(c)
         })?;
-        let Some((d, e, ev)) = row else { return Ok(None) };
-        Ok(Some((
-            d.into_domain()?,
-            e.map(EndpointRow::into_domain).transpose()?,
-            ev.map(EventRow::into_domain).transpose()?,
-        )))
+        rows.into_iter()
+            .map(|(d, e, ev)| {
+                Ok((
+                    d.into_domain()?,
+                    e.map(EndpointRow::into_domain).transpose()?,
+                    ev.map(EventRow::into_domain).transpose()?,
+                ))
+            })
+            .collect()
     }
 
     fn update_webhook_delivery(&mut self, d: &Delivery) -> StoreResult<()> {
@@ -219,6 +236,35 @@ impl billing_core::webhook::WebhookTx for PgTx<'_> {
                     wd::updated_at.eq(row.updated_at),
                 ))
                 .execute(c)
+        })
+        .map(drop)
+    }
+
+    fn update_webhook_deliveries(&mut self, ds: &[Delivery]) -> StoreResult<()> {
+        if ds.is_empty() {
+            return Ok(());
+        }
+        let rows: Vec<DeliveryRow> = ds.iter().map(DeliveryRow::new).collect();
+        let ids: Vec<Uuid> = rows.iter().map(|r| r.id).collect();
+        let statuses: Vec<&str> = rows.iter().map(|r| r.status.as_str()).collect();
+        let next: Vec<Option<Ts>> = rows.iter().map(|r| r.next_attempt_at).collect();
+        let attempts: Vec<&Value> = rows.iter().map(|r| &r.attempts).collect();
+        let updated: Vec<Ts> = rows.iter().map(|r| r.updated_at).collect();
+        self.change(|c| {
+            use diesel::sql_types::{Array, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid};
+            diesel::sql_query(
+                "UPDATE webhook_deliveries d \
+                 SET status = u.status, next_attempt_at = u.next, attempts = u.attempts, updated_at = u.updated \
+                 FROM unnest($1::uuid[], $2::text[], $3::timestamptz[], $4::jsonb[], $5::timestamptz[]) \
+                   AS u(id, status, next, attempts, updated) \
+                 WHERE d.id = u.id",
+            )
+            .bind::<Array<SqlUuid>, _>(&ids)
+            .bind::<Array<Text>, _>(&statuses)
+            .bind::<Array<Nullable<Timestamptz>>, _>(&next)
+            .bind::<Array<Jsonb>, _>(&attempts)
+            .bind::<Array<Timestamptz>, _>(&updated)
+            .execute(c)
         })
         .map(drop)
     }

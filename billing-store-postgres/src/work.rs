@@ -6,7 +6,8 @@ use crate::support::*;
 use billing_core::clock::Timestamp;
 use billing_core::ids::{OrgId, WorkId};
 use billing_core::store::StoreResult;
-use billing_core::work::{DueTimes, DueWork, QueueDepth};
+use billing_core::work::{DueTimes, DueWork, QueueDepth, Reschedule};
+use diesel::connection::SimpleConnection;
 use diesel::prelude::*;
 use diesel::sql_types::{Array, BigInt, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid};
 use serde_json::Value;
@@ -75,6 +76,24 @@ struct DepthRow {
     lag_us: i64,
 }
 
+/// An item and the lease it was held with (what the batch lease checks return).
+#[derive(QueryableByName)]
+struct Held {
+    #[diesel(sql_type = SqlUuid)]
+    id: Uuid,
+    #[diesel(sql_type = Nullable<Timestamptz>)]
+    lease: Option<Timestamp>,
+}
+
+impl Held {
+    fn pair(self) -> (WorkId, Option<Timestamp>) {
+        (WorkId(self.id), self.lease)
+    }
+}
+
+/// Rows per multi-row INSERT (PostgreSQL takes at most 65,535 parameters per statement).
+pub(crate) const INSERT_CHUNK: usize = 1000;
+
 #[derive(QueryableByName)]
 struct Exists {
     #[diesel(sql_type = diesel::sql_types::Bool)]
@@ -89,14 +108,37 @@ struct DueTimesRow {
     first_held: Option<Timestamp>,
 }
 
-const CLAIM_DUE: &str = "UPDATE due_work SET leased_until = $2, attempts = attempts + 1 \
-     WHERE id IN (SELECT w.id FROM due_work w JOIN organizations o ON o.id = w.org_id \
-        WHERE w.due_at <= $1 + o.clock_offset_us * interval '1 microsecond' \
-          AND (w.leased_until IS NULL OR w.leased_until <= $1) \
-          AND w.kind = ANY($3) AND ($4::uuid IS NULL OR w.org_id = $4) \
-          AND w.org_id <> ALL($6) \
+/// Whether item `w` is due: its `due_at` (organization time) has come in its organization's
+/// time. A correlated lookup of the organization rather than a join: with a join, a planner
+/// whose statistics lag behind a growing queue hashes and sorts the whole queue (tens of
+/// milliseconds at 10,000 items, for every claim); with the lookup, it walks the
+/// `(due_at, id)` index in claim order and stops at the limit.
+macro_rules! due {
+    () => {
+        "w.due_at <= $1 + (SELECT o.clock_offset_us FROM organizations o WHERE o.id = w.org_id) \
+         * interval '1 microsecond' AND (w.leased_until IS NULL OR w.leased_until <= $1)"
+    };
+}
+
+const CLAIM_DUE: &str = concat!(
+    "UPDATE due_work SET leased_until = $2, attempts = attempts + 1 \
+     WHERE id IN (SELECT w.id FROM due_work w WHERE ",
+    due!(),
+    " AND w.kind = ANY($3) AND ($4::uuid IS NULL OR w.org_id = $4) AND w.org_id <> ALL($6) \
         ORDER BY w.due_at, w.id LIMIT $5 FOR UPDATE OF w SKIP LOCKED) \
-     RETURNING id, org_id, kind, due_at, payload, attempts, leased_until";
+     RETURNING id, org_id, kind, due_at, payload, attempts, leased_until"
+);
+
+/// Whether [`CLAIM_DUE`] would find an item (a scan that stops at the first).
+const ANY_DUE: &str = concat!(
+    "SELECT EXISTS (SELECT 1 FROM due_work w WHERE ",
+    due!(),
+    " AND w.kind = ANY($2) AND ($3::uuid IS NULL OR w.org_id = $3)) AS found"
+);
+
+/// Planner settings for the claim, in force only around it (see [`PgTx::claim`]).
+const CLAIM_PLAN: &str = "SET LOCAL enable_sort = off; SET LOCAL enable_seqscan = off";
+const CLAIM_PLAN_END: &str = "RESET enable_sort; RESET enable_seqscan";
 
 impl PgTx<'_> {
     /// Leases the earliest `limit` due items of `org` (or of all but `except`).
@@ -114,7 +156,13 @@ impl PgTx<'_> {
         }
         let kinds: Vec<String> = kinds.iter().map(|k| k.to_string()).collect();
         let except: Vec<uuid::Uuid> = except.iter().map(|o| o.0).collect();
-        let mut rows: Vec<WorkRow> = self.change(|c| {
+        // A queue grows and shrinks faster than PostgreSQL's statistics follow: planned from
+        // a table it believes small, the claim reads and sorts every item (36 ms at 5,000 items
+        // against 2.7 ms when it walks the `(due_at, id)` index and stops at the limit, which
+        // is the right plan at any size). So the walk is made the only plan on offer; the
+        // settings last for this statement only.
+        self.change(|c| c.batch_execute(CLAIM_PLAN))?;
+        let rows: StoreResult<Vec<WorkRow>> = self.change(|c| {
             diesel::sql_query(CLAIM_DUE)
                 .bind::<Timestamptz, _>(server_now)
                 .bind::<Timestamptz, _>(lease_until)
@@ -123,7 +171,9 @@ impl PgTx<'_> {
                 .bind::<BigInt, _>(i64::from(limit))
                 .bind::<Array<SqlUuid>, _>(&except)
                 .load(c)
-        })?;
+        });
+        let mut rows = rows?;
+        self.change(|c| c.batch_execute(CLAIM_PLAN_END))?;
         rows.sort_by_key(|r| (r.due_at, r.id));
         Ok(rows.into_iter().map(WorkRow::into_domain).collect())
     }
@@ -161,16 +211,11 @@ impl billing_core::work::WorkTx for PgTx<'_> {
         }
         let kinds: Vec<String> = kinds.iter().map(|k| k.to_string()).collect();
         let row: Exists = self.read(|c| {
-            diesel::sql_query(
-                "SELECT EXISTS (SELECT 1 FROM due_work w JOIN organizations o ON o.id = w.org_id \
-                 WHERE w.due_at <= $1 + o.clock_offset_us * interval '1 microsecond' \
-                   AND (w.leased_until IS NULL OR w.leased_until <= $1) \
-                   AND w.kind = ANY($2) AND ($3::uuid IS NULL OR w.org_id = $3)) AS found",
-            )
-            .bind::<Timestamptz, _>(server_now)
-            .bind::<Array<Text>, _>(&kinds)
-            .bind::<Nullable<SqlUuid>, _>(org.map(|o| o.0))
-            .get_result(c)
+            diesel::sql_query(ANY_DUE)
+                .bind::<Timestamptz, _>(server_now)
+                .bind::<Array<Text>, _>(&kinds)
+                .bind::<Nullable<SqlUuid>, _>(org.map(|o| o.0))
+                .get_result(c)
         })?;
         Ok(row.found)
     }
@@ -259,5 +304,51 @@ impl billing_core::work::WorkTx for PgTx<'_> {
                 .execute(c)
         })?;
         Ok(n > 0)
+    }
+
+    fn insert_works(&mut self, items: &[DueWork]) -> StoreResult<()> {
+        for chunk in items.chunks(INSERT_CHUNK) {
+            let rows: Vec<WorkRow> = chunk.iter().map(WorkRow::new).collect();
+            self.write(|c| diesel::insert_into(due_work::table).values(&rows).execute(c))?;
+        }
+        Ok(())
+    }
+
+    fn complete_works(&mut self, items: &[(WorkId, Option<Timestamp>)]) -> StoreResult<Vec<(WorkId, Option<Timestamp>)>> {
+        if items.is_empty() {
+            return Ok(vec![]);
+        }
+        let (ids, leases): (Vec<Uuid>, Vec<Option<Timestamp>>) = items.iter().map(|(id, l)| (id.0, *l)).unzip();
+        let held: Vec<Held> = self.change(|c| {
+            diesel::sql_query(
+                "DELETE FROM due_work w USING unnest($1::uuid[], $2::timestamptz[]) AS u(id, lease) \
+                 WHERE w.id = u.id AND w.leased_until IS NOT DISTINCT FROM u.lease RETURNING u.id, u.lease",
+            )
+            .bind::<Array<SqlUuid>, _>(&ids)
+            .bind::<Array<Nullable<Timestamptz>>, _>(&leases)
+            .load(c)
+        })?;
+        Ok(held.into_iter().map(Held::pair).collect())
+    }
+
+    fn reschedule_works(&mut self, items: &[Reschedule]) -> StoreResult<Vec<(WorkId, Option<Timestamp>)>> {
+        if items.is_empty() {
+            return Ok(vec![]);
+        }
+        let ids: Vec<Uuid> = items.iter().map(|r| r.id.0).collect();
+        let leases: Vec<Option<Timestamp>> = items.iter().map(|r| r.lease).collect();
+        let due: Vec<Timestamp> = items.iter().map(|r| r.due_at).collect();
+        let held: Vec<Held> = self.change(|c| {
+            diesel::sql_query(
+                "UPDATE due_work w SET due_at = u.due, payload = '{}'::jsonb, leased_until = NULL \
+                 FROM unnest($1::uuid[], $2::timestamptz[], $3::timestamptz[]) AS u(id, lease, due) \
+                 WHERE w.id = u.id AND w.leased_until IS NOT DISTINCT FROM u.lease RETURNING u.id, u.lease",
+            )
+            .bind::<Array<SqlUuid>, _>(&ids)
+            .bind::<Array<Nullable<Timestamptz>>, _>(&leases)
+            .bind::<Array<Timestamptz>, _>(&due)
+            .load(c)
+        })?;
+        Ok(held.into_iter().map(Held::pair).collect())
     }
 }

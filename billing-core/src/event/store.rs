@@ -10,4 +10,13 @@ pub trait EventTx {
     fn list_events(&mut self, org: OrgId) -> StoreResult<Vec<Event>>;
     /// The event with this id (any organization).
     fn event_by_id(&mut self, id: EventId) -> StoreResult<Option<Event>>;
+    /// The events with these ids that exist (any organization, in any order): one statement
+    /// for a batch in stores that can (the webhook fan-out reads a claim's events with it).
+    fn events_by_ids(&mut self, ids: &[EventId]) -> StoreResult<Vec<Event>> {
+        let mut found = Vec::with_capacity(ids.len());
+        for id in ids {
+            found.extend(self.event_by_id(*id)?);
+        }
+        Ok(found)
+    }
 }

@@ -35,6 +35,7 @@ use std::sync::Arc;
 
 pub mod attempts;
 pub mod auth;
+pub mod batches;
 pub mod branches;
 pub mod catalog;
 pub mod concurrency;
@@ -555,6 +556,12 @@ macro_rules! conformance_suite {
                 deliveries_of_one_stop_run_side_by_side,
                 webhook_destinations_must_be_public,
                 fair_claims_pass_over_busy_organizations,
+            ],
+            batches: [
+                batch_work_calls_check_each_lease,
+                batch_delivery_calls_match_the_single_ones,
+                batched_fan_out_makes_each_delivery_once,
+                recorded_batches_keep_only_held_leases,
             ],
             attempts: [
                 charge_in_flight_is_recorded_and_recovered,

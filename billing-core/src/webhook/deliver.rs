@@ -2,9 +2,10 @@
 //! retries. The HTTP call itself goes through a [`WebhookTransport`]; no transaction is open
 //! while it runs.
 
-use super::{sign, Attempt, Delivery, DeliveryStatus, Endpoint, RESPONSE_EXCERPT_CHARS, RETRY_DELAYS_MINUTES};
+use super::record::{Made, Mode};
+use super::{sign, Delivery, DeliveryStatus, Endpoint};
 use crate::billing::Billing;
-use crate::clock::{format_rfc3339, Timestamp};
+use crate::clock::Timestamp;
 use crate::error::{Code, Error, Result, StoreError};
 use crate::event::Event;
 use crate::ids::{EventId, OrgId, WorkId};
@@ -58,14 +59,6 @@ pub trait WebhookTransport: Send + Sync {
     }
 }
 
-enum Mode {
-    Scheduled,
-    /// A manual retry; `prior_due` is when the delivery's schedule had its next attempt.
-    Manual {
-        prior_due: Option<Timestamp>,
-    },
-}
-
 /// What the fan-outs of one transaction look up once: organization times and each branch's
 /// endpoints (read in that transaction, so as current as reading them per event).
 #[derive(Default)]
@@ -97,17 +90,6 @@ pub fn request(event: &Event, delivery_id: Uuid, secret: &str, unix: i64) -> (Ve
         ("X-Webhook-Delivery-ID".to_string(), delivery_id.to_string()),
     ];
     (body, headers)
-}
-
-/// What the log keeps of a response body: the first characters of a 2xx, 4xx or 5xx answer.
-/// A 1xx or 3xx answer's body is not kept (a redirect's body can carry what an internal
-/// service at its target said).
-fn excerpt(status: Option<u16>, s: &str) -> Option<String> {
-    let kept = status.is_some_and(|c| (200..300).contains(&c) || (400..600).contains(&c));
-    if s.is_empty() || !kept {
-        return None;
-    }
-    Some(s.chars().take(RESPONSE_EXCERPT_CHARS).collect())
 }
 
 /// Enqueues the fan-out of `e` (id = the event's id, due at its creation) when a live, enabled
@@ -154,32 +136,18 @@ pub(crate) fn work_handlers<S: Store>() -> Vec<Handler<S>> {
 }
 
 impl<S: Store> Billing<S> {
-    /// Creates the deliveries of one event, in the transaction that completes the item.
-    fn fan_out(&self, item: &DueWork) -> Result<usize> {
-        let server_now = self.clock().now();
-        self.store
-            .write_leased(|tx| Self::fan_out_in(tx, item, server_now, &mut FanOutCache::default())?.ok_or_else(|| lease_lost(item.id)))
-    }
-
     /// Runs fan-out items together, in one transaction (one commit for a batch of events
-    /// rather than one each). An item whose lease was lost is skipped. When the batch fails,
-    /// its items run one by one, so that one bad item holds up only itself.
+    /// rather than one each, and a few statements for the batch: see [`Self::fan_out_in`]).
+    /// An item whose lease was lost is skipped. When the batch fails, its items run one by
+    /// one, so that one bad item holds up only itself.
     fn fan_out_batch(&self, items: &[&DueWork], report: &mut WorkReport) {
         let server_now = self.clock().now();
-        let batch = self.store.write_leased(|tx| {
-            let mut cache = FanOutCache::default();
-            let mut n = 0;
-            for item in items {
-                n += Self::fan_out_in(tx, item, server_now, &mut cache)?.unwrap_or(0);
-            }
-            Ok(n)
-        });
-        match batch {
+        match self.store.write_leased(|tx| Self::fan_out_in(tx, items, server_now)) {
             Ok(n) => report.add(FANNED_OUT, n),
             Err(_) if items.len() == 1 => report.errors += 1,
             Err(_) => {
                 for item in items {
-                    match self.fan_out(item) {
+                    match self.store.write_leased(|tx| Self::fan_out_in(tx, &[*item], server_now)) {
                         Ok(n) => report.add(FANNED_OUT, n),
                         Err(e) if is_lease_lost(&e) => {}
                         Err(_) => report.errors += 1,
@@ -189,27 +157,35 @@ impl<S: Store> Billing<S> {
         }
     }
 
-    /// The fan-out of one claimed item inside `tx`; `None` when its lease was lost.
-    fn fan_out_in(tx: &mut dyn Tx, item: &DueWork, server_now: Timestamp, cache: &mut FanOutCache) -> Result<Option<usize>> {
-        if !tx.complete_work(item.id, item.leased_until)? {
-            return Ok(None);
+    /// The fan-out of claimed items inside `tx`: completes those whose lease held (one
+    /// statement), reads their events (one), each organization's time and each branch's
+    /// endpoints (once per batch), and inserts the deliveries and their work items (one
+    /// statement each). Returns how many deliveries it made.
+    fn fan_out_in(tx: &mut dyn Tx, items: &[&DueWork], server_now: Timestamp) -> Result<usize> {
+        let leases: Vec<(WorkId, Option<Timestamp>)> = items.iter().map(|i| (i.id, i.leased_until)).collect();
+        let held: std::collections::HashSet<(WorkId, Option<Timestamp>)> = tx.complete_works(&leases)?.into_iter().collect();
+        let ids: Vec<EventId> = leases.iter().filter(|l| held.contains(l)).map(|(id, _)| EventId(id.0)).collect();
+        if ids.is_empty() {
+            return Ok(0);
         }
-        let Some(ev) = tx.event_by_id(EventId(item.id.0))? else { return Ok(Some(0)) };
-        use std::collections::hash_map::Entry;
-        let now = match cache.org_now.entry(ev.org_id) {
-            Entry::Occupied(o) => *o.get(),
-            Entry::Vacant(v) => *v.insert(org_now(tx, server_now, ev.org_id)?),
-        };
-        let live = match cache.endpoints.entry(ev.branch_id) {
-            Entry::Occupied(o) => o.into_mut(),
-            Entry::Vacant(v) => v.insert(tx.list_webhook_endpoints(ev.branch_id)?),
-        };
-        let endpoints: Vec<&Endpoint> = live
-            .iter()
-            .filter(|e| e.enabled && e.org_id == ev.org_id && e.subscribes_to(ev.event_type))
-            .collect();
-        for e in &endpoints {
-            let d = Delivery {
+        let mut events = tx.events_by_ids(&ids)?;
+        // In the claim's order (earliest due first), so deliveries are made in event order.
+        let order: std::collections::HashMap<EventId, usize> = ids.iter().enumerate().map(|(i, id)| (*id, i)).collect();
+        events.sort_by_key(|e| order.get(&e.id).copied());
+        let mut cache = FanOutCache::default();
+        let mut deliveries = Vec::new();
+        for ev in &events {
+            use std::collections::hash_map::Entry;
+            let now = match cache.org_now.entry(ev.org_id) {
+                Entry::Occupied(o) => *o.get(),
+                Entry::Vacant(v) => *v.insert(org_now(tx, server_now, ev.org_id)?),
+            };
+            let live = match cache.endpoints.entry(ev.branch_id) {
+                Entry::Occupied(o) => o.into_mut(),
+                Entry::Vacant(v) => v.insert(tx.list_webhook_endpoints(ev.branch_id)?),
+            };
+            let subscribed = live.iter().filter(|e| e.enabled && e.org_id == ev.org_id && e.subscribes_to(ev.event_type));
+            deliveries.extend(subscribed.map(|e| Delivery {
                 id: Uuid::now_v7(),
                 org_id: ev.org_id,
                 branch_id: ev.branch_id,
@@ -221,18 +197,25 @@ impl<S: Store> Billing<S> {
                 attempts: vec![],
                 created_at: now,
                 updated_at: now,
-            };
-            tx.insert_webhook_delivery(&d)?;
-            tx.insert_work(&DueWork::new(WorkId(d.id), d.org_id, DELIVERY_KIND, now, json!({})))?;
+            }));
         }
-        Ok(Some(endpoints.len()))
+        if deliveries.is_empty() {
+            return Ok(0);
+        }
+        let work: Vec<DueWork> = deliveries
+            .iter()
+            .map(|d| DueWork::new(WorkId(d.id), d.org_id, DELIVERY_KIND, d.created_at, json!({})))
+            .collect();
+        tx.insert_webhook_deliveries(&deliveries)?;
+        tx.insert_works(&work)?;
+        Ok(deliveries.len())
     }
 
     /// One attempt of a claimed delivery item. `Some(success)` when an attempt was made.
     fn attempt(&self, item: &DueWork, transport: &dyn WebhookTransport, mode: Mode) -> Result<Option<bool>> {
         let manual = matches!(mode, Mode::Manual { .. });
         let id = item.id.0;
-        let found = self.store.read_one(|tx| Ok(tx.webhook_delivery_context(id)?))?;
+        let found = self.delivery_context(id)?;
         let server_now = self.clock().now();
         let (d, endpoint, event) = match found {
             Some((d, Some(e), Some(ev))) if e.enabled && e.deleted_at.is_none() => (d, e, ev),
@@ -279,65 +262,13 @@ impl<S: Store> Billing<S> {
             },
             None => transport.post(&endpoint.url, &headers, &body, transport.timeout()),
         };
-        let ok = outcome.succeeded();
-        let done_at = self.clock().now();
-        // Only the holder of the item's lease writes its delivery (scheduled attempts and manual
-        // retries both claim the item first), and the lease is checked below, in the transaction
-        // that writes, before anything is kept: so the delivery read before the call is still
-        // current and need not be read again.
-        self.store.write_leased(|tx| {
-            let mut d = d.clone();
-            let offset = org_now(tx, server_now, d.org_id)? - server_now;
-            let now = done_at + offset;
-            // The attempt's time is when it started; retries count from it.
-            let at = (server_now + offset).min(now);
-            d.attempts.push(Attempt {
-                number: d.attempts.len() as u32 + 1,
-                at: format_rfc3339(&at),
-                response_status: outcome.status,
-                response_body: excerpt(outcome.status, &outcome.body),
-                error: outcome
-                    .error
-                    .clone()
-                    .or_else(|| (!ok).then(|| format!("HTTP status {}", outcome.status.unwrap_or(0)))),
-                duration_ms: outcome.duration.as_millis() as u64,
-                manual,
-            });
-            d.updated_at = now;
-            let kept = if ok {
-                d.status = DeliveryStatus::Delivered;
-                d.next_attempt_at = None;
-                tx.complete_work(item.id, item.leased_until)?
-            } else {
-                match mode {
-                    Mode::Manual { prior_due: Some(due) } => {
-                        d.next_attempt_at = Some(due);
-                        tx.reschedule_work(item.id, item.leased_until, due, &json!({}))?
-                    }
-                    Mode::Manual { prior_due: None } => tx.complete_work(item.id, item.leased_until)?,
-                    Mode::Scheduled => {
-                        let scheduled = d.attempts.iter().filter(|a| !a.manual).count();
-                        match RETRY_DELAYS_MINUTES.get(scheduled - 1) {
-                            Some(m) => {
-                                let next = at + Duration::minutes(*m);
-                                d.status = DeliveryStatus::Retrying;
-                                d.next_attempt_at = Some(next);
-                                tx.reschedule_work(item.id, item.leased_until, next, &json!({}))?
-                            }
-                            None => {
-                                d.status = DeliveryStatus::Failed;
-                                d.next_attempt_at = None;
-                                tx.complete_work(item.id, item.leased_until)?
-                            }
-                        }
-                    }
-                }
-            };
-            if !kept {
-                return Err(lease_lost(item.id));
-            }
-            tx.update_webhook_delivery(&d)?;
-            Ok(Some(ok))
+        self.record_attempt(Made {
+            item: item.clone(),
+            delivery: d,
+            outcome,
+            mode,
+            started: server_now,
+            ended: self.clock().now(),
         })
     }
 

@@ -18,6 +18,7 @@
 mod deliver;
 pub mod destination;
 pub mod ops;
+pub(crate) mod record;
 mod sign;
 mod store;
 mod wire;

@@ -16,12 +16,13 @@
 //!
 //! PostgreSQL claims with `FOR UPDATE SKIP LOCKED`; SQLite claims under its single writer.
 
+pub(crate) mod batch;
 pub mod ops;
 mod registry;
 mod store;
 
 pub use registry::registry;
-pub use store::WorkTx;
+pub use store::{Reschedule, WorkTx};
 
 use crate::billing::Billing;
 use crate::clock::Timestamp;

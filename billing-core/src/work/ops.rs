@@ -31,7 +31,8 @@ impl<S: Store> Billing<S> {
     /// Claims due work of `kinds` (of one organization or all) with a lease of `lease`.
     pub fn claim_due_work(&self, org: Option<OrgId>, kinds: &[&str], lease: Duration, limit: u32) -> Result<Vec<DueWork>> {
         let now = self.clock().now();
-        if !self.store.read(|tx| Ok(tx.due_work_exists(org, kinds, now)?))? {
+        // One statement: no transaction needed for it (`Store::read_one`).
+        if !self.store.read_one(|tx| Ok(tx.due_work_exists(org, kinds, now)?))? {
             return Ok(vec![]);
         }
         self.store.write_leased(|tx| Ok(tx.claim_due_work(org, kinds, now, now + lease, limit)?))

@@ -44,4 +44,49 @@ pub trait WorkTx {
     /// Sets a new due time and payload and clears the lease, if the lease is still `lease`;
     /// returns whether it did.
     fn reschedule_work(&mut self, id: WorkId, lease: Option<Timestamp>, due_at: Timestamp, payload: &Value) -> StoreResult<bool>;
+
+    // Batches: the same as the calls above, for many items at once. A store may do each in
+    // one statement (PostgreSQL does), so that work run in batches (the webhook fan-out, the
+    // recording of delivery attempts) costs a few round trips per batch rather than per item.
+    // The defaults make one call per item.
+
+    /// [`Self::insert_work`] of every item; any existing id is a `UniqueViolation` (and none
+    /// is inserted when the transaction is rolled back).
+    fn insert_works(&mut self, items: &[DueWork]) -> StoreResult<()> {
+        items.iter().try_for_each(|w| self.insert_work(w))
+    }
+    /// [`Self::complete_work`] of every `(id, lease)`: deletes each item whose lease is still
+    /// the one given, and returns the `(id, lease)` pairs it deleted (in any order); the others
+    /// are left as they are (their lease was lost). The pairs, not only the ids: one id may
+    /// come twice with two leases (an expired claim and its successor), and only the current
+    /// one counts.
+    fn complete_works(&mut self, items: &[(WorkId, Option<Timestamp>)]) -> StoreResult<Vec<(WorkId, Option<Timestamp>)>> {
+        let mut done = Vec::with_capacity(items.len());
+        for (id, lease) in items {
+            if self.complete_work(*id, *lease)? {
+                done.push((*id, *lease));
+            }
+        }
+        Ok(done)
+    }
+    /// [`Self::reschedule_work`] of every item, each to its own due time, with an empty
+    /// payload (`{}`); returns the `(id, lease)` pairs it rescheduled (in any order).
+    fn reschedule_works(&mut self, items: &[Reschedule]) -> StoreResult<Vec<(WorkId, Option<Timestamp>)>> {
+        let mut done = Vec::with_capacity(items.len());
+        for r in items {
+            if self.reschedule_work(r.id, r.lease, r.due_at, &serde_json::json!({}))? {
+                done.push((r.id, r.lease));
+            }
+        }
+        Ok(done)
+    }
+}
+
+/// One item of [`WorkTx::reschedule_works`]: the item, the lease it is held with, its new due
+/// time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Reschedule {
+    pub id: WorkId,
+    pub lease: Option<Timestamp>,
+    pub due_at: Timestamp,
 }
