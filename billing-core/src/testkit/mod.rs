@@ -51,6 +51,7 @@ pub mod plan_changes;
 pub mod sandbox;
 pub mod settings;
 pub mod subscription_freezes;
+pub mod subscription_simulation;
 pub mod subscription_trials;
 pub mod subscriptions;
 pub mod tx;
@@ -496,6 +497,7 @@ macro_rules! conformance_suite {
                 freeze_and_trial_round_trip,
                 freeze_moves_a_prepared_invoice,
             ],
+            subscription_simulation: [random_subscriptions_over_three_years],
             subscription_trials: [
                 trial_then_the_first_paid_cycle,
                 trial_pending_until_paid,
