@@ -342,6 +342,21 @@ pub(crate) fn catch_up(tx: &mut dyn Tx, url: &str, s: &mut Subscription, now: Ti
     Ok(changed)
 }
 
+/// The activation hook: a subscription made ACTIVE (its overdue invoice paid) while a freeze
+/// is in force — one that came into force while it was INACTIVE — is FROZEN at once
+/// (SUBSCRIPTION_FREEZE_NOW): ACTIVE, its period end inside the freeze would never renew, and
+/// nothing would say it is frozen. The caller writes `s`.
+pub(crate) fn on_activated(tx: &mut dyn Tx, url: &str, s: &mut Subscription, now: Timestamp) -> Result<()> {
+    if s.status != SubscriptionStatus::Active {
+        return Ok(());
+    }
+    if let Some(f) = tx.subscription_freezes(s.id)?.into_iter().find(|f| f.state == FreezeState::InForce) {
+        s.status = SubscriptionStatus::Frozen;
+        emit_freeze(tx, url, EventType::SubscriptionFreezeNow, s, &f, now)?;
+    }
+    Ok(())
+}
+
 /// The renewal hook: whether the renewal due at `s.current_period_end` must not happen (now).
 /// Only an ACTIVE or FROZEN subscription renews, and not at a boundary inside a freeze: that
 /// boundary moves when the freeze ends, which queues the renewal again. (A FROZEN subscription

@@ -496,6 +496,7 @@ macro_rules! conformance_suite {
                 freeze_list_pages_and_sorts,
                 freeze_and_trial_round_trip,
                 freeze_moves_a_prepared_invoice,
+                paying_into_a_freeze_in_force_is_frozen,
             ],
             subscription_simulation: [random_subscriptions_over_three_years],
             subscription_trials: [
