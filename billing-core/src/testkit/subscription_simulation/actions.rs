@@ -101,7 +101,7 @@ pub fn create<S: Store>(sim: &mut Sim<S>) {
     let coupons = random_coupons(sim, k);
     let trial = sim.rng.chance(12);
     let period_start = if trial {
-        now + Duration::days(1 + sim.rng.below(30) as i64) + Duration::hours(sim.rng.below(24) as i64)
+        now + Duration::days(1 + sim.rng.below(30) as i64) + super::GRID * sim.rng.below(4) as i32
     } else if sim.rng.chance(15) {
         now + Duration::days(1 + sim.rng.below(20) as i64)
     } else {
@@ -288,7 +288,7 @@ fn freeze<S: Store>(sim: &mut Sim<S>, id: SubscriptionId) {
     let start = if sim.rng.chance(40) {
         now
     } else {
-        now + Duration::days(1 + sim.rng.below(60) as i64) + Duration::hours(sim.rng.below(24) as i64)
+        now + Duration::days(1 + sim.rng.below(60) as i64) + super::GRID * sim.rng.below(4) as i32
     };
     let end = if sim.rng.chance(25) {
         None

@@ -106,7 +106,7 @@ impl Checker {
         let now = sim.now;
         // The organization's new events, in the order written.
         let seen = self.events_seen[k];
-        let events: Vec<Event> = sim.w.read(|tx| tx.list_events(org_id)).into_iter().skip(seen).collect();
+        let events: Vec<Event> = sim.w.read(|tx| tx.list_events_from(org_id, seen));
         self.events_seen[k] += events.len();
         for e in &events {
             self.take_event(sim, e, ctx);
@@ -172,10 +172,16 @@ impl Checker {
                 last_retry,
                 ran,
             };
-            facts.check_sub(m, &snap);
-            // 4. Previews equal the invoices issued for their cycle.
-            facts.check_previews(m, &snap);
-            self.check_events(&facts, m, &snap);
+            let checked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                facts.check_sub(m, &snap);
+                // 4. Previews equal the invoices issued for their cycle.
+                facts.check_previews(m, &snap);
+                self.check_events(&facts, m, &snap);
+            }));
+            if let Err(e) = checked {
+                eprintln!("{}", history(&sim.w, org_id, m, &snap));
+                std::panic::resume_unwind(e);
+            }
             // Status transitions, as stored from one check to the next.
             let (from, to) = (m.status, snap.sub.status);
             assert!(!from.is_terminal() || from == to, "{ctx}: subscription {} went from {from} to {to}", m.id);
@@ -300,6 +306,50 @@ impl Checker {
             snap.sub.status
         );
     }
+}
+
+/// What happened to a subscription, for a failure's message: its events, cycles, freezes and
+/// plan changes.
+fn history<S: Store>(w: &super::World<S>, org: crate::ids::OrgId, m: &SimSub, snap: &Snapshot) -> String {
+    let mut out = format!("subscription {} ({:?}):\n{:#?}\n", m.id, m.card, snap.sub);
+    let invoices: BTreeSet<uuid::Uuid> = m.invoices.keys().map(|i| i.0).collect();
+    for e in w.read(|tx| tx.list_events(org)) {
+        if e.entity_id == m.id.0
+            || invoices.contains(&e.entity_id)
+            || e.payload["data"]["invoice"]["id"]
+                .as_str()
+                .is_some_and(|i| invoices.iter().any(|x| x.to_string() == i))
+        {
+            out += &format!(
+                "  {} {} {} status={} cycle={} period={}..{} {}\n",
+                crate::clock::format_rfc3339(&e.created_at),
+                e.event_type.as_str(),
+                e.entity_id,
+                e.payload["status"],
+                e.payload["data"]["current_cycle_number"],
+                e.payload["data"]["current_period_start"],
+                e.payload["data"]["current_period_end"],
+                e.payload["data"]["freeze"]
+            );
+        }
+    }
+    out += &format!("cycles: {:?}\n", snap.cycles);
+    for (i, k) in &m.invoices {
+        out += &format!(
+            "  invoice {i}: {} {} due {} made {} payments {:?}\n",
+            k.invoice.status,
+            k.invoice.total_amount,
+            k.invoice.scheduled_on,
+            k.invoice.created_at,
+            k.payments.iter().map(|p| (p.status, p.method)).collect::<Vec<_>>()
+        );
+    }
+    out += &format!(
+        "freezes: {:#?}\nscheduled change: {:?}\n",
+        snap.freezes,
+        snap.scheduled.as_ref().map(|c| (c.effective_cycle, c.effective_at))
+    );
+    out
 }
 
 /// Reads what the checks need of one subscription in one transaction.

@@ -30,6 +30,9 @@ use crate::subscription::SubscriptionStatus;
 use chrono::Duration;
 use std::collections::BTreeMap;
 
+/// The times of the run are on this grid (see the step).
+pub const GRID: Duration = Duration::hours(6);
+
 /// A small, seeded, deterministic generator (splitmix64).
 pub struct Rng(u64);
 
@@ -213,16 +216,31 @@ pub fn random_subscriptions_over_three_years<H: Harness>() {
             created += 1;
         }
         let n_actions = 1 + sim.rng.below(4 + sim.subs.len() / 40);
+        let t0 = std::time::Instant::now();
         for _ in 0..n_actions {
             actions::random(&mut sim);
         }
+        let t1 = std::time::Instant::now();
         checks.check(&mut sim, false);
-        // One to four days, at an odd time of day so steps do not line up with the cycles.
+        let t2 = std::time::Instant::now();
+        // One to four days and a quarter of a day or more, so steps do not line up with the
+        // cycles. Every time of the run (creations, freezes, steps) is on a grid of 6 hours:
+        // due work then falls due at a few times a day, which the clock advance runs together.
         let days = 1 + sim.rng.below(4) as i64;
-        let to = (sim.now + Duration::days(days) + Duration::minutes(sim.rng.below(600) as i64)).min(end);
+        let to = (sim.now + Duration::days(days) + GRID * sim.rng.below(4) as i32).min(end);
         sim.advance_to(to.max(sim.now + Duration::seconds(1)));
+        let t3 = std::time::Instant::now();
         checks.check(&mut sim, true);
+        let t4 = std::time::Instant::now();
+        TIMES.with(|t| {
+            let mut t = t.borrow_mut();
+            t[0] += t1 - t0;
+            t[1] += t2 - t1;
+            t[2] += t3 - t2;
+            t[3] += t4 - t3;
+        });
     }
+    TIMES.with(|t| eprintln!("TIMES actions/check/advance/check {:?}", t.borrow()));
     checks.check_all(&mut sim);
     checks.assert_coverage(&sim);
 }
@@ -234,3 +252,5 @@ pub(crate) fn live(subs: &[SimSub], org: Option<usize>) -> Vec<SubscriptionId> {
         .map(|s| s.id)
         .collect()
 }
+
+thread_local! { static TIMES: std::cell::RefCell<[std::time::Duration; 4]> = Default::default(); }
