@@ -60,6 +60,7 @@ fn attempt<S: Store, T: std::fmt::Debug>(
     op: impl FnOnce(&Sim<S>) -> Result<T>,
 ) -> Option<T> {
     let before = state(sim, id);
+    sim.sub_mut(id).touched = true;
     match op(sim) {
         Ok(x) => Some(x),
         Err(Error::Rule { code, .. }) if allowed.contains(&code) => {
@@ -140,6 +141,7 @@ pub fn create<S: Store>(sim: &mut Sim<S>) {
         over_since: None,
         previews: vec![],
         settled: false,
+        touched: true,
     });
     if !trial && sim.rng.chance(75) {
         pay_open_invoice(sim, s.id);

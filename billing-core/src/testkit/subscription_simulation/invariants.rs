@@ -28,7 +28,7 @@ use super::replay::{self, Phase};
 use super::{Card, Known, Sim, SimSub};
 use crate::clock::Timestamp;
 use crate::event::{Event, EventType};
-use crate::ids::{InvoiceId, PlanChangeId};
+use crate::ids::{InvoiceId, PlanChangeId, SubscriptionId};
 use crate::invoice::{InvoiceFilter, InvoiceSort, InvoiceStatus};
 use crate::list::{Direction, ListQuery};
 use crate::payment::PaymentStatus;
@@ -51,6 +51,10 @@ pub struct Checker {
     applied: HashSet<uuid::Uuid>,
     /// The phase each subscription's events lead to.
     phases: HashMap<uuid::Uuid, Phase>,
+    /// The subscription each subscription, invoice and payment id is about.
+    owner: HashMap<uuid::Uuid, SubscriptionId>,
+    /// Each subscription as last read.
+    snaps: HashMap<SubscriptionId, Snapshot>,
     /// Events by type, over the run.
     pub counts: BTreeMap<&'static str, usize>,
 }
@@ -75,6 +79,8 @@ impl Checker {
             failed_renewals: HashSet::new(),
             applied: HashSet::new(),
             phases: HashMap::new(),
+            owner: HashMap::new(),
+            snaps: HashMap::new(),
             counts: BTreeMap::new(),
         }
     }
@@ -83,6 +89,7 @@ impl Checker {
     pub fn check_all<S: Store>(&mut self, sim: &mut Sim<S>) {
         for s in &mut sim.subs {
             s.settled = false;
+            s.touched = true;
         }
         self.check(sim, true);
     }
@@ -104,13 +111,7 @@ impl Checker {
         let org_id = scope.org_id();
         let branch = scope.branch_id();
         let now = sim.now;
-        // The organization's new events, in the order written.
-        let seen = self.events_seen[k];
-        let events: Vec<Event> = sim.w.read(|tx| tx.list_events_from(org_id, seen));
-        self.events_seen[k] += events.len();
-        for e in &events {
-            self.take_event(sim, e, ctx);
-        }
+        let mut dirty: HashSet<SubscriptionId> = sim.subs.iter().filter(|s| s.org == k && s.touched).map(|s| s.id).collect();
         // The invoices created since the last check.
         let since = self.invoices_since[k];
         let fresh = sim.w.read(|tx| {
@@ -144,6 +145,7 @@ impl Checker {
                     s.id, inv.id, inv.created_at
                 );
             }
+            self.owner.insert(inv.id.0, s.id);
             s.invoices.insert(
                 inv.id,
                 Known {
@@ -153,6 +155,25 @@ impl Checker {
                 },
             );
             s.settled = false;
+            dirty.insert(s.id);
+        }
+        // The organization's new events, in the order written; a subscription they are about
+        // (or about one of its invoices or payments) is read again.
+        for s in sim.subs.iter().filter(|s| s.org == k) {
+            self.owner.insert(s.id.0, s.id);
+        }
+        let seen = self.events_seen[k];
+        let events: Vec<Event> = sim.w.read(|tx| tx.list_events_from(org_id, seen));
+        self.events_seen[k] += events.len();
+        for e in &events {
+            self.take_event(sim, e, ctx);
+            let data = &e.payload["data"];
+            let about = [
+                Some(e.entity_id),
+                data["invoice"]["id"].as_str().and_then(|x| x.parse().ok()),
+                data["subscription"]["id"].as_str().and_then(|x| x.parse().ok()),
+            ];
+            dirty.extend(about.iter().flatten().filter_map(|x| self.owner.get(x).copied()));
         }
         let lead = Duration::days(i64::from(sim.orgs[k].lead_days));
         let last_retry = Duration::days(i64::from(sim.orgs[k].retry_days.iter().copied().max().unwrap_or(0)));
@@ -160,8 +181,20 @@ impl Checker {
             if sim.subs[i].org != k || sim.subs[i].settled {
                 continue;
             }
-            let snap = snapshot(sim, &sim.subs[i], branch);
+            // Read again when something happened to it, or when its period's end (or the
+            // preparation before it) has come: a renewal adopting a prepared invoice may say
+            // nothing. Otherwise the rows are as last read, and only time moved on.
+            let id = sim.subs[i].id;
+            let cached = self
+                .snaps
+                .remove(&id)
+                .filter(|c| !dirty.contains(&id) && (c.sub.status.is_terminal() || c.sub.current_period_end - lead > now));
+            let snap = match cached {
+                Some(c) => c,
+                None => snapshot(sim, &sim.subs[i], branch),
+            };
             let m = &mut sim.subs[i];
+            m.touched = false;
             for (id, known) in snap.read.iter().cloned() {
                 m.invoices.insert(id, known);
             }
@@ -196,6 +229,7 @@ impl Checker {
                 m.over_since.get_or_insert(ended);
                 m.settled = true;
             }
+            self.snaps.insert(id, Snapshot { read: vec![], ..snap });
         }
     }
 

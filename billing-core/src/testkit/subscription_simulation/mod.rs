@@ -129,6 +129,8 @@ pub struct SimSub {
     pub previews: Vec<Preview>,
     /// The last check found nothing more to look at (over, and checked once since).
     pub settled: bool,
+    /// An action was done on it since the last check: it is read again.
+    pub touched: bool,
 }
 
 /// The whole run: the world, its organizations and what the simulation knows.
