@@ -226,7 +226,7 @@ impl Checker {
             m.status = to;
             if to.is_terminal() {
                 let ended = snap.sub.ended_at.unwrap_or_else(|| panic!("{ctx}: {} is {to} without ended_at", m.id));
-                m.over_since.get_or_insert(ended);
+                m.over_since.get_or_insert(now.max(ended));
                 m.settled = true;
             }
             self.snaps.insert(id, Snapshot { read: vec![], ..snap });
@@ -471,9 +471,14 @@ impl Facts<'_> {
             let (_, current) = snap.cycles.iter().find(|(n, _)| *n == cur).expect("checked");
             assert_eq!(s.latest_invoice_id, Some(*current), "{ctx}: {id}: the latest invoice is not cycle {cur}'s");
             let k = known(current);
-            assert_eq!(
-                k.invoice.scheduled_on, s.current_period_start,
-                "{ctx}: {id}: cycle {cur}'s invoice is not due at its start"
+            // Paid ahead, a prepared invoice is kept as it is when a freeze then moves the period
+            // end (the cycle it paid for starts later): only an open one is issued again.
+            let paid_ahead = paid(k) && k.invoice.scheduled_on < s.current_period_start && k.invoice.created_at < s.current_period_start;
+            assert!(
+                k.invoice.scheduled_on == s.current_period_start || paid_ahead,
+                "{ctx}: {id}: cycle {cur}'s invoice is due at {}, not at its start {}",
+                k.invoice.scheduled_on,
+                s.current_period_start
             );
             if k.invoice.status != InvoiceStatus::Canceled {
                 assert_eq!(
@@ -503,28 +508,30 @@ impl Facts<'_> {
                 );
             }
         }
-        // 2. Nothing issued nor due inside a freeze (its start excluded: a freeze starting now
-        // follows what was issued now).
+        // 2. No invoice of a period inside a freeze: none due in one (its start excluded: a
+        // freeze starting now follows what was issued now), none issued during one for a
+        // period starting in it. (An invoice issued during a freeze for a period that began
+        // before it is a late renewal at a boundary before the freeze: a subscription
+        // reactivated by paying an overdue invoice is billed the cycles it missed.)
         let happened: Vec<&Freeze> = snap.freezes.iter().filter(|f| f.state != FreezeState::Scheduled).collect();
         for (n, i) in &snap.cycles {
             let k = known(i);
             if k.invoice.status == InvoiceStatus::Canceled {
                 continue;
             }
+            let (made, due) = (k.invoice.created_at, k.invoice.scheduled_on);
             for f in &happened {
                 assert!(
-                    !(f.start < k.invoice.created_at && f.covers(k.invoice.created_at)),
-                    "{ctx}: {id}: cycle {n}'s invoice {i} was issued at {} during freeze {} ({} to {:?})",
-                    k.invoice.created_at,
+                    !(f.start < made && f.covers(made) && due >= f.start),
+                    "{ctx}: {id}: cycle {n}'s invoice {i}, due {due}, was issued at {made} during freeze {} ({} to {:?})",
                     f.id,
                     f.start,
                     f.end
                 );
                 if !paid(k) {
                     assert!(
-                        !(f.start < k.invoice.scheduled_on && f.covers(k.invoice.scheduled_on)),
-                        "{ctx}: {id}: cycle {n}'s invoice {i} is due at {} during freeze {} ({} to {:?})",
-                        k.invoice.scheduled_on,
+                        !(f.start < due && f.covers(due)),
+                        "{ctx}: {id}: cycle {n}'s invoice {i} is due at {due} during freeze {} ({} to {:?})",
                         f.id,
                         f.start,
                         f.end
@@ -532,14 +539,17 @@ impl Facts<'_> {
                 }
             }
         }
-        // 3. Over: nothing after the end.
+        // 3. Over: nothing after the end. An invoice issued after the end is one of a cycle
+        // before it (a subscription reactivated by paying an overdue invoice is billed the
+        // cycles it missed, then ends where it was due to); nothing is issued once it was seen
+        // over (the scan of new invoices).
         if s.status.is_terminal() {
             let ended = s.ended_at.expect("an end");
             for (inv_id, k) in &m.invoices {
+                let (made, due) = (k.invoice.created_at, k.invoice.scheduled_on);
                 assert!(
-                    k.invoice.created_at <= ended,
-                    "{ctx}: {id} ended at {ended} but invoice {inv_id} was issued at {}",
-                    k.invoice.created_at
+                    made <= ended || due < ended,
+                    "{ctx}: {id} ended at {ended} but invoice {inv_id}, due {due}, was issued at {made}"
                 );
             }
             if let Some(p) = prepared {
