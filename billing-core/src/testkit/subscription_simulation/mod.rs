@@ -222,10 +222,10 @@ pub fn random_subscriptions_over_three_years<H: Harness>() {
             actions::random(&mut sim);
         }
         checks.check(&mut sim, false);
-        // One to four days and a quarter of a day or more, so steps do not line up with the
+        // One to six days and up to 18 hours, so steps do not line up with the
         // cycles. Every time of the run (creations, freezes, steps) is on a grid of 6 hours:
         // due work then falls due at a few times a day, which the clock advance runs together.
-        let days = 1 + sim.rng.below(4) as i64;
+        let days = 1 + sim.rng.below(6) as i64;
         let to = (sim.now + Duration::days(days) + GRID * sim.rng.below(4) as i32).min(end);
         sim.advance_to(to.max(sim.now + Duration::seconds(1)));
         checks.check(&mut sim, true);
