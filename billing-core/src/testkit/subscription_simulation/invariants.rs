@@ -496,8 +496,9 @@ impl Facts<'_> {
                     p.invoice.id
                 );
                 // 4. An open prepared invoice bills the next cycle's plan; or the plan of a
-                // change it was issued again for and that was then withdrawn (DELETE
-                // pending-change leaves such an invoice as it is, as the spec says).
+                // change it was issued (or issued again) for and that was then withdrawn by
+                // DELETE pending-change, which leaves that invoice as it is (as the spec says of
+                // a re-issued one).
                 let plan = snap
                     .scheduled
                     .as_ref()
@@ -507,8 +508,8 @@ impl Facts<'_> {
                 let withdrawn = snap.changes.iter().any(|c| {
                     c.status == PlanChangeStatus::Canceled
                         && c.effective_cycle == cur + 1
-                        && c.invoice_was_reissued
                         && c.target.amount == p.invoice.total_amount
+                        && c.updated_at.is_some_and(|at| p.invoice.created_at <= at)
                 });
                 assert!(
                     p.invoice.total_amount == plan || withdrawn,
@@ -637,7 +638,7 @@ impl Facts<'_> {
         let status_of = |c: PlanChangeId| snap.changes.iter().find(|x| x.id == c).map(|x| x.status);
         let mut keep = vec![];
         for mut p in std::mem::take(&mut m.previews) {
-            if snap.freezes.iter().any(|f| f.start < p.period_start && f.end.is_none_or(|e| e > p.made_at)) {
+            if snap.freezes.iter().any(|f| f.start < p.period_start && f.end.is_none_or(|e| e >= p.made_at)) {
                 p.moved = true;
             }
             let status = status_of(p.change);
