@@ -521,6 +521,7 @@ macro_rules! conformance_suite {
                 plan_change_rows_and_cycle_pointers,
                 random_plan_changes_bill_as_previewed,
                 immediate_cancellation_voids_a_prepared_invoice,
+                ending_an_inactive_subscription_withdraws_its_prepared_invoice,
             ],
             link_payments: [
                 paid_card_creates_everything_in_one_go,
