@@ -645,6 +645,16 @@ impl Facts<'_> {
             if !matches!(status, Some(PlanChangeStatus::Applied | PlanChangeStatus::Scheduled)) || snap.sub.status.is_terminal() {
                 continue;
             }
+            // A later change in force by the preview's cycle bills that cycle instead.
+            let superseded = snap.changes.iter().any(|c| {
+                c.id != p.change
+                    && c.created_at >= p.made_at
+                    && matches!(c.status, PlanChangeStatus::Applied | PlanChangeStatus::Scheduled)
+                    && c.effective_cycle <= p.cycle
+            });
+            if superseded {
+                continue;
+            }
             let issued = snap.cycles.iter().find(|(n, _)| *n == p.cycle).and_then(|(_, i)| m.invoices.get(i));
             match issued {
                 Some(k) if k.invoice.status != InvoiceStatus::Canceled => {
