@@ -372,13 +372,14 @@ pub(crate) fn holds_renewal(tx: &mut dyn Tx, s: &Subscription) -> Result<bool> {
         .any(|f| f.state != FreezeState::Ended && f.covers(boundary)))
 }
 
-/// Whether a freeze not ended starts before the current period's end: it will move that end,
-/// so the next cycle's invoice must not be prepared for the old one.
+/// Whether a freeze not ended starts before the current period's end, or at it (the renewal
+/// there is held, [`holds_renewal`]): it will move that end, so the next cycle's invoice must
+/// not be prepared for the old one.
 pub(crate) fn moves_period_end(tx: &mut dyn Tx, s: &Subscription) -> Result<bool> {
     Ok(tx
         .subscription_freezes(s.id)?
         .iter()
-        .any(|f| f.state != FreezeState::Ended && f.start < s.current_period_end))
+        .any(|f| f.state != FreezeState::Ended && f.start <= s.current_period_end))
 }
 
 /// Queues the renewal (and, with a lead time, the preparation of the next invoice) at the
@@ -570,11 +571,11 @@ impl<S: Store> Billing<S> {
         })
     }
 
-    /// A freeze starting before the current period's end moves that end: a next-cycle invoice
-    /// prepared ahead for the old end is voided (if still open) and its cycle freed; the
-    /// freeze's end prepares it again for the moved one.
+    /// A freeze starting before the current period's end, or at it, moves that end: a
+    /// next-cycle invoice prepared ahead for the old end is voided (if still open) and its cycle
+    /// freed; the freeze's end prepares it again for the moved one.
     fn withdraw_moved_invoice(&self, tx: &mut dyn Tx, scope: &Scope, s: &Subscription, f: &Freeze) -> Result<()> {
-        if f.start < s.current_period_end {
+        if f.start <= s.current_period_end {
             self.withdraw_cycle_invoice(tx, scope, s, s.current_cycle_number + 1)?;
         }
         Ok(())

@@ -497,6 +497,7 @@ macro_rules! conformance_suite {
                 freeze_and_trial_round_trip,
                 freeze_moves_a_prepared_invoice,
                 paying_into_a_freeze_in_force_is_frozen,
+                freeze_starting_at_the_period_end_moves_it,
             ],
             subscription_simulation: [random_subscriptions_over_three_years],
             subscription_trials: [
