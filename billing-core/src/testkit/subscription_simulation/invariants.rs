@@ -604,7 +604,7 @@ impl Facts<'_> {
             _ => {}
         }
         let ends = s.cancel_at_period_end || s.until_cycle_number.is_some_and(|u| cur >= u);
-        let frozen_ahead = snap.freezes.iter().any(|f| f.state != FreezeState::Ended && f.start < s.current_period_end);
+        let frozen_ahead = snap.freezes.iter().any(|f| f.state != FreezeState::Ended && f.start <= s.current_period_end);
         if s.status == SubscriptionStatus::Active && self.lead > Duration::zero() && !ends && !frozen_ahead && now >= s.current_period_end - self.lead {
             assert!(
                 prepared.is_some(),
@@ -707,7 +707,6 @@ impl Checker {
             EventType::SubscriptionPlanChangeCanceled,
             EventType::SubscriptionFreezeNow,
             EventType::SubscriptionUnfreezeNow,
-            EventType::SubscriptionFreezeCancel,
             EventType::SubscriptionCancelAtPeriodEnd,
             EventType::SubscriptionCanceled,
             EventType::InvoiceCanceled,
