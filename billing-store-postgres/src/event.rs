@@ -94,6 +94,20 @@ impl billing_core::event::EventTx for PgTx<'_> {
         rows.into_iter().map(EventRow::into_domain).collect()
     }
 
+    fn list_events_from(&mut self, org: OrgId, skip: usize) -> StoreResult<Vec<Event>> {
+        use events::dsl as ev;
+        let skip = i64::try_from(skip).unwrap_or(i64::MAX);
+        let rows = self.read(|c| {
+            ev::events
+                .filter(ev::org_id.eq(org.0))
+                .order_by(ev::seq)
+                .offset(skip)
+                .select(EventRow::as_select())
+                .load(c)
+        })?;
+        rows.into_iter().map(EventRow::into_domain).collect()
+    }
+
     fn event_by_id(&mut self, id: EventId) -> StoreResult<Option<Event>> {
         use events::dsl as ev;
         let row = self.read(|c| ev::events.filter(ev::id.eq(id.0)).select(EventRow::as_select()).first(c).optional())?;

@@ -31,6 +31,14 @@ impl EventTx for SqliteTx<'_> {
         )
     }
 
+    fn list_events_from(&mut self, org: OrgId, skip: usize) -> StoreResult<Vec<Event>> {
+        self.all(
+            sql!("SELECT {} FROM events WHERE org_id = ?1 ORDER BY seq LIMIT -1 OFFSET ?2", Events::sql().select),
+            vec![u(org), i64::try_from(skip).unwrap_or(i64::MAX).into()],
+            Events::row,
+        )
+    }
+
     fn event_by_id(&mut self, id: EventId) -> StoreResult<Option<Event>> {
         self.one(sql!("SELECT {} FROM events WHERE id = ?1", Events::sql().select), vec![u(id)], Events::row)
     }

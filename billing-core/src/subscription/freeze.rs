@@ -342,6 +342,21 @@ pub(crate) fn catch_up(tx: &mut dyn Tx, url: &str, s: &mut Subscription, now: Ti
     Ok(changed)
 }
 
+/// The activation hook: a subscription made ACTIVE (its overdue invoice paid) while a freeze
+/// is in force — one that came into force while it was INACTIVE — is FROZEN at once
+/// (SUBSCRIPTION_FREEZE_NOW): ACTIVE, its period end inside the freeze would never renew, and
+/// nothing would say it is frozen. The caller writes `s`.
+pub(crate) fn on_activated(tx: &mut dyn Tx, url: &str, s: &mut Subscription, now: Timestamp) -> Result<()> {
+    if s.status != SubscriptionStatus::Active {
+        return Ok(());
+    }
+    if let Some(f) = tx.subscription_freezes(s.id)?.into_iter().find(|f| f.state == FreezeState::InForce) {
+        s.status = SubscriptionStatus::Frozen;
+        emit_freeze(tx, url, EventType::SubscriptionFreezeNow, s, &f, now)?;
+    }
+    Ok(())
+}
+
 /// The renewal hook: whether the renewal due at `s.current_period_end` must not happen (now).
 /// Only an ACTIVE or FROZEN subscription renews, and not at a boundary inside a freeze: that
 /// boundary moves when the freeze ends, which queues the renewal again. (A FROZEN subscription
@@ -357,13 +372,14 @@ pub(crate) fn holds_renewal(tx: &mut dyn Tx, s: &Subscription) -> Result<bool> {
         .any(|f| f.state != FreezeState::Ended && f.covers(boundary)))
 }
 
-/// Whether a freeze not ended starts before the current period's end: it will move that end,
-/// so the next cycle's invoice must not be prepared for the old one.
+/// Whether a freeze not ended starts before the current period's end, or at it (the renewal
+/// there is held, [`holds_renewal`]): it will move that end, so the next cycle's invoice must
+/// not be prepared for the old one.
 pub(crate) fn moves_period_end(tx: &mut dyn Tx, s: &Subscription) -> Result<bool> {
     Ok(tx
         .subscription_freezes(s.id)?
         .iter()
-        .any(|f| f.state != FreezeState::Ended && f.start < s.current_period_end))
+        .any(|f| f.state != FreezeState::Ended && f.start <= s.current_period_end))
 }
 
 /// Queues the renewal (and, with a lead time, the preparation of the next invoice) at the
@@ -555,11 +571,11 @@ impl<S: Store> Billing<S> {
         })
     }
 
-    /// A freeze starting before the current period's end moves that end: a next-cycle invoice
-    /// prepared ahead for the old end is voided (if still open) and its cycle freed; the
-    /// freeze's end prepares it again for the moved one.
+    /// A freeze starting before the current period's end, or at it, moves that end: a
+    /// next-cycle invoice prepared ahead for the old end is voided (if still open) and its cycle
+    /// freed; the freeze's end prepares it again for the moved one.
     fn withdraw_moved_invoice(&self, tx: &mut dyn Tx, scope: &Scope, s: &Subscription, f: &Freeze) -> Result<()> {
-        if f.start < s.current_period_end {
+        if f.start <= s.current_period_end {
             self.withdraw_cycle_invoice(tx, scope, s, s.current_cycle_number + 1)?;
         }
         Ok(())

@@ -127,7 +127,8 @@ pub(crate) fn emit(tx: &mut dyn Tx, public_url: &str, t: EventType, s: &Subscrip
     crate::event::record(tx, &subscription_event(public_url, t, s, None, now))
 }
 
-/// Makes an INACTIVE or TRIAL_PENDING subscription ACTIVE (SUBSCRIPTION_ACTIVATED) and queues its renewal (it
+/// Makes an INACTIVE or TRIAL_PENDING subscription ACTIVE (SUBSCRIPTION_ACTIVATED; then FROZEN when a
+/// freeze is in force, [`super::freeze::on_activated`]) and queues its renewal (it
 /// is not renewed while inactive). Other statuses are left as they are. Returns whether it
 /// changed.
 fn activate(tx: &mut dyn Tx, public_url: &str, s: &mut Subscription, now: Timestamp) -> Result<bool> {
@@ -139,6 +140,7 @@ fn activate(tx: &mut dyn Tx, public_url: &str, s: &mut Subscription, now: Timest
     s.renewal_failures = 0;
     s.updated_at = Some(now);
     emit(tx, public_url, EventType::SubscriptionActivated, s, now)?;
+    super::freeze::on_activated(tx, public_url, s, now)?;
     let lead = tx.org(s.org_id)?.map(|o| o.settings.invoice_lead()).unwrap_or_default();
     schedule_renewal(tx, s, lead)?;
     Ok(true)

@@ -114,16 +114,18 @@ impl<S: Store> Billing<S> {
     }
 
     /// Brings the prepared next-cycle invoice in line with whether `s` renews at its period
-    /// end: voided (and its cycle freed) when it ends there and the invoice is still open;
-    /// prepared now when it renews and the preparation time has passed.
+    /// end: voided (and its cycle freed) when it ends there and the invoice is still open —
+    /// whatever its status: an INACTIVE or FROZEN subscription keeps the invoice prepared while
+    /// it was ACTIVE; prepared now when an ACTIVE one renews and the preparation time has
+    /// passed.
     pub(crate) fn sync_next_invoice(&self, tx: &mut dyn Tx, scope: &Scope, s: &Subscription, now: Timestamp) -> Result<()> {
-        if s.status != SubscriptionStatus::Active {
+        if s.status.is_terminal() {
             return Ok(());
         }
         let next = s.current_cycle_number + 1;
         if ends_at_period_end(s) {
             self.withdraw_cycle_invoice(tx, scope, s, next)?;
-        } else {
+        } else if s.status == SubscriptionStatus::Active {
             self.prepare_next_invoice(tx, scope, s, next, now)?;
         }
         Ok(())

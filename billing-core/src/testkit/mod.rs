@@ -52,6 +52,7 @@ pub mod plan_changes;
 pub mod sandbox;
 pub mod settings;
 pub mod subscription_freezes;
+pub mod subscription_simulation;
 pub mod subscription_trials;
 pub mod subscriptions;
 pub mod tx;
@@ -496,7 +497,10 @@ macro_rules! conformance_suite {
                 freeze_list_pages_and_sorts,
                 freeze_and_trial_round_trip,
                 freeze_moves_a_prepared_invoice,
+                paying_into_a_freeze_in_force_is_frozen,
+                freeze_starting_at_the_period_end_moves_it,
             ],
+            subscription_simulation: [random_subscriptions_over_three_years],
             subscription_trials: [
                 trial_then_the_first_paid_cycle,
                 trial_pending_until_paid,
@@ -519,6 +523,7 @@ macro_rules! conformance_suite {
                 plan_change_rows_and_cycle_pointers,
                 random_plan_changes_bill_as_previewed,
                 immediate_cancellation_voids_a_prepared_invoice,
+                ending_an_inactive_subscription_withdraws_its_prepared_invoice,
             ],
             link_payments: [
                 paid_card_creates_everything_in_one_go,

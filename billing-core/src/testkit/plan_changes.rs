@@ -923,3 +923,40 @@ pub fn immediate_cancellation_voids_a_prepared_invoice<H: Harness>() {
     );
     assert_eq!(w.billing.get_subscription(s, sub.id).unwrap().status, SubscriptionStatus::Canceled);
 }
+
+/// An INACTIVE subscription (its renewal declined) whose next invoice was prepared while it was
+/// ACTIVE, then given `until_cycle_number` = its current cycle: it ends at the period end, so the
+/// prepared invoice of a cycle that will not come is voided and its cycle freed, as for an
+/// ACTIVE one; a later plan change issues nothing for that cycle.
+pub fn ending_an_inactive_subscription_withdraws_its_prepared_invoice<H: Harness>() {
+    let w = World::new(H::store());
+    set_settings(&w, json!({"subscription_invoice_lead_days": 7, "subscription_renewal_retry_days": [1]}));
+    let s = &w.fresh_admin();
+    let c = consumer(&w, s, false);
+    let weekly = product(&w, s, "10.00", json!({"type": "RECURRING", "recurring_interval": "WEEK"}));
+    let other = product(&w, s, "25.00", json!({"type": "RECURRING", "recurring_interval": "WEEK"}));
+    let sub = create(&w, s, sub_body(c.id, &[(weekly.id, 1)], "2026-01-15T09:00:00Z"));
+    pay_first(&w, s, sub.latest_invoice_id.unwrap());
+    // Jan 22: cycle 2 (no card: declined) and cycle 3's invoice prepared; Jan 23: the retry
+    // fails, INACTIVE.
+    to(&w, "2026-01-24T00:00:00Z");
+    let got = w.billing.get_subscription(&w.fresh_admin(), sub.id).unwrap();
+    assert_eq!((got.status, got.current_cycle_number), (SubscriptionStatus::Inactive, 2));
+    let invs = invoices_of(&w, sub.id);
+    assert_eq!(invs.len(), 3);
+    let prepared = invs[2].1.id;
+    update(
+        &w,
+        sub.id,
+        json!({"items": [{"product_id": weekly.id, "quantity": 1}], "coupons": [], "until_cycle_number": 2}),
+    );
+    assert_eq!(
+        invoice(&w, prepared).status,
+        InvoiceStatus::Canceled,
+        "a cycle after the last one is not billed"
+    );
+    assert_eq!(invoices_of(&w, sub.id).len(), 2);
+    update(&w, sub.id, update_body(&[(other.id, 2)], &[]));
+    assert_eq!(invoices_of(&w, sub.id).len(), 2, "nothing re-issued for a cycle that will not come");
+    assert_eq!(count(&w, sub.id, EventType::SubscriptionPlanChangeInvoiceReissued), 0);
+}

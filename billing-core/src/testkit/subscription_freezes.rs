@@ -716,3 +716,79 @@ pub fn freeze_moves_a_prepared_invoice<H: Harness>() {
         assert_eq!(get(&w, id).current_cycle_number, 2);
     }
 }
+
+/// A freeze scheduled while ACTIVE comes into force while the subscription is INACTIVE (a
+/// declined renewal, retries over); paying the overdue invoice then activates it into the
+/// freeze: FROZEN (SUBSCRIPTION_ACTIVATED, then SUBSCRIPTION_FREEZE_NOW), not ACTIVE with a
+/// period that would end inside the freeze and never renew. Deleting the freeze makes it ACTIVE
+/// and it renews at the period end moved by the frozen time.
+pub fn paying_into_a_freeze_in_force_is_frozen<H: Harness>() {
+    let w = World::new(H::store());
+    let patch = crate::org::settings::SettingsPatch::parse(&json!({"subscription_renewal_retry_days": [1]})).unwrap();
+    w.billing.update_organization_settings(&w.admin, &patch).unwrap();
+    // No card: the renewal on Feb 15 fails, the retry on Feb 16 too: INACTIVE.
+    let sub = active(&w, "2026-01-15T09:00:00Z", false);
+    let f = w.billing.create_freeze(&w.fresh_admin(), sub.id, req("2026-02-20T09:00:00Z", None)).unwrap();
+    to(&w, "2026-02-21T09:00:00Z");
+    let got = get(&w, sub.id);
+    assert_eq!((got.status, got.current_cycle_number), (SubscriptionStatus::Inactive, 2));
+    pay(&w, got.latest_invoice_id.unwrap());
+    let got = get(&w, sub.id);
+    assert_eq!(got.status, SubscriptionStatus::Frozen, "paid while a freeze is in force");
+    let evs = freeze_events(&w, sub.id);
+    assert_eq!(evs.last(), Some(&EventType::SubscriptionFreezeNow), "{evs:?}");
+    let all = sub_events(&w, sub.id);
+    assert_eq!(&all[all.len() - 2..], &[EventType::SubscriptionActivated, EventType::SubscriptionFreezeNow]);
+    // Nothing renews inside the freeze, however long.
+    to(&w, "2026-04-01T09:00:00Z");
+    assert_eq!((get(&w, sub.id).status, invoices_of(&w, sub.id).len()), (SubscriptionStatus::Frozen, 2));
+    w.billing.delete_freeze(&w.fresh_admin(), sub.id, f.id).unwrap();
+    let got = get(&w, sub.id);
+    // Frozen from Feb 20 to Apr 1 (40 days): the period ending Mar 15 ends Apr 24.
+    assert_eq!((got.status, got.current_period_end), (SubscriptionStatus::Active, ts("2026-04-24T09:00:00Z")));
+    to(&w, "2026-04-24T09:00:01Z");
+    let got = get(&w, sub.id);
+    assert_eq!((got.current_cycle_number, invoices_of(&w, sub.id).len()), (3, 3));
+}
+
+/// A freeze starting exactly at the period end holds the renewal there (the boundary is inside
+/// it), so it moves the period end as one starting earlier does: no next-cycle invoice is
+/// prepared for the old end while it is scheduled, and one already prepared is voided when it is
+/// made. Its end prepares the invoice for the moved end.
+pub fn freeze_starting_at_the_period_end_moves_it<H: Harness>() {
+    let w = World::new(H::store());
+    let patch = crate::org::settings::SettingsPatch::parse(&json!({"subscription_invoice_lead_days": 3})).unwrap();
+    w.billing.update_organization_settings(&w.admin, &patch).unwrap();
+    let early = active(&w, "2026-01-15T09:00:00Z", true);
+    let late = active(&w, "2026-01-15T09:00:00Z", true);
+    // Made before the preparation time (Feb 12): nothing is prepared for Feb 15.
+    w.billing
+        .create_freeze(&w.fresh_admin(), early.id, req("2026-02-15T09:00:00Z", Some("2026-03-01T09:00:00Z")))
+        .unwrap();
+    to(&w, "2026-02-13T00:00:00Z");
+    assert_eq!(invoices_of(&w, early.id).len(), 1, "no invoice prepared for a period end inside a freeze");
+    // Made after it: the invoice prepared for Feb 15 is voided.
+    let prepared = invoices_of(&w, late.id);
+    assert_eq!(prepared.len(), 2);
+    w.billing
+        .create_freeze(&w.fresh_admin(), late.id, req("2026-02-15T09:00:00Z", Some("2026-03-01T09:00:00Z")))
+        .unwrap();
+    assert_eq!(invoices_of(&w, late.id).len(), 1);
+    let s = &w.fresh_admin();
+    assert_eq!(w.billing.get_invoice(s, prepared[1].1.id).unwrap().0.status, InvoiceStatus::Canceled);
+    // Frozen 14 days, from the period end: the renewal happens at the moved end, Mar 1, and
+    // cycle 2 is billed from there.
+    to(&w, "2026-02-28T00:00:00Z");
+    assert_eq!((invoices_of(&w, early.id).len(), invoices_of(&w, late.id).len()), (1, 1));
+    to(&w, "2026-03-01T09:00:01Z");
+    for id in [early.id, late.id] {
+        let got = get(&w, id);
+        assert_eq!(
+            (got.status, got.current_cycle_number, got.current_period_start),
+            (SubscriptionStatus::Active, 2, ts("2026-03-01T09:00:00Z"))
+        );
+        let invs = invoices_of(&w, id);
+        assert_eq!(invs.len(), 2, "{invs:?}");
+        assert_eq!(invs[1].1.scheduled_on, ts("2026-03-01T09:00:00Z"));
+    }
+}

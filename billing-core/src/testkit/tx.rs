@@ -796,7 +796,12 @@ pub fn events_in_write_order<H: Harness>() {
     let mut want = first.clone();
     want.push(last);
     assert_eq!(w.read(|tx| tx.list_events(org)), want);
-    assert_eq!(w.read(|tx| tx.list_events(other.org.id)), vec![foreign]);
+    assert_eq!(w.read(|tx| tx.list_events_from(org, 0)), want);
+    assert_eq!(w.read(|tx| tx.list_events_from(org, 2)), want[2..].to_vec());
+    assert_eq!(w.read(|tx| tx.list_events_from(org, 4)), vec![]);
+    assert_eq!(w.read(|tx| tx.list_events_from(org, 9)), vec![]);
+    assert_eq!(w.read(|tx| tx.list_events(other.org.id)), vec![foreign.clone()]);
+    assert_eq!(w.read(|tx| tx.list_events_from(other.org.id, 0)), vec![foreign]);
 }
 
 pub fn duplicate_ids_are_unique_violations<H: Harness>() {
