@@ -227,42 +227,45 @@ fn two_processes_renew_10000_subscriptions_exactly_once() {
     sql.assert_renewed_once(n as i64, &before);
 }
 
-/// SIGKILL of the server in the middle of a renewal run, then a restart on the same database:
-/// the work the dead process held is taken over when its leases lapse, a charge it left in
-/// flight is voided and charged again by the renewal's retry (driven here by advancing the
-/// sandbox clock two days), and in the end every subscription is renewed once and paid once.
+/// SIGKILL of the server in the middle of a renewal run, then a restart on the same database,
+/// twice: once while the renewals are being made, once while their charges are. The work the
+/// dead process held is taken over when its leases lapse, a charge it left in flight is voided
+/// and charged again by the renewal's retry (driven here by advancing the sandbox clock two
+/// days), and in the end every subscription is renewed once and paid once.
 fn sigkill_mid_renewal(url: &str, n: usize) {
     let dir = tempfile::tempdir().unwrap();
     let key = seed(url, n);
     let mut sql = Db::open(url);
     let before = sql.events();
-    let mut first = start(url, dir.path(), "first");
-    sql.wait_for(RENEWED, (n / 5) as i64, Duration::from_secs(300), &mut [&mut first]);
-    first.child.kill().expect("SIGKILL");
-    first.child.wait().unwrap();
-    let (renewed, paid) = (sql.count(RENEWED), sql.count(PAID));
-    assert!(
-        renewed >= (n / 5) as i64 && paid < n as i64,
-        "killed mid-run: {renewed} renewed and {paid} paid of {n}"
-    );
-    let processing = sql.count("SELECT count(*) FROM payments WHERE status = 'PROCESSING'");
-    eprintln!("killed with {renewed} of {n} renewed, {paid} paid, {processing} charges in flight");
-
-    let mut second = start(url, dir.path(), "second");
+    let in_flight = "SELECT count(*) FROM payments WHERE status = 'PROCESSING'";
+    // The first run dies while renewing, the second while charging.
+    for (name, what, at) in [("first", RENEWED, n / 5), ("second", PAID, n / 5)] {
+        let mut server = start(url, dir.path(), name);
+        sql.wait_for(what, at as i64, Duration::from_secs(300), &mut [&mut server]);
+        server.child.kill().expect("SIGKILL");
+        server.child.wait().unwrap();
+        let (renewed, paid, processing) = (sql.count(RENEWED), sql.count(PAID), sql.count(in_flight));
+        eprintln!("{name} killed with {renewed} of {n} renewed, {paid} paid, {processing} charges in flight");
+        assert!(
+            sql.count(what) >= at as i64 && paid < n as i64,
+            "killed mid-run: {renewed} renewed and {paid} paid of {n}"
+        );
+    }
+    let mut last = start(url, dir.path(), "last");
     assert_eq!(
-        sql.wait_for(RENEWED, n as i64, Duration::from_secs(300), &mut [&mut second]),
+        sql.wait_for(RENEWED, n as i64, Duration::from_secs(300), &mut [&mut last]),
         n as i64,
-        "every subscription renewed after the restart"
+        "every subscription renewed after the restarts"
     );
-    // Charges the dead process left in flight are voided after the attempt time-out and
-    // charged again by the renewal's first retry (a day later): advance the sandbox clock.
-    let (status, body) = raw_http::request(second.addr, "POST", "/api/v2/sandbox/clock/advance", &key, Some(&json!({"seconds": 2 * 86400}))).unwrap();
+    // Charges a dead process left in flight are voided after the attempt time-out and charged
+    // again by the renewal's first retry (a day later): advance the sandbox clock.
+    let (status, body) = raw_http::request(last.addr, "POST", "/api/v2/sandbox/clock/advance", &key, Some(&json!({"seconds": 2 * 86400}))).unwrap();
     assert_eq!(status, 200, "{body}");
-    let paid = sql.wait_for(PAID, n as i64, Duration::from_secs(300), &mut [&mut second]);
-    assert_eq!(paid, n as i64, "every renewal paid after the restart");
+    let paid = sql.wait_for(PAID, n as i64, Duration::from_secs(300), &mut [&mut last]);
+    assert_eq!(paid, n as i64, "every renewal paid after the restarts");
     std::thread::sleep(Duration::from_millis(500));
-    assert_eq!(sql.count("SELECT count(*) FROM payments WHERE status = 'PROCESSING'"), 0);
-    drop(second);
+    assert_eq!(sql.count(in_flight), 0);
+    drop(last);
     sql.assert_renewed_once(n as i64, &before);
 }
 
