@@ -132,7 +132,7 @@ impl Db {
         match self {
             Db::Sqlite(c) => c.query_row(sql, [], |r| r.get(0)).unwrap_or_else(|e| panic!("{sql}: {e}")),
             Db::Pg(c) => {
-                diesel::sql_query(sql.replace("count(*)", "count(*) AS n"))
+                diesel::sql_query(sql.replacen("count(*)", "count(*) AS n", 1))
                     .get_result::<Count>(c)
                     .unwrap_or_else(|e| panic!("{sql}: {e}"))
                     .n

@@ -259,9 +259,8 @@ impl<S: Store> Billing<S> {
         let found = self.store.read(|tx| {
             for (item, p) in &parsed {
                 if let Some(p) = p {
-                    if !scopes.contains_key(&(item.org_id, p.branch_id)) {
-                        let scope = self.engine_scope(tx, item, p.branch_id)?;
-                        scopes.insert((item.org_id, p.branch_id), scope);
+                    if let std::collections::hash_map::Entry::Vacant(e) = scopes.entry((item.org_id, p.branch_id)) {
+                        e.insert(self.engine_scope(tx, item, p.branch_id)?);
                     }
                 }
             }
@@ -384,9 +383,8 @@ impl<S: Store> Billing<S> {
                     continue;
                 };
                 let key = (item.org_id, p.branch_id);
-                if !scopes.contains_key(&key) {
-                    let scope = self.engine_scope(tx, item, p.branch_id)?;
-                    scopes.insert(key, scope);
+                if let std::collections::hash_map::Entry::Vacant(e) = scopes.entry(key) {
+                    e.insert(self.engine_scope(tx, item, p.branch_id)?);
                 }
                 let Some(scope) = scopes[&key].clone() else {
                     others.push(*item);
