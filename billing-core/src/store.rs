@@ -67,6 +67,19 @@ pub trait Store: Send + Sync + 'static {
     fn write_inserts<R>(&self, f: impl FnMut(&mut dyn Tx) -> Result<R>) -> Result<R> {
         self.write(f)
     }
+    /// Runs `f` once for each of `items`, as `write` would run it alone (as durable, as
+    /// isolated, and with a failing `f` keeping nothing of its own writes), but lets the store
+    /// run them together in one transaction with a savepoint per item: an item whose `f`
+    /// fails is rolled back to its savepoint and does not affect the others. Returns each
+    /// item's result, in `items`' order, once the kept writes are durable; when the shared
+    /// commit fails, every item fails. The items run one after another on the calling thread,
+    /// in order, and a later item sees what an earlier one wrote. Like `write`, a store may run
+    /// `f` for an item more than once. Due work claimed in a batch runs its items this way
+    /// (a renewal day: one commit per claim instead of one per subscription). The default
+    /// runs one `write` per item.
+    fn write_each<T, R>(&self, items: &[T], mut f: impl FnMut(&mut dyn Tx, &T) -> Result<R>) -> Vec<Result<R>> {
+        items.iter().map(|item| self.write(|tx| f(tx, item))).collect()
+    }
     /// Like `read`, for a closure that normally runs a single statement (a lookup by id). A
     /// store may run it without an explicit transaction, one statement being its own snapshot;
     /// one that does must notice when the closure ran more than one statement after all and then

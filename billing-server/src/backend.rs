@@ -123,6 +123,17 @@ impl Store for Backend {
             Backend::Postgres(s, _) => s.write_inserts(f),
         }
     }
+    fn write_each<T, R>(&self, items: &[T], mut f: impl FnMut(&mut dyn Tx, &T) -> Result<R>) -> Vec<Result<R>> {
+        let f = |tx: &mut dyn Tx, item: &T| {
+            let out = f(tx, item)?;
+            billing_core::idempotency::mark(tx)?;
+            Ok(out)
+        };
+        match self {
+            Backend::Sqlite(s) => s.write_each(items, f),
+            Backend::Postgres(s, _) => s.write_each(items, f),
+        }
+    }
     fn read_one<R>(&self, f: impl FnMut(&mut dyn Tx) -> Result<R>) -> Result<R> {
         match self {
             Backend::Sqlite(s) => s.read_one(f),

@@ -170,7 +170,7 @@ fn dispatch(app: &Weak<App>, options: WorkerOptions, idle: &Idle, send: &mpsc::S
         let claimed = app
             .billing
             .claim_due_work_fairly(&app.billing.work_kinds(), app.billing.work_lease(), free.min(256) as u32, concurrency, &held);
-        let items = match claimed {
+        let mut items = match claimed {
             Ok(items) => items,
             Err(e) => {
                 tracing::warn!(error = %e, "claiming due work failed");
@@ -178,6 +178,9 @@ fn dispatch(app: &Weak<App>, options: WorkerOptions, idle: &Idle, send: &mpsc::S
             }
         };
         busy = items.len() >= free.min(256);
+        if busy {
+            top_up_batches(&app, &mut items);
+        }
         if items.is_empty() {
             drop(app);
             // Polls again after the interval, or at once when told to stop.
@@ -195,6 +198,27 @@ fn dispatch(app: &Weak<App>, options: WorkerOptions, idle: &Idle, send: &mpsc::S
                 return;
             }
         }
+    }
+}
+
+/// The items of a batched kind (renewals, renewal charges, fan-outs) run together on one
+/// runner, in one transaction, so they do not each need a free runner: when a full claim took
+/// some, more of those kinds are claimed, up to 256 in all. A renewal day then commits in
+/// batches of hundreds rather than of as many items as there are runners (one commit, and on
+/// SQLite one fsync, per batch).
+fn top_up_batches(app: &App, items: &mut Vec<DueWork>) {
+    let batched: Vec<&'static str> = billing_core::work::registry::<crate::backend::Backend>()
+        .iter()
+        .filter(|h| h.batched && items.iter().any(|i| i.kind == h.kind))
+        .map(|h| h.kind)
+        .collect();
+    let room = 256usize.saturating_sub(items.len());
+    if batched.is_empty() || room == 0 {
+        return;
+    }
+    match app.billing.claim_due_work(None, &batched, app.billing.work_lease(), room as u32) {
+        Ok(more) => items.extend(more),
+        Err(e) => tracing::warn!(error = %e, "claiming due work failed"),
     }
 }
 

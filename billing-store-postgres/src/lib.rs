@@ -296,7 +296,7 @@ impl PgStore {
         &self,
         conn: &mut PgConnection,
         mode: Gate,
-        f: &mut impl FnMut(&mut dyn Tx) -> Result<R>,
+        f: &mut impl FnMut(&mut PgTx<'_>) -> Result<R>,
         state: &mut TxState,
     ) -> std::result::Result<R, Attempt> {
         let begin = match mode {
@@ -353,7 +353,7 @@ impl PgStore {
         }
     }
 
-    fn run<R>(&self, kind: Gate, mut f: impl FnMut(&mut dyn Tx) -> Result<R>) -> Result<R> {
+    fn run<R>(&self, kind: Gate, mut f: impl FnMut(&mut PgTx<'_>) -> Result<R>) -> Result<R> {
         let mut conn = self.conn()?;
         let write = kind != Gate::None;
         let max = if write { self.max_write_attempts } else { 1 };
@@ -399,20 +399,60 @@ impl PgStore {
 }
 
 impl Store for PgStore {
-    fn read<R>(&self, f: impl FnMut(&mut dyn Tx) -> Result<R>) -> Result<R> {
-        self.run(Gate::None, f)
+    fn read<R>(&self, mut f: impl FnMut(&mut dyn Tx) -> Result<R>) -> Result<R> {
+        self.run(Gate::None, |tx: &mut PgTx<'_>| f(tx))
     }
 
-    fn write<R>(&self, f: impl FnMut(&mut dyn Tx) -> Result<R>) -> Result<R> {
-        self.run(Gate::Shared, f)
+    fn write<R>(&self, mut f: impl FnMut(&mut dyn Tx) -> Result<R>) -> Result<R> {
+        self.run(Gate::Shared, |tx: &mut PgTx<'_>| f(tx))
     }
 
-    fn write_leased<R>(&self, f: impl FnMut(&mut dyn Tx) -> Result<R>) -> Result<R> {
-        self.run(Gate::SharedLeased, f)
+    fn write_leased<R>(&self, mut f: impl FnMut(&mut dyn Tx) -> Result<R>) -> Result<R> {
+        self.run(Gate::SharedLeased, |tx: &mut PgTx<'_>| f(tx))
     }
 
-    fn write_inserts<R>(&self, f: impl FnMut(&mut dyn Tx) -> Result<R>) -> Result<R> {
-        self.run(Gate::SharedInserts, f)
+    fn write_inserts<R>(&self, mut f: impl FnMut(&mut dyn Tx) -> Result<R>) -> Result<R> {
+        self.run(Gate::SharedInserts, |tx: &mut PgTx<'_>| f(tx))
+    }
+
+    /// One SERIALIZABLE transaction (retried as a whole on a conflict, like `write`) with a
+    /// savepoint per item: an item whose closure fails, or whose statement failed, is rolled
+    /// back to its savepoint and the next one carries on. One BEGIN, gate and COMMIT (one WAL
+    /// flush) for the lot.
+    fn write_each<T, R>(&self, items: &[T], mut f: impl FnMut(&mut dyn Tx, &T) -> Result<R>) -> Vec<Result<R>> {
+        if items.len() < 2 {
+            return items.iter().map(|item| self.write(|tx| f(tx, item))).collect();
+        }
+        let mut out: Vec<Result<R>> = Vec::with_capacity(items.len());
+        let ran = self.run(Gate::Shared, |tx: &mut PgTx<'_>| {
+            out.clear();
+            for item in items {
+                AnsiTransactionManager::begin_transaction(&mut *tx.conn).map_err(store_error)?;
+                let r = f(tx, item);
+                // A statement that failed outside its own savepoint aborted only this item's
+                // savepoint, which is rolled back below.
+                let aborted = tx.state.aborted.take();
+                let keep = r.is_ok() && aborted.is_none();
+                let ended = match keep {
+                    true => AnsiTransactionManager::commit_transaction(&mut *tx.conn),
+                    false => AnsiTransactionManager::rollback_transaction(&mut *tx.conn),
+                };
+                ended.map_err(store_error)?;
+                if tx.state.conflict {
+                    // The whole transaction runs again.
+                    return Err(StoreError::Conflict("serialization conflict in a batch".into()).into());
+                }
+                out.push(match (r, aborted) {
+                    (Ok(_), Some(msg)) => Err(StoreError::backend(format!("a failed statement rolled the item back: {msg}")).into()),
+                    (r, _) => r,
+                });
+            }
+            Ok(())
+        });
+        match ran {
+            Ok(()) => out,
+            Err(e) => items.iter().map(|_| Err(e.clone())).collect(),
+        }
     }
 
     /// Runs `f` with no transaction (no BEGIN and COMMIT round trips): its one statement is its
@@ -429,7 +469,7 @@ impl Store for PgStore {
             return out;
         }
         drop(conn);
-        self.run(Gate::None, f)
+        self.run(Gate::None, |tx: &mut PgTx<'_>| f(tx))
     }
 
     fn auth_generation(&self) -> Option<u64> {

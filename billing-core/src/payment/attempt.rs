@@ -144,7 +144,20 @@ impl<S: Store> Billing<S> {
         // Refuse before anything is written: the gateway call below would be refused anyway.
         self.call_out("the payment gateway", || ())?;
         let id = Uuid::now_v7();
-        self.store.write(|tx| {
+        self.store.write(|tx| self.record_charge_in(tx, org, now, id, &mut select))
+    }
+
+    /// [`Self::record_charge`] in the caller's transaction, as attempt `id` (the caller makes
+    /// sure no transaction is open when it calls the gateway).
+    pub(crate) fn record_charge_in(
+        &self,
+        tx: &mut dyn Tx,
+        org: OrgId,
+        now: Timestamp,
+        id: Uuid,
+        select: &mut impl FnMut(&mut dyn Tx) -> Result<(Invoice, Vec<Payment>)>,
+    ) -> Result<Charge> {
+        {
             let (invoice, chosen) = select(tx)?;
             if chosen.iter().all(|p| p.amount.is_zero()) {
                 return Err(Error::rule(Code::INVALID_PARAMETERS, "Nothing to charge: the amount is 0"));
@@ -171,7 +184,7 @@ impl<S: Store> Billing<S> {
             };
             tx.insert_work(&DueWork::new(WorkId(id), org, CHARGE_KIND, now + ATTEMPT_TIMEOUT, recorded.to_value()))?;
             Ok(Charge { id, invoice, payments })
-        })
+        }
     }
 
     /// Step 3 of a charge: records the gateway's answer, if the attempt still holds its
@@ -192,8 +205,21 @@ impl<S: Store> Billing<S> {
         mut also: impl FnMut(&mut dyn Tx, &Invoice, &[Payment]) -> Result<()>,
     ) -> Result<Vec<Payment>> {
         let now = self.now(scope);
+        self.store.write(|tx| self.record_charge_outcome_in(tx, scope, charge, outcome, now, &mut also))
+    }
+
+    /// [`Self::record_charge_outcome_and`] in the caller's transaction.
+    pub(crate) fn record_charge_outcome_in(
+        &self,
+        tx: &mut dyn Tx,
+        scope: &crate::auth::Scope,
+        charge: &Charge,
+        outcome: &GatewayOutcome,
+        now: Timestamp,
+        also: &mut impl FnMut(&mut dyn Tx, &Invoice, &[Payment]) -> Result<()>,
+    ) -> Result<Vec<Payment>> {
         let message = format!("{} {}", outcome.code, outcome.message);
-        self.store.write(|tx| {
+        {
             let (mut inv, all) = self.load_invoice(tx, scope, charge.invoice.id)?;
             let mut mine = Vec::with_capacity(charge.payments.len());
             for p in &charge.payments {
@@ -241,7 +267,7 @@ impl<S: Store> Billing<S> {
             }
             also(tx, &inv, &out)?;
             Ok(out)
-        })
+        }
     }
 
     /// The handler of a charge nobody recorded: marks its payments FAILED (if they are still

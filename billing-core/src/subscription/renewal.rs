@@ -27,15 +27,17 @@ use crate::billing::Billing;
 use crate::clock::Timestamp;
 use crate::error::{Error, Result, StoreError};
 use crate::event::EventType;
-use crate::ids::{BranchId, InvoiceId, SubscriptionId, WorkId};
+use crate::ids::{BranchId, InvoiceId, OrgId, SubscriptionId, WorkId};
 use crate::invoice::InvoiceStatus;
 use crate::org::Role;
 use crate::payment::{org_now, PaymentMethod, PaymentStatus};
 use crate::store::{Store, Tx};
+
 use crate::work::ops::is_lease_lost;
-use crate::work::{DueWork, Handler};
+use crate::work::{DueWork, Handler, WorkReport};
 use chrono::Duration;
 use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
 
 /// Renew a subscription into its next cycle.
 pub const RENEWAL_KIND: &str = "subscription.renewal";
@@ -116,18 +118,11 @@ pub(crate) fn work_handlers<S: Store>() -> Vec<Handler<S>> {
     vec![
         Handler {
             kind: RENEWAL_KIND,
-            batched: false,
+            // A claim's renewals run together: one transaction with a savepoint each (see
+            // `Billing::renew_batch`).
+            batched: true,
             ready: |_| true,
-            run: |b, items, report| {
-                for item in items {
-                    match b.renew(item) {
-                        Ok(Some(label)) => report.add(label, 1),
-                        Ok(None) => {}
-                        Err(e) if is_lease_lost(&e) => {}
-                        Err(_) => report.errors += 1,
-                    }
-                }
-            },
+            run: |b, items, report| b.renew_batch(items, report),
         },
         Handler {
             kind: PREPARE_KIND,
@@ -146,19 +141,10 @@ pub(crate) fn work_handlers<S: Store>() -> Vec<Handler<S>> {
         },
         Handler {
             kind: RENEW_CHARGE_KIND,
-            batched: false,
+            // A claim's charges run together (see `Billing::charge_renewal_batch`).
+            batched: true,
             ready: |_| true,
-            run: |b, items, report| {
-                for item in items {
-                    match b.charge_renewal(item) {
-                        Ok(Some(true)) => report.add(CHARGED, 1),
-                        Ok(Some(false)) => report.add(CHARGE_FAILED, 1),
-                        Ok(None) => {}
-                        Err(e) if is_lease_lost(&e) => {}
-                        Err(_) => report.errors += 1,
-                    }
-                }
-            },
+            run: |b, items, report| b.charge_renewal_batch(items, report),
         },
     ]
 }
@@ -219,24 +205,89 @@ impl<S: Store> Billing<S> {
         let mut tries = 0;
         loop {
             tries += 1;
-            let done = self.store.write(|tx| {
-                let now = org_now(tx, item.org_id, server_now)?;
-                let Some(mut s) = tx.subscription(p.branch_id, p.subscription_id)? else {
-                    return self.finish(tx, item, None);
-                };
-                match step(tx, &scope, &mut s, p.cycle, now)? {
-                    Step::Early(at) => {
-                        if !tx.reschedule_work(item.id, item.leased_until, at, &item.payload)? {
-                            return Err(lease_lost(item));
-                        }
-                        Ok(None)
-                    }
-                    Step::Done(what) => self.finish(tx, item, what),
-                }
-            });
+            let done = self.store.write(|tx| self.step_in(tx, item, &p, &scope, server_now, &step));
             match done {
                 Err(e) if is_cycle_taken(&e) && tries < 3 => continue,
                 r => return r,
+            }
+        }
+    }
+
+    /// The transaction of one step item: runs `step` and completes (or reschedules) the item,
+    /// refused when its lease was lost.
+    fn step_in(
+        &self,
+        tx: &mut dyn Tx,
+        item: &DueWork,
+        p: &RenewalPayload,
+        scope: &Scope,
+        server_now: Timestamp,
+        step: &impl Fn(&mut dyn Tx, &Scope, &mut Subscription, u32, Timestamp) -> Result<Step>,
+    ) -> Result<Option<&'static str>> {
+        let now = org_now(tx, item.org_id, server_now)?;
+        let Some(mut s) = tx.subscription(p.branch_id, p.subscription_id)? else {
+            return self.finish(tx, item, None);
+        };
+        match step(tx, scope, &mut s, p.cycle, now)? {
+            Step::Early(at) => {
+                if !tx.reschedule_work(item.id, item.leased_until, at, &item.payload)? {
+                    return Err(lease_lost(item));
+                }
+                Ok(None)
+            }
+            Step::Done(what) => self.finish(tx, item, what),
+        }
+    }
+
+    /// Runs the renewal items of one claim together: the engine scopes of their branches in
+    /// one read, then every renewal in one [`Store::write_each`] (a store that batches commits
+    /// them at once, each in a savepoint of its own, so one that fails leaves the others
+    /// alone). What each item does and the rules it keeps are those of [`Self::renew`]; an item
+    /// that lost its cycle's invoice to another run, or failed, runs again alone.
+    fn renew_batch(&self, items: &[&DueWork], report: &mut WorkReport) {
+        let count = |report: &mut WorkReport, r: Result<Option<&'static str>>| match r {
+            Ok(Some(label)) => report.add(label, 1),
+            Ok(None) => {}
+            Err(e) if is_lease_lost(&e) => {}
+            Err(_) => report.errors += 1,
+        };
+        let parsed: Vec<(&DueWork, Option<RenewalPayload>)> = items
+            .iter()
+            .map(|i| (*i, serde_json::from_value::<RenewalPayload>(i.payload.clone()).ok()))
+            .collect();
+        let mut scopes: HashMap<(OrgId, BranchId), Option<Scope>> = HashMap::new();
+        let found = self.store.read(|tx| {
+            for (item, p) in &parsed {
+                if let Some(p) = p {
+                    if let std::collections::hash_map::Entry::Vacant(e) = scopes.entry((item.org_id, p.branch_id)) {
+                        e.insert(self.engine_scope(tx, item, p.branch_id)?);
+                    }
+                }
+            }
+            Ok(())
+        });
+        if found.is_err() {
+            // Left to their leases, like an item whose run failed.
+            report.errors += items.len();
+            return;
+        }
+        let mut ready = Vec::with_capacity(parsed.len());
+        for (item, p) in parsed {
+            match p.and_then(|p| scopes.get(&(item.org_id, p.branch_id)).cloned().flatten().map(|s| (p, s))) {
+                Some((p, scope)) => ready.push((item, p, scope)),
+                // Unreadable, or its organization, branch or admin is gone: nothing to do.
+                None => count(report, self.drop_item(item).map(|_| None)),
+            }
+        }
+        let server_now = self.clock().now();
+        let renew = |tx: &mut dyn Tx, scope: &Scope, s: &mut Subscription, cycle: u32, now: Timestamp| self.renew_at_period_end(tx, scope, s, cycle, now);
+        let results = self
+            .store
+            .write_each(&ready, |tx, (item, p, scope)| self.step_in(tx, item, p, scope, server_now, &renew));
+        for ((item, _, _), r) in ready.iter().zip(results) {
+            match r {
+                Err(e) if !is_lease_lost(&e) => count(report, self.renew(item)),
+                r => count(report, r),
             }
         }
     }
@@ -288,6 +339,187 @@ impl<S: Store> Billing<S> {
             emit(tx, self.public_url(), EventType::SubscriptionInactivated, &s, now)?;
         }
         Ok(())
+    }
+
+    /// Runs the charge items of one claim together, with the attempt pattern of one charge but
+    /// each step for all of them at once: one read finds what each charges, one
+    /// [`Store::write_each`] records every attempt (each completing its item and queuing the
+    /// next attempt, in a savepoint of its own), the gateway is called for each with no
+    /// transaction open (side by side, like separate items), and one more `write_each`
+    /// records every outcome (with SUBSCRIPTION_CYCLE_RENEWAL_FAILED in the same transaction
+    /// for a decline). An item that is not a plain charge (nothing owed, no card, the check
+    /// after the last retry), or whose reading failed, runs alone as before.
+    fn charge_renewal_batch(&self, items: &[&DueWork], report: &mut WorkReport) {
+        let alone = |report: &mut WorkReport, item: &DueWork| match self.charge_renewal(item) {
+            Ok(Some(true)) => report.add(CHARGED, 1),
+            Ok(Some(false)) => report.add(CHARGE_FAILED, 1),
+            Ok(None) => {}
+            Err(e) if is_lease_lost(&e) => {}
+            Err(_) => report.errors += 1,
+        };
+        if items.len() < 2 || self.call_out("the payment gateway", || ()).is_err() {
+            for item in items {
+                alone(report, item);
+            }
+            return;
+        }
+        struct Plan<'a> {
+            item: &'a DueWork,
+            p: ChargePayload,
+            scope: Scope,
+            card: crate::payment::TokenizedCard,
+            now: Timestamp,
+            attempt: uuid::Uuid,
+        }
+        let mut scopes: HashMap<(OrgId, BranchId), Option<Scope>> = HashMap::new();
+        let mut plans = Vec::with_capacity(items.len());
+        let mut others = Vec::new();
+        let read = self.store.read(|tx| {
+            plans.clear();
+            others.clear();
+            for item in items {
+                let Ok(p) = serde_json::from_value::<ChargePayload>(item.payload.clone()) else {
+                    others.push(*item);
+                    continue;
+                };
+                let key = (item.org_id, p.branch_id);
+                if let std::collections::hash_map::Entry::Vacant(e) = scopes.entry(key) {
+                    e.insert(self.engine_scope(tx, item, p.branch_id)?);
+                }
+                let Some(scope) = scopes[&key].clone() else {
+                    others.push(*item);
+                    continue;
+                };
+                let s = tx.subscription(p.branch_id, p.subscription_id)?;
+                let inv = tx.invoice(p.branch_id, p.invoice_id)?;
+                let (Some(s), Some(inv)) = (s, inv) else {
+                    others.push(*item);
+                    continue;
+                };
+                let owed =
+                    s.status.collects() && s.latest_invoice_id == Some(inv.id) && !matches!(inv.status, InvoiceStatus::Completed | InvoiceStatus::Canceled);
+                let card = tx.latest_active_card(inv.consumer_id)?.filter(|c| c.consent);
+                match card {
+                    Some(card) if owed && p.attempt as usize <= p.retry_days.len() => {
+                        let now = self.now(&scope);
+                        plans.push(Plan {
+                            item,
+                            p,
+                            scope,
+                            card,
+                            now,
+                            attempt: uuid::Uuid::now_v7(),
+                        })
+                    }
+                    _ => others.push(*item),
+                }
+            }
+            Ok(())
+        });
+        if read.is_err() {
+            for item in items {
+                alone(report, item);
+            }
+            return;
+        }
+        for item in others {
+            alone(report, item);
+        }
+        // 1. Every attempt recorded, each with its item completed and its next attempt queued.
+        let recorded = self.store.write_each(&plans, |tx, pl| {
+            let p = &pl.p;
+            self.record_charge_in(tx, pl.scope.org_id(), pl.now, pl.attempt, &mut |tx: &mut dyn Tx| {
+                if !tx.complete_work(pl.item.id, pl.item.leased_until)? {
+                    return Err(lease_lost(pl.item));
+                }
+                let (inv, all) = self.load_invoice(tx, &pl.scope, p.invoice_id)?;
+                let mut pay = all
+                    .iter()
+                    .find(|x| x.status.is_payable())
+                    .cloned()
+                    .ok_or_else(|| Error::rule(crate::error::Code::PAYMENT_FINALIZED, format!("Invoice '{}' has nothing to charge", inv.id)))?;
+                pay.method = Some(PaymentMethod::parse(&pl.card.network).unwrap_or(PaymentMethod::PgwCardUnspecified));
+                let s = tx
+                    .subscription(p.branch_id, p.subscription_id)?
+                    .ok_or_else(|| Error::not_found("Subscription", p.subscription_id))?;
+                queue_charge(
+                    tx,
+                    &s,
+                    p.invoice_id,
+                    p.attempt + 1,
+                    p.first_at,
+                    next_attempt_due(&p.retry_days, p.first_at, p.attempt + 1, pl.now),
+                    &p.retry_days,
+                )?;
+                Ok((inv, vec![pay]))
+            })
+        });
+        let mut charges = Vec::with_capacity(plans.len());
+        for (pl, r) in plans.iter().zip(recorded) {
+            match r {
+                Ok(charge) => charges.push((pl, charge)),
+                Err(e) if is_lease_lost(&e) => {}
+                Err(_) => report.errors += 1,
+            }
+        }
+        // 2. The gateway, with no transaction open, side by side.
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let outcomes: Vec<(usize, Result<crate::payment::gateway::GatewayOutcome>)> = std::thread::scope(|t| {
+            let runners: Vec<_> = (0..charges.len().min(crate::work::ops::WORK_PARALLELISM))
+                .map(|_| {
+                    t.spawn(|| {
+                        let mut got = Vec::new();
+                        loop {
+                            let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                            let Some((pl, charge)) = charges.get(k) else { return got };
+                            let gw = self.gateway_for(&pl.scope.org);
+                            got.push((
+                                k,
+                                self.call_out("the payment gateway", || {
+                                    gw.charge_token(&charge.reference(), &pl.card.gateway_token, charge.total())
+                                }),
+                            ));
+                        }
+                    })
+                })
+                .collect();
+            runners.into_iter().flat_map(|r| r.join().unwrap_or_default()).collect()
+        });
+        let mut answered: Vec<(usize, crate::payment::gateway::GatewayOutcome)> = Vec::with_capacity(outcomes.len());
+        for (k, o) in outcomes {
+            match o {
+                Ok(o) => answered.push((k, o)),
+                // Left to the attempt's item, which fails and voids it.
+                Err(_) => report.errors += 1,
+            }
+        }
+        answered.sort_by_key(|(k, _)| *k);
+        // 3. Every outcome recorded (a decline with its renewal failure).
+        let results = self.store.write_each(&answered, |tx, (k, outcome)| {
+            let (pl, charge) = &charges[*k];
+            let p = &pl.p;
+            let now = self.now(&pl.scope);
+            let recorded = self.record_charge_outcome_in(
+                tx,
+                &pl.scope,
+                charge,
+                outcome,
+                now,
+                &mut |_: &mut dyn Tx, _: &crate::invoice::Invoice, _: &[crate::payment::Payment]| Ok(()),
+            )?;
+            if !outcome.approved {
+                let payment = recorded.first().map(|x| x.id);
+                self.record_renewal_failure(tx, p.branch_id, p.subscription_id, p.invoice_id, p.attempt, p.retry_days.len(), payment, now)?;
+            }
+            Ok(outcome.approved)
+        });
+        for r in results {
+            match r {
+                Ok(true) => report.add(CHARGED, 1),
+                Ok(false) => report.add(CHARGE_FAILED, 1),
+                Err(_) => report.errors += 1,
+            }
+        }
     }
 
     /// Runs one charge item: `Some(approved)` when a charge was made or failed, `None` when

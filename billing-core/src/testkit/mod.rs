@@ -49,6 +49,7 @@ pub mod link_payments;
 pub mod notifications;
 pub mod payment_links;
 pub mod plan_changes;
+pub mod renewal_day;
 pub mod sandbox;
 pub mod settings;
 pub mod subscription_freezes;
@@ -333,6 +334,7 @@ macro_rules! conformance_suite {
                 duplicate_ids_are_unique_violations,
                 err_rolls_back_everything,
                 store_error_mid_transaction_rolls_back,
+                write_each_keeps_each_item_alone,
                 writes_are_visible_inside_their_transaction,
                 rows_of_other_scopes_are_missing,
                 extreme_values_round_trip,
@@ -482,6 +484,7 @@ macro_rules! conformance_suite {
                 one_invoice_per_cycle_is_a_unique_key,
                 a_year_of_monthly_renewals,
                 renewal_run_twice_issues_once,
+                renewals_of_one_claim_run_together,
                 cancel_and_uncancel,
                 until_cycle_number_ends_it,
                 declined_renewals_are_retried_then_inactivate,

@@ -572,3 +572,62 @@ pub fn list_filters_and_sorts<H: Harness>() {
     let req = parse_subscription_list(&QueryParams::parse("")).unwrap();
     assert!(w.billing.list_subscriptions(&other, &req).unwrap().items.is_empty());
 }
+
+/// The renewals of one claim run together (one `Store::write_each`): each is renewed once, and
+/// one whose lease was lost (another process holds the item now) changes nothing while the
+/// others are renewed regardless; it is renewed when it is claimed again.
+pub fn renewals_of_one_claim_run_together<H: Harness>() {
+    let w = World::new(H::store());
+    let s = &w.admin;
+    let gym = monthly(&w, s, "100.00");
+    let mut subs = Vec::new();
+    for _ in 0..4 {
+        let c = consumer(&w, s, false);
+        let mut body = sub_body(c.id, &[(gym.id, 1)], "2026-01-15T09:00:00Z");
+        body["override_payment_methods"] = json!({"subscription_auto_renewal": false});
+        let sub = create(&w, s, body);
+        pay_first(&w, s, sub.latest_invoice_id.unwrap());
+        subs.push(sub);
+    }
+    // Make them due without running anything: move the organization's clock by hand.
+    let mut org = w.read(|tx| tx.org(s.org_id())).unwrap();
+    org.clock_offset_us = Duration::days(32).num_microseconds().unwrap();
+    w.write(|tx| tx.update_org(&org));
+    let now = w.billing.clock().now();
+    let mut items = w.write(|tx| tx.claim_due_work(Some(s.org_id()), &[RENEWAL_KIND], now, now + Duration::seconds(60), 100));
+    assert_eq!(items.len(), 4);
+    let held = items[2].leased_until;
+    // Item 2 runs with a lease it no longer holds.
+    items[2].leased_until = Some(now + Duration::seconds(30));
+    let lost: SubscriptionId = serde_json::from_value(items[2].payload["subscription_id"].clone()).unwrap();
+    let mut report = crate::work::WorkReport::default();
+    w.billing.run_work(&items, &mut report);
+    assert_eq!((report.count("subscription.renewed"), report.errors), (3, 0), "{report:?}");
+    for sub in &subs {
+        let cycles: Vec<u32> = invoices_of(&w, sub.id).iter().map(|(n, _)| *n).collect();
+        let got = w.billing.get_subscription(s, sub.id).unwrap();
+        if sub.id == lost {
+            assert_eq!((cycles, got.current_cycle_number), (vec![1], 1), "the lost item changed nothing");
+        } else {
+            assert_eq!((cycles, got.current_cycle_number), (vec![1, 2], 2));
+        }
+    }
+    let created = |w: &World<H::S>| {
+        w.read(|tx| tx.list_events(s.org_id()))
+            .iter()
+            .filter(|e| e.event_type == EventType::InvoiceCreated)
+            .count()
+    };
+    assert_eq!(created(&w), 4 + 3);
+    // The lost item is still queued under the lease it was claimed with.
+    assert_eq!(w.read(|tx| tx.work(items[2].id)).unwrap().leased_until, held);
+    // Claimed again once that lease ends, it renews its subscription, once.
+    let later = now + Duration::seconds(61);
+    let again = w.write(|tx| tx.claim_due_work(Some(s.org_id()), &[RENEWAL_KIND], later, later + Duration::seconds(60), 100));
+    assert_eq!(again.iter().map(|i| i.id).collect::<Vec<_>>(), vec![items[2].id]);
+    let mut report = crate::work::WorkReport::default();
+    w.billing.run_work(&again, &mut report);
+    assert_eq!(report.count("subscription.renewed"), 1);
+    assert_eq!(invoices_of(&w, lost).len(), 2);
+    assert_eq!(created(&w), 4 + 4);
+}

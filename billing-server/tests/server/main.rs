@@ -35,6 +35,7 @@ mod payment;
 mod payment_links;
 mod product;
 mod quickstart;
+mod renewal_processes;
 mod resilience;
 mod sandbox;
 mod subscription_freezes;
