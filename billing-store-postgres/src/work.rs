@@ -294,6 +294,11 @@ impl billing_core::work::WorkTx for PgTx<'_> {
         Ok(n > 0)
     }
 
+    fn end_work(&mut self, id: WorkId) -> StoreResult<bool> {
+        let n = self.change(|c| diesel::sql_query("DELETE FROM due_work WHERE id = $1").bind::<SqlUuid, _>(id.0).execute(c))?;
+        Ok(n > 0)
+    }
+
     fn reschedule_work(&mut self, id: WorkId, lease: Option<Timestamp>, due_at: Timestamp, payload: &Value) -> StoreResult<bool> {
         let n = self.change(|c| {
             diesel::sql_query("UPDATE due_work SET due_at = $3, payload = $4, leased_until = NULL WHERE id = $1 AND leased_until IS NOT DISTINCT FROM $2")

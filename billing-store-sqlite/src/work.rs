@@ -156,6 +156,10 @@ impl WorkTx for SqliteTx<'_> {
         Ok(n > 0)
     }
 
+    fn end_work(&mut self, id: WorkId) -> StoreResult<bool> {
+        Ok(self.exec("DELETE FROM due_work WHERE id = ?1", vec![u(id)])? > 0)
+    }
+
     fn reschedule_work(&mut self, id: WorkId, lease: Option<Timestamp>, due_at: Timestamp, payload: &Value) -> StoreResult<bool> {
         let n = self.exec(
             "UPDATE due_work SET due_at = ?3, payload = ?4, leased_until = NULL WHERE id = ?1 AND leased_until IS ?2",

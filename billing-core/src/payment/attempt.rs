@@ -17,6 +17,14 @@
 //! late answer can no longer record it) and then voided at the gateway by its reference, until
 //! the gateway confirms; a refund is asked again under the same reference and its outcome
 //! recorded.
+//!
+//! A charge's item falls due in the organization's time, which a sandbox test clock moves in
+//! jumps: an advance of a day passes the time-out of a charge that started a millisecond ago.
+//! So the handler also waits until the attempt has had [`Billing::work_lease`] of server time
+//! (the longest an outside call may take, with a margin) since it was recorded: before that, the
+//! attempt may be alive, and the handler leaves the item held by its claim (a clock advance
+//! waits for held items); step 3 ends the item whoever holds it. Only a process that is really
+//! gone, for real time, has its charge voided.
 
 use super::gateway::GatewayOutcome;
 use super::{Payment, PaymentMethod, PaymentStatus, RefundReason};
@@ -61,6 +69,10 @@ struct Recorded {
     /// A refund: its reason and note.
     #[serde(default)]
     refund: Option<(String, Option<String>)>,
+    /// A charge: the server time (not the organization's) at which it was recorded (absent in
+    /// items recorded before this was kept: their time-out alone counts).
+    #[serde(default)]
+    started: Option<Timestamp>,
 }
 
 impl Recorded {
@@ -181,6 +193,7 @@ impl<S: Store> Billing<S> {
                 reference: id.to_string(),
                 abandoned: false,
                 refund: None,
+                started: Some(self.clock().now()),
             };
             tx.insert_work(&DueWork::new(WorkId(id), org, CHARGE_KIND, now + ATTEMPT_TIMEOUT, recorded.to_value()))?;
             Ok(Charge { id, invoice, payments })
@@ -230,8 +243,7 @@ impl<S: Store> Billing<S> {
                 mine.push(current);
             }
             if outcome.is_unclear() {
-                // Money may have moved: the item voids the charge, starting now (a new item
-                // when its handler holds this one: it finds the payments recorded and stops).
+                // Money may have moved: the item voids the charge, starting now.
                 let rec = Recorded {
                     branch_id: inv.branch_id,
                     invoice_id: inv.id,
@@ -239,13 +251,22 @@ impl<S: Store> Billing<S> {
                     reference: charge.reference(),
                     abandoned: true,
                     refund: None,
+                    started: None,
                 };
-                if !tx.reschedule_work(WorkId(charge.id), None, now, &rec.to_value())? {
+                // Taken over whoever holds it (its handler may hold it, waiting to see whether
+                // this attempt is alive); a new item if it is gone.
+                let moved = match tx.work(WorkId(charge.id))? {
+                    Some(w) => tx.reschedule_work(w.id, w.leased_until, now, &rec.to_value())?,
+                    None => false,
+                };
+                if !moved {
                     tx.insert_work(&DueWork::new(WorkId::new(), inv.org_id, CHARGE_KIND, now, rec.to_value()))?;
                 }
             } else {
-                // The item may be held by its handler at this moment; the payments decide who records.
-                tx.complete_work(WorkId(charge.id), None)?;
+                // Ended whoever holds it: its handler may hold it at this moment, waiting to
+                // see whether this attempt is alive (the payments decide who records, and they
+                // are this attempt's).
+                tx.end_work(WorkId(charge.id))?;
             }
             let mut out = Vec::with_capacity(mine.len());
             for mut p in mine {
@@ -284,6 +305,11 @@ impl<S: Store> Billing<S> {
         // The claim's lease, until the first step below gives it back (a later run, after a
         // failed void, still holds it).
         let mut lease = item.leased_until;
+        if !rec.abandoned && rec.started.is_some_and(|t| server_now < t + self.work_lease()) {
+            // The organization's clock passed the time-out, but the attempt may still be alive
+            // (a sandbox clock jumped): the item stays held by this claim, its outcome ends it.
+            return Ok(false);
+        }
         if !rec.abandoned {
             let attempt = item.id.0;
             let marked = self.store.write(|tx| {
@@ -371,6 +397,7 @@ impl<S: Store> Billing<S> {
             reference: format!("refund-{first}"),
             abandoned: false,
             refund: Some((reason.as_str().to_string(), note.clone())),
+            started: None,
         };
         let item = WorkId(first.0);
         self.store

@@ -148,6 +148,7 @@ pub fn charge_in_flight_is_recorded_and_recovered<H: Harness>() {
     // Before the time-out nothing happens; after it, the item takes over.
     w.billing.advance_sandbox_clock(s, Advance::By(Duration::minutes(14))).unwrap();
     assert_eq!(w.billing.get_payment(s, pay.id).unwrap().status, PaymentStatus::Processing);
+    gone_for_real(&w);
     w.billing.advance_sandbox_clock(s, Advance::By(Duration::minutes(2))).unwrap();
     let p = w.billing.get_payment(s, pay.id).unwrap();
     assert_eq!((p.status, p.transaction_id), (PaymentStatus::Failed, None));
@@ -162,6 +163,54 @@ pub fn charge_in_flight_is_recorded_and_recovered<H: Harness>() {
     assert_eq!(gw.calls().iter().filter(|c| c.0 == "void").count(), 1, "a recorded charge is never voided");
 }
 
+/// The process that made an attempt is gone for real: the server's clock passes the longest an
+/// attempt may stay in flight (the organization's test clock alone says nothing about that).
+fn gone_for_real<S: crate::store::Store>(w: &World<S>) {
+    w.clock.advance(w.billing.work_lease());
+}
+
+/// A sandbox clock advance past an attempt's time-out while the attempt is alive (its gateway
+/// call takes a moment of real time) leaves it alone: the advance waits for it, its outcome is
+/// recorded, nothing is voided. The time-out is the organization's time, which the test clock
+/// jumps; a live attempt is told by the server's time.
+pub fn clock_advance_waits_for_a_live_charge<H: Harness>() {
+    let w = Arc::new(World::new(H::store()));
+    let gw = Scripted::new(Act::Sandbox);
+    w.billing.set_sandbox_gateway(gw.clone());
+    let (inv, pay) = unpaid(&w);
+    let (entered_tx, entered) = mpsc::channel();
+    let (go, go_rx) = mpsc::channel::<()>();
+    gw.set(Act::Block(entered_tx, Mutex::new(go_rx)));
+    let payer = {
+        let w = w.clone();
+        std::thread::spawn(move || w.billing.pay_by_card(&w.admin, inv.id, &[pay.id], &card()))
+    };
+    entered.recv().unwrap();
+    // The charge is at the gateway: an advance of a day passes its time-out (organization
+    // time), then the gateway answers while the advance waits.
+    let advance = {
+        let w = w.clone();
+        std::thread::spawn(move || w.billing.advance_sandbox_clock(&w.admin, Advance::By(Duration::days(1))))
+    };
+    // Once the advance has reached the time-out and its handler holds the attempt's item
+    // (without the rule, it would have voided the charge by now).
+    let attempt = w.billing.get_payment(&w.admin, pay.id).unwrap().transaction_id.expect("the attempt's id");
+    let started = std::time::Instant::now();
+    while started.elapsed() < std::time::Duration::from_secs(10) && !w.read(|tx| tx.work(WorkId(attempt))).is_some_and(|i| i.leased_until.is_some()) {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    go.send(()).unwrap();
+    let paid = payer.join().unwrap().expect("the live charge is recorded");
+    assert_eq!(paid[0].status, PaymentStatus::Succeeded);
+    advance.join().unwrap().unwrap();
+    let p = w.billing.get_payment(&w.admin, pay.id).unwrap();
+    assert_eq!(p.status, PaymentStatus::Succeeded);
+    assert_eq!(payment_events(&w, pay.id.0), vec![EventType::PaymentSucceeded]);
+    let ops: Vec<&str> = gw.calls().iter().map(|c| c.0).collect();
+    assert_eq!(ops, vec!["charge"], "never voided");
+    assert_eq!(w.read(|tx| tx.work(WorkId(attempt))), None, "the attempt's item is done");
+}
+
 /// A void the gateway refuses is asked again a few minutes later, by a later run of the same
 /// item (which holds the item by its own claim), until the gateway confirms; then the item is
 /// done.
@@ -172,6 +221,7 @@ pub fn refused_void_is_retried_until_confirmed<H: Harness>() {
     w.billing.set_sandbox_gateway(gw.clone());
     let (inv, pay) = unpaid(&w);
     died(|| w.billing.pay_by_card(s, inv.id, &[pay.id], &card()));
+    gone_for_real(&w);
     let attempt = w.billing.get_payment(s, pay.id).unwrap().transaction_id.expect("the attempt");
     gw.set(Act::Fail);
     w.billing.advance_sandbox_clock(s, Advance::By(Duration::minutes(16))).unwrap();
@@ -194,7 +244,9 @@ pub fn late_charge_outcome_is_not_recorded<H: Harness>() {
     let (inv, pay) = unpaid(&w);
     let later = w.clone();
     gw.set(Act::Hook(Box::new(move || {
-        // The answer takes longer than the time-out: the item runs meanwhile.
+        // The answer takes longer than the time-out, in real time too: the item runs
+        // meanwhile.
+        later.clock.advance(later.billing.work_lease());
         later.billing.advance_sandbox_clock(&later.admin, Advance::By(Duration::minutes(16))).unwrap();
     })));
     expect_code(w.billing.pay_by_card(&w.admin, inv.id, &[pay.id], &card()), Code::INVALID_STATUS);

@@ -573,6 +573,7 @@ macro_rules! conformance_suite {
             ],
             attempts: [
                 charge_in_flight_is_recorded_and_recovered,
+                clock_advance_waits_for_a_live_charge,
                 late_charge_outcome_is_not_recorded,
                 refused_void_is_retried_until_confirmed,
                 concurrent_payers_charge_once,

@@ -41,6 +41,15 @@ pub trait WorkTx {
     fn claim_work(&mut self, id: WorkId, server_now: Timestamp, lease_until: Timestamp) -> StoreResult<Option<DueWork>>;
     /// Deletes the item if its lease is still `lease`; returns whether it did.
     fn complete_work(&mut self, id: WorkId, lease: Option<Timestamp>) -> StoreResult<bool>;
+    /// Deletes the item whoever holds it (for the work's owner, which ends it while a handler
+    /// may be looking at it); returns whether it existed. The default reads its lease, then
+    /// completes it.
+    fn end_work(&mut self, id: WorkId) -> StoreResult<bool> {
+        match self.work(id)? {
+            Some(w) => self.complete_work(id, w.leased_until),
+            None => Ok(false),
+        }
+    }
     /// Sets a new due time and payload and clears the lease, if the lease is still `lease`;
     /// returns whether it did.
     fn reschedule_work(&mut self, id: WorkId, lease: Option<Timestamp>, due_at: Timestamp, payload: &Value) -> StoreResult<bool>;
