@@ -397,6 +397,11 @@ fn subscription_settings_drive_the_dunning(srv: &TestServer) {
     assert_eq!((failed(srv), ok(srv.get(&sub_path(&id)))["status"].clone()), (1, json!("ACTIVE")));
     to(srv, end + Duration::days(2) + Duration::seconds(1));
     assert_eq!((failed(srv), ok(srv.get(&sub_path(&id)))["status"].clone()), (2, json!("INACTIVE")));
+    let inactivated = sub_events(srv, &id).iter().filter(|e| *e == "SUBSCRIPTION_INACTIVATED").count();
+    assert_eq!(inactivated, 1, "{:?}", sub_events(srv, &id));
+    // Nothing more is tried once it is INACTIVE.
+    to(srv, end + Duration::days(20));
+    assert_eq!((failed(srv), ok(srv.get(&sub_path(&id)))["status"].clone()), (2, json!("INACTIVE")));
 }
 
 /// A monthly product replaced by a quarterly one: INTERVAL_CHANGED and PRODUCT_REPLACED in the
@@ -438,9 +443,48 @@ fn interval_change_renews_quarterly(srv: &TestServer) {
     );
 }
 
+/// A smaller plan: PUT with a lower quantity, a product and the coupon dropped lists
+/// QUANTITY_DECREASED, PRODUCT_REMOVED and COUPON_REMOVED (with their values and labels) and a
+/// negative delta; applied at the period end, the new cycle bills the target amount.
+fn put_reducing_the_plan_lists_what_goes(srv: &TestServer) {
+    let gym = id_of(&recurring_product(srv, "Gym", "100.00"));
+    let towel = id_of(&recurring_product(srv, "Towel", "20.00"));
+    let ten = id_of(&percent_coupon(srv, "TEN", "10"));
+    let c = quiet_consumer(srv, "Sara");
+    let mut body = json!({"organization_consumer_id": c, "items": items(&[(&gym, 3), (&towel, 1)]), "period_start": now(srv).to_rfc3339()});
+    body["coupons"] = json!([ten]);
+    let v = ok(srv.post("/api/v2/subscriptions", body));
+    let inv = ok(srv.get(&invoice_path(v["latest_invoice_id"].as_str().unwrap())));
+    assert_eq!(inv["total_amount"], "288.00");
+    ok(mark_paid(srv, &first_payment(&inv), "CASH"));
+    let id = id_of(&v);
+    let pc = ok(srv.put(&sub_path(&id), plan(&[(&gym, 1)], &[])))["pending_change"].clone();
+    assert_eq!(
+        pc["changes"],
+        json!([
+            {"kind": "QUANTITY_DECREASED", "label": "Gym: quantity 3 → 1", "product_id": gym, "from_value": "3", "to_value": "1"},
+            {"kind": "PRODUCT_REMOVED", "label": "Towel removed (quantity 1)", "product_id": towel, "from_value": "1", "to_value": null},
+            {"kind": "COUPON_REMOVED", "label": "Coupon TEN removed", "product_id": null, "from_value": ten, "to_value": null},
+        ])
+    );
+    assert_eq!(
+        (pc["current_amount"].as_str(), pc["target_amount"].as_str(), pc["delta_amount"].as_str()),
+        (Some("288.00"), Some("100.00"), Some("-188.00"))
+    );
+    assert_eq!(pc["target_subscription_coupon_ids"], json!([]));
+    to(srv, time_of(&v["current_period_end"]) + Duration::seconds(1));
+    let invs = sub_invoices(srv, &id);
+    assert_eq!(invs.len(), 2);
+    assert_eq!(invs[1]["total_amount"], pc["next_invoice_preview"]["total_amount"]);
+    assert_eq!(invs[1]["total_amount"], "100.00");
+    let got = ok(srv.get(&sub_path(&id)));
+    assert_eq!((got["amount"].as_str(), got["items"].as_array().unwrap().len()), (Some("100.00"), 1));
+}
+
 http_tests!(
     put_applies_immediate_fields,
     put_schedules_a_change_applied_at_the_period_end,
+    put_reducing_the_plan_lists_what_goes,
     delete_pending_change,
     put_refusals_write_nothing,
     lead_time_prepares_and_a_change_reissues,
