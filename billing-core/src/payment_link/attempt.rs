@@ -63,6 +63,11 @@ pub(crate) struct Recorded {
     /// Already recorded failed: only the void is left.
     #[serde(default)]
     pub abandoned: bool,
+    /// The server time (not the organization's) at which the attempt was recorded: the handler
+    /// leaves an attempt alone until it is one work lease old in server time, as it does a card
+    /// charge's (see [`crate::payment`]'s attempts).
+    #[serde(default)]
+    pub started: Option<Timestamp>,
 }
 
 impl Recorded {
@@ -156,6 +161,12 @@ impl<S: Store> Billing<S> {
         let mut abandoned = false;
         // The claim's lease, until the first step below gives it back.
         let mut lease = item.leased_until;
+        if !rec.abandoned && rec.started.is_some_and(|t| server_now < t + self.work_lease()) {
+            // The organization's clock passed the time-out, but the request may still be at
+            // the gateway (a sandbox clock jumped): the item stays held by this claim, and the
+            // request's outcome ends it.
+            return Ok(false);
+        }
         if !rec.abandoned {
             let attempt = item.id.0;
             let gave_up = self.store.write(|tx| {

@@ -168,6 +168,7 @@ impl<S: Store> Billing<S> {
             link_id: link.id,
             reference: attempt.id.to_string(),
             abandoned: false,
+            started: Some(self.clock().now()),
         };
         self.store
             .write(|tx| {
@@ -249,13 +250,18 @@ impl<S: Store> Billing<S> {
         }
         if !o.approved {
             if o.is_unclear() {
-                // Money may have moved: the item voids the charge, starting now (a new item
-                // when its handler holds this one: it finds the attempt recorded and stops).
+                // Money may have moved: the item voids the charge, starting now, taken over
+                // whoever holds it (its handler may, waiting to see whether this request is
+                // alive); a new item if it is gone.
                 let next = Recorded {
                     abandoned: true,
                     ..p.rec.clone()
                 };
-                if !tx.reschedule_work(WorkId(a.id), None, now, &next.to_value())? {
+                let moved = match tx.work(WorkId(a.id))? {
+                    Some(w) => tx.reschedule_work(w.id, w.leased_until, now, &next.to_value())?,
+                    None => false,
+                };
+                if !moved {
                     tx.insert_work(&crate::work::DueWork::new(
                         WorkId::new(),
                         a.org_id,
@@ -266,13 +272,14 @@ impl<S: Store> Billing<S> {
                 }
                 out.status = PayStatus::FailedInternalError;
             } else {
-                tx.complete_work(WorkId(a.id), None)?;
+                tx.end_work(WorkId(a.id))?;
             }
             emit_attempt_failed(tx, self.public_url(), &l, a.id, out.status.as_str(), o, now)?;
             crate::payment::limits::record_failure(tx, &crate::payment::limits::link_target(l.id), &p.req.client, now)?;
             return Ok(out);
         }
-        tx.complete_work(WorkId(a.id), None)?;
+        // Ended whoever holds it (its handler may, waiting to see whether this request is alive).
+        tx.end_work(WorkId(a.id))?;
         let consumer = self.payer_consumer(tx, p, &l)?;
         if let (Some(token), PayMethod::Card(card)) = (&p.token, &p.req.method) {
             let saved = TokenizedCard {

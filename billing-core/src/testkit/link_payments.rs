@@ -445,6 +445,37 @@ pub fn concurrent_attempts_charge_once<H: Harness>() {
     assert_eq!(w.billing.get_payment_link(&w.admin, l.id).unwrap().status, PaymentLinkStatus::Completed);
 }
 
+/// A sandbox clock advance past a link payment's time-out while the request is at the gateway
+/// leaves it alone: the advance waits, the payment is recorded paid, nothing is voided.
+pub fn clock_advance_waits_for_a_live_link_payment<H: Harness>() {
+    let w = World::new(H::store());
+    let (entered_tx, entered) = mpsc::channel();
+    let (go, go_rx) = mpsc::channel();
+    let gw = Gate::new(Act::Block(entered_tx, Mutex::new(go_rx)));
+    w.billing.set_sandbox_gateway(gw.clone());
+    let l = link_of(&w, "100.00", json!({}));
+    let body = pay_body(card(PAID_CARD), "+966501234567");
+    std::thread::scope(|t| {
+        let payer = t.spawn(|| pay(&w, &l, &body));
+        entered.recv().unwrap();
+        let attempt = crate::ids::WorkId(gw.calls()[0].1.parse().expect("the reference is the attempt's id"));
+        let advance = t.spawn(|| w.billing.advance_sandbox_clock(&w.admin, Advance::By(Duration::days(1))));
+        // Once the advance has reached the time-out and its handler holds the item (without
+        // the rule, it would have given the payment up by now).
+        let started = std::time::Instant::now();
+        while started.elapsed() < std::time::Duration::from_secs(10) && !w.read(|tx| tx.work(attempt)).is_some_and(|i| i.leased_until.is_some()) {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        go.send(()).unwrap();
+        assert_eq!(payer.join().unwrap().unwrap().status, PayStatus::Paid);
+        advance.join().unwrap().unwrap();
+        assert_eq!(w.read(|tx| tx.work(attempt)), None, "the attempt's item is done");
+    });
+    assert_eq!(kinds(&events(&w)).iter().filter(|k| **k == EventType::PaymentLinkPayAttemptFailed).count(), 0);
+    assert_eq!(gw.calls().iter().map(|c| c.0).collect::<Vec<_>>(), ["charge"], "never voided");
+    assert_eq!(w.billing.get_payment_link(&w.admin, l.id).unwrap().payments_count, 1);
+}
+
 /// The process dies in the gateway call: the attempt is on record; when it times out, its item
 /// records it failed (PAYMENT_LINK_PAY_ATTEMPT_FAILED) and voids the charge; nothing else was
 /// created, and the payer may pay again.
@@ -461,6 +492,9 @@ pub fn unrecorded_attempt_is_voided<H: Harness>() {
     let reference = gw.calls()[0].1.clone();
     w.billing.advance_sandbox_clock(s, Advance::By(Duration::minutes(14))).unwrap();
     assert!(events(&w).is_empty());
+    // The dead process's time passes on the server's clock too (the organization's clock alone
+    // says nothing about whether the request is alive).
+    w.clock.advance(w.billing.work_lease());
     w.billing.advance_sandbox_clock(s, Advance::By(Duration::minutes(2))).unwrap();
     assert_eq!(kinds(&events(&w)), [EventType::PaymentLinkPayAttemptFailed]);
     assert_eq!(events(&w)[0].payload["data"]["attempt"]["status"], "failed_internal_error");

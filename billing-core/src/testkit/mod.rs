@@ -537,6 +537,7 @@ macro_rules! conformance_suite {
                 refusals_write_nothing,
                 concurrent_attempts_charge_once,
                 unrecorded_attempt_is_voided,
+                clock_advance_waits_for_a_live_link_payment,
                 later_installments_are_charged_on_their_dates,
                 recurring_link_starts_a_subscription,
             ],
