@@ -24,6 +24,11 @@ const MAX_BATCH: usize = 512;
 
 pub struct Writer {
     state: Mutex<State>,
+    /// Which batches have finished committing, under a lock of its own: the callers waiting
+    /// for their batch's commit wake up and leave without taking the connection's lock, so a
+    /// commit does not make them queue (one context switch each) behind the next batch's
+    /// transactions.
+    outcome: Mutex<Outcome>,
     committed: Condvar,
     /// Callers waiting for the connection: when non-zero, the current holder need not commit.
     queued: AtomicUsize,
@@ -45,10 +50,22 @@ struct State {
     /// Id of the open batch (or of the last one).
     batch: u64,
     in_batch: usize,
+}
+
+struct Outcome {
     /// Every batch up to this id has finished committing (successfully or not).
     done: u64,
     /// Recently failed batches and why, for the callers still waiting on them.
     failed: Vec<(u64, String)>,
+}
+
+impl Outcome {
+    fn failure(&self, batch: u64) -> Option<StoreError> {
+        self.failed
+            .iter()
+            .find(|(b, _)| *b == batch)
+            .map(|(_, why)| StoreError::backend(format!("commit failed: {why}")))
+    }
 }
 
 impl Writer {
@@ -66,9 +83,8 @@ impl Writer {
                 open: false,
                 batch: 0,
                 in_batch: 0,
-                done: 0,
-                failed: Vec::new(),
             }),
+            outcome: Mutex::new(Outcome { done: 0, failed: Vec::new() }),
             committed: Condvar::new(),
             queued: AtomicUsize::new(0),
             group_commit,
@@ -150,10 +166,12 @@ impl Writer {
             f();
         }
         self.commit(&mut st);
-        st.failed
-            .iter()
-            .find(|(b, _)| *b == batch)
-            .map(|(_, why)| StoreError::backend(format!("commit failed: {why}")))
+        drop(st);
+        self.outcome().failure(batch)
+    }
+
+    fn outcome(&self) -> MutexGuard<'_, Outcome> {
+        self.outcome.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// The connection of the batch open on this thread, if any: reads made by a job of the
@@ -222,12 +240,10 @@ impl Writer {
         if commit_now {
             self.commit(&mut st);
         }
+        drop(st);
         let result = match result {
             Ok(r) => r,
-            Err(panic) => {
-                drop(st);
-                resume_unwind(panic)
-            }
+            Err(panic) => resume_unwind(panic),
         };
         if let Err(e) = ended {
             return Err(e.into());
@@ -236,11 +252,12 @@ impl Writer {
             // Nothing of ours is in the batch: no need to wait for its commit.
             return result;
         }
-        while st.done < my_batch {
-            st = self.committed.wait(st).unwrap_or_else(|p| p.into_inner());
+        let mut outcome = self.outcome();
+        while outcome.done < my_batch {
+            outcome = self.committed.wait(outcome).unwrap_or_else(|p| p.into_inner());
         }
-        if let Some((_, why)) = st.failed.iter().find(|(b, _)| *b == my_batch) {
-            return Err(StoreError::backend(format!("commit failed: {why}")).into());
+        if let Some(e) = outcome.failure(my_batch) {
+            return Err(e.into());
         }
         result
     }
@@ -248,17 +265,21 @@ impl Writer {
     fn commit(&self, st: &mut State) {
         let batch = st.batch;
         let committed = index_new_consumers(&st.conn).and_then(|()| exec(&st.conn, "COMMIT"));
-        if let Err(e) = committed {
+        if committed.is_err() {
             let _ = st.conn.execute_batch("ROLLBACK");
-            st.failed.push((batch, e.to_string()));
-            if st.failed.len() > 64 {
-                st.failed.remove(0);
-            }
         }
         self.settle_auth_changes();
         self.commits.fetch_add(1, Ordering::Relaxed);
         st.open = false;
-        st.done = batch;
+        let mut outcome = self.outcome();
+        if let Err(e) = committed {
+            outcome.failed.push((batch, e.to_string()));
+            if outcome.failed.len() > 64 {
+                outcome.failed.remove(0);
+            }
+        }
+        outcome.done = batch;
+        drop(outcome);
         self.committed.notify_all();
     }
 }
