@@ -70,7 +70,15 @@ fn due_part(part: Part, org: Option<OrgId>, except: &[OrgId], kinds: &[&str], se
 
 impl SqliteTx<'_> {
     /// Leases the earliest `limit` due items of `org` (or of all but `except`).
-    fn claim(&mut self, org: Option<OrgId>, except: &[OrgId], kinds: &[&str], server_now: Timestamp, lease_until: Timestamp, limit: u32) -> StoreResult<Vec<DueWork>> {
+    fn claim(
+        &mut self,
+        org: Option<OrgId>,
+        except: &[OrgId],
+        kinds: &[&str],
+        server_now: Timestamp,
+        lease_until: Timestamp,
+        limit: u32,
+    ) -> StoreResult<Vec<DueWork>> {
         if kinds.is_empty() || limit == 0 {
             return Ok(vec![]);
         }
@@ -81,7 +89,9 @@ impl SqliteTx<'_> {
                 break;
             }
             let w = due_part(part, org, except, kinds, server_now);
-            let found: Vec<WorkId> = self.all(&format!("SELECT w.id {} ORDER BY w.due_at, w.id LIMIT {left}", w.sql), w.params, |r| get_id(r, 0))?;
+            let found: Vec<WorkId> = self.all(&format!("SELECT w.id {} ORDER BY w.due_at, w.id LIMIT {left}", w.sql), w.params, |r| {
+                get_id(r, 0)
+            })?;
             ids.extend(found);
         }
         let mut out = Vec::with_capacity(ids.len());
