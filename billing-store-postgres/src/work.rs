@@ -120,20 +120,55 @@ macro_rules! due {
     };
 }
 
+/// A claim reads two ranges, in claim order. Walking the queue in due order with the test of
+/// [`due!`] cannot stop at a bound (each item has its own): once fewer items were due than a
+/// claim asked for, it read the whole queue, every item not yet due (next cycles, retries), at
+/// each claim. Split, each read is bounded. First the items due by the server's clock
+/// (`due_at <= $1`: due for every organization whose clock is not behind; the test still
+/// applies, for any that were), a walk of the `(due_at, id)` index that stops at `$1`.
+macro_rules! due_by_server_time {
+    () => {
+        concat!(
+            "SELECT w.id FROM due_work w WHERE w.due_at <= $1 AND ",
+            due!(),
+            " AND w.kind = ANY($3) AND ($4::uuid IS NULL OR w.org_id = $4) AND w.org_id <> ALL($6) \
+             ORDER BY w.due_at, w.id LIMIT $5 FOR UPDATE OF w SKIP LOCKED"
+        )
+    };
+}
+
+/// Then the items due later than that in the organizations whose clock is ahead (a sandbox
+/// test clock): each organization's range of the `(org_id, due_at)` index up to its own clock.
+/// They all come after the first range in due order.
+macro_rules! due_by_clock_ahead {
+    () => {
+        "SELECT w.id FROM organizations o JOIN due_work w ON w.org_id = o.id \
+         WHERE o.clock_offset_us > 0 AND w.due_at > $1 AND w.due_at <= $1 + o.clock_offset_us * interval '1 microsecond' \
+           AND (w.leased_until IS NULL OR w.leased_until <= $1) \
+           AND w.kind = ANY($3) AND ($4::uuid IS NULL OR w.org_id = $4) AND w.org_id <> ALL($6) \
+         ORDER BY w.due_at, w.id LIMIT $5 FOR UPDATE OF w SKIP LOCKED"
+    };
+}
+
 const CLAIM_DUE: &str = concat!(
-    "UPDATE due_work SET leased_until = $2, attempts = attempts + 1 \
-     WHERE id IN (SELECT w.id FROM due_work w WHERE ",
-    due!(),
-    " AND w.kind = ANY($3) AND ($4::uuid IS NULL OR w.org_id = $4) AND w.org_id <> ALL($6) \
-        ORDER BY w.due_at, w.id LIMIT $5 FOR UPDATE OF w SKIP LOCKED) \
-     RETURNING id, org_id, kind, due_at, payload, attempts, leased_until"
+    "UPDATE due_work SET leased_until = $2, attempts = attempts + 1 WHERE id IN (",
+    due_by_server_time!(),
+    ") RETURNING id, org_id, kind, due_at, payload, attempts, leased_until"
+);
+const CLAIM_AHEAD: &str = concat!(
+    "UPDATE due_work SET leased_until = $2, attempts = attempts + 1 WHERE id IN (",
+    due_by_clock_ahead!(),
+    ") RETURNING id, org_id, kind, due_at, payload, attempts, leased_until"
 );
 
-/// Whether [`CLAIM_DUE`] would find an item (a scan that stops at the first).
+/// Whether [`CLAIM_DUE`] or [`CLAIM_AHEAD`] would find an item (scans that stop at the first).
 const ANY_DUE: &str = concat!(
-    "SELECT EXISTS (SELECT 1 FROM due_work w WHERE ",
+    "SELECT EXISTS (SELECT 1 FROM due_work w WHERE w.due_at <= $1 AND ",
     due!(),
-    " AND w.kind = ANY($2) AND ($3::uuid IS NULL OR w.org_id = $3)) AS found"
+    " AND w.kind = ANY($2) AND ($3::uuid IS NULL OR w.org_id = $3)) \
+     OR EXISTS (SELECT 1 FROM organizations o JOIN due_work w ON w.org_id = o.id \
+         WHERE o.clock_offset_us > 0 AND w.due_at > $1 AND w.due_at <= $1 + o.clock_offset_us * interval '1 microsecond' \
+           AND (w.leased_until IS NULL OR w.leased_until <= $1) AND w.kind = ANY($2) AND ($3::uuid IS NULL OR w.org_id = $3)) AS found"
 );
 
 /// Planner settings for the claim, in force only around it (see [`PgTx::claim`]).
@@ -162,18 +197,24 @@ impl PgTx<'_> {
         // is the right plan at any size). So the walk is made the only plan on offer; the
         // settings last for this statement only.
         self.change(|c| c.batch_execute(CLAIM_PLAN))?;
-        let rows: StoreResult<Vec<WorkRow>> = self.change(|c| {
-            diesel::sql_query(CLAIM_DUE)
-                .bind::<Timestamptz, _>(server_now)
-                .bind::<Timestamptz, _>(lease_until)
-                .bind::<Array<Text>, _>(&kinds)
-                .bind::<Nullable<SqlUuid>, _>(org.map(|o| o.0))
-                .bind::<BigInt, _>(i64::from(limit))
-                .bind::<Array<SqlUuid>, _>(&except)
-                .load(c)
-        });
-        let mut rows = rows?;
+        let claim = |tx: &mut Self, sql: &str, limit: u32| -> StoreResult<Vec<WorkRow>> {
+            tx.change(|c| {
+                diesel::sql_query(sql)
+                    .bind::<Timestamptz, _>(server_now)
+                    .bind::<Timestamptz, _>(lease_until)
+                    .bind::<Array<Text>, _>(&kinds)
+                    .bind::<Nullable<SqlUuid>, _>(org.map(|o| o.0))
+                    .bind::<BigInt, _>(i64::from(limit))
+                    .bind::<Array<SqlUuid>, _>(&except)
+                    .load(c)
+            })
+        };
+        let mut rows = claim(self, CLAIM_DUE, limit)?;
         self.change(|c| c.batch_execute(CLAIM_PLAN_END))?;
+        let left = limit - rows.len() as u32;
+        if left > 0 {
+            rows.extend(claim(self, CLAIM_AHEAD, left)?);
+        }
         rows.sort_by_key(|r| (r.due_at, r.id));
         Ok(rows.into_iter().map(WorkRow::into_domain).collect())
     }

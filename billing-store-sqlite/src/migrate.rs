@@ -19,6 +19,7 @@ const MIGRATIONS: &[(i64, &str)] = &[
     (12, include_str!("../migrations/0012_subscription_plan_changes.sql")),
     (13, include_str!("../migrations/0013_subscription_freezes_trials.sql")),
     (14, include_str!("../migrations/0014_notifications_sent.sql")),
+    (15, include_str!("../migrations/0015_due_work_claim_order.sql")),
 ];
 
 /// How long opening and migrating wait for another process's lock on the database file.

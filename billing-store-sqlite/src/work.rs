@@ -22,18 +22,42 @@ table! {
     } => DueWork { id, org_id, kind, due_at, payload, attempts, leased_until }
 }
 
-/// `FROM due_work w JOIN organizations o … WHERE` due and free at `server_now`, of `org` (or
-/// all) and of `kinds`.
-fn due(org: Option<OrgId>, kinds: &[&str], server_now: Timestamp) -> Filter {
-    due_except(org, &[], kinds, server_now)
+/// The two ranges a claim reads, in claim order (see [`due_part`]).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Part {
+    /// Items due by the server's clock (`due_at <= server_now`): a bounded walk of the
+    /// `(due_at, id)` index, whatever the size of the queue behind them.
+    ServerTime,
+    /// Items due later than that, of the organizations whose clock is ahead (a sandbox test
+    /// clock): organization by organization on the `(org_id, due_at)` index, each up to its
+    /// own clock. Every one of them comes after every item of the first part in due order.
+    ClockAhead,
 }
 
-fn due_except(org: Option<OrgId>, except: &[OrgId], kinds: &[&str], server_now: Timestamp) -> Filter {
-    let mut w = Filter::new(
-        "FROM due_work w JOIN organizations o ON o.id = w.org_id \
-         WHERE w.due_at <= ?1 + o.clock_offset_us AND (w.leased_until IS NULL OR w.leased_until <= ?1)",
-        vec![i(to_micros(server_now))],
-    );
+/// `FROM … WHERE` the items of `part` due and free at `server_now`, of `org` (or all but
+/// `except`) and of `kinds`.
+///
+/// Due means `due_at <= server_now + the organization's clock offset`. Walking the queue in due
+/// order with that test cannot stop at a bound (each item has its own), so once fewer items are
+/// due than a claim asks for, it read the whole queue: every item not yet due (next cycles,
+/// retries), at each claim. Split in two parts, each read is bounded: items due by the server's
+/// clock are due for every organization whose clock is not behind (the test still applies, for
+/// any that were), and the later ones are due only in organizations whose clock is ahead.
+fn due_part(part: Part, org: Option<OrgId>, except: &[OrgId], kinds: &[&str], server_now: Timestamp) -> Filter {
+    let from_where = match part {
+        Part::ServerTime => {
+            "FROM due_work w JOIN organizations o ON o.id = w.org_id \
+             WHERE w.due_at <= ?1 AND w.due_at <= ?1 + o.clock_offset_us AND (w.leased_until IS NULL OR w.leased_until <= ?1)"
+        }
+        // CROSS JOIN: the organizations first (SQLite keeps that order), so that each reads its
+        // own range of the `(org_id, due_at)` index rather than the queue's whole future.
+        Part::ClockAhead => {
+            "FROM organizations o CROSS JOIN due_work w \
+             WHERE o.clock_offset_us > 0 AND w.org_id = o.id AND w.due_at > ?1 AND w.due_at <= ?1 + o.clock_offset_us \
+             AND (w.leased_until IS NULL OR w.leased_until <= ?1)"
+        }
+    };
+    let mut w = Filter::new(from_where, vec![i(to_micros(server_now))]);
     if let Some(o) = org {
         w.cmp("w.org_id =", u(o));
     }
@@ -45,14 +69,31 @@ fn due_except(org: Option<OrgId>, except: &[OrgId], kinds: &[&str], server_now: 
 }
 
 impl SqliteTx<'_> {
-    /// Leases the earliest `limit` items matching `w`.
-    fn claim(&mut self, w: Filter, kinds: &[&str], lease_until: Timestamp, limit: u32) -> StoreResult<Vec<DueWork>> {
+    /// Leases the earliest `limit` due items of `org` (or of all but `except`).
+    fn claim(
+        &mut self,
+        org: Option<OrgId>,
+        except: &[OrgId],
+        kinds: &[&str],
+        server_now: Timestamp,
+        lease_until: Timestamp,
+        limit: u32,
+    ) -> StoreResult<Vec<DueWork>> {
         if kinds.is_empty() || limit == 0 {
             return Ok(vec![]);
         }
-        let ids: Vec<WorkId> = self.all(&format!("SELECT w.id {} ORDER BY w.due_at, w.id LIMIT {limit}", w.sql), w.params, |r| {
-            get_id(r, 0)
-        })?;
+        let mut ids: Vec<WorkId> = Vec::new();
+        for part in [Part::ServerTime, Part::ClockAhead] {
+            let left = limit as usize - ids.len();
+            if left == 0 {
+                break;
+            }
+            let w = due_part(part, org, except, kinds, server_now);
+            let found: Vec<WorkId> = self.all(&format!("SELECT w.id {} ORDER BY w.due_at, w.id LIMIT {left}", w.sql), w.params, |r| {
+                get_id(r, 0)
+            })?;
+            ids.extend(found);
+        }
         let mut out = Vec::with_capacity(ids.len());
         for wid in ids {
             self.exec(
@@ -75,7 +116,7 @@ impl WorkTx for SqliteTx<'_> {
     }
 
     fn claim_due_work(&mut self, org: Option<OrgId>, kinds: &[&str], server_now: Timestamp, lease_until: Timestamp, limit: u32) -> StoreResult<Vec<DueWork>> {
-        self.claim(due(org, kinds, server_now), kinds, lease_until, limit)
+        self.claim(org, &[], kinds, server_now, lease_until, limit)
     }
 
     fn claim_due_work_except(
@@ -86,17 +127,23 @@ impl WorkTx for SqliteTx<'_> {
         lease_until: Timestamp,
         limit: u32,
     ) -> StoreResult<Vec<DueWork>> {
-        self.claim(due_except(None, except, kinds, server_now), kinds, lease_until, limit)
+        self.claim(None, except, kinds, server_now, lease_until, limit)
     }
 
     fn due_work_exists(&mut self, org: Option<OrgId>, kinds: &[&str], server_now: Timestamp) -> StoreResult<bool> {
         if kinds.is_empty() {
             return Ok(false);
         }
-        let w = due(org, kinds, server_now);
-        Ok(self
-            .one(&format!("SELECT EXISTS (SELECT 1 {})", w.sql), w.params, |r| r.get::<_, bool>(0))?
-            .unwrap_or(false))
+        for part in [Part::ServerTime, Part::ClockAhead] {
+            let w = due_part(part, org, &[], kinds, server_now);
+            if self
+                .one(&format!("SELECT EXISTS (SELECT 1 {})", w.sql), w.params, |r| r.get::<_, bool>(0))?
+                .unwrap_or(false)
+            {
+                return Ok(true);
+            }
+        }
+        Ok(false)
     }
 
     fn work_due_times(&mut self, org: OrgId, kinds: &[&str], server_now: Timestamp) -> StoreResult<DueTimes> {
