@@ -415,23 +415,16 @@ impl Store for PgStore {
         self.run(Gate::SharedInserts, |tx: &mut PgTx<'_>| f(tx))
     }
 
-    /// One transaction that runs alone among writers (the write gate taken exclusively, as a
-    /// `write` does after [`EXCLUSIVE_AFTER`] conflicts), with a savepoint per item: an item
-    /// whose closure fails, or whose statement failed, is rolled back to its savepoint and the
-    /// next one carries on. One BEGIN, gate and COMMIT (one WAL flush) for the lot.
-    ///
-    /// Not SERIALIZABLE beside other writers: a batch of hundreds of items reads more rows than
-    /// PostgreSQL tracks one by one (its predicate locks grow to whole relations), and every
-    /// batch of renewals takes the organization's invoice-number row; two batches running side
-    /// by side conflicted nearly always, and each was run again whole, several times, before it
-    /// ran alone anyway (a renewal day of 10,000 on two processes: 29 renewals/s). Alone, it
-    /// cannot conflict and needs no retry; writers wait for it at most one batch.
+    /// One SERIALIZABLE transaction (retried as a whole on a conflict, like `write`) with a
+    /// savepoint per item: an item whose closure fails, or whose statement failed, is rolled
+    /// back to its savepoint and the next one carries on. One BEGIN, gate and COMMIT (one WAL
+    /// flush) for the lot.
     fn write_each<T, R>(&self, items: &[T], mut f: impl FnMut(&mut dyn Tx, &T) -> Result<R>) -> Vec<Result<R>> {
         if items.len() < 2 {
             return items.iter().map(|item| self.write(|tx| f(tx, item))).collect();
         }
         let mut out: Vec<Result<R>> = Vec::with_capacity(items.len());
-        let ran = self.run(Gate::Exclusive, |tx: &mut PgTx<'_>| {
+        let ran = self.run(Gate::Shared, |tx: &mut PgTx<'_>| {
             out.clear();
             for item in items {
                 AnsiTransactionManager::begin_transaction(&mut *tx.conn).map_err(store_error)?;
