@@ -565,6 +565,7 @@ macro_rules! conformance_suite {
                 deliveries_of_one_stop_run_side_by_side,
                 webhook_destinations_must_be_public,
                 fair_claims_pass_over_busy_organizations,
+                claims_merge_server_time_and_clocks_ahead,
             ],
             batches: [
                 batch_work_calls_check_each_lease,

@@ -100,6 +100,65 @@ pub fn due_follows_the_org_clock<H: Harness>() {
     assert_eq!(all.iter().map(|x| x.id).collect::<Vec<_>>(), vec![theirs.id]);
 }
 
+/// A claim across organizations whose clocks differ: the items due by the server's clock
+/// (of every organization) and those due only on a clock that is ahead come in one due order,
+/// earliest first, whatever the limit; items not yet due on their own clock, leased items and
+/// other kinds are left; a claim that stops inside the first range takes nothing of the second.
+pub fn claims_merge_server_time_and_clocks_ahead<H: Harness>() {
+    let w = World::new(H::store());
+    let ahead = w.boot.org.id;
+    let live = w.other_org("Live", true).org.id;
+    let now = w.now();
+    w.billing.advance_sandbox_clock(&w.admin, Advance::By(Duration::hours(3))).unwrap();
+    let at = |org, minutes: i64| item(org, now + Duration::minutes(minutes));
+    let live_old = at(live, -20);
+    let ahead_old = at(ahead, -10);
+    let live_now = at(live, 0);
+    let ahead_soon = at(ahead, 60);
+    let ahead_later = at(ahead, 170);
+    let live_soon = at(live, 60); // not due: its organization's clock is the server's
+    let ahead_after = at(ahead, 190); // not due: after the test clock
+    let held = at(ahead, 30);
+    let other_kind = DueWork::new(WorkId::new(), ahead, "other.kind", now, json!({}));
+    for x in [
+        &live_old,
+        &ahead_old,
+        &live_now,
+        &ahead_soon,
+        &ahead_later,
+        &live_soon,
+        &ahead_after,
+        &held,
+        &other_kind,
+    ] {
+        w.write(|tx| tx.insert_work(x));
+    }
+    let lease = now + Duration::seconds(60);
+    w.write(|tx| tx.claim_work(held.id, now, lease)).expect("held");
+    let ids = |v: Vec<DueWork>| v.into_iter().map(|x| x.id).collect::<Vec<_>>();
+    // Inside the first range: nothing of the second.
+    let first = w.write(|tx| tx.claim_due_work(None, &[KIND], now, lease, 2));
+    assert_eq!(ids(first), vec![live_old.id, ahead_old.id]);
+    // Across both: the rest of the first, then the second, in due order.
+    let rest = w.write(|tx| tx.claim_due_work(None, &[KIND], now, lease, 10));
+    assert_eq!(ids(rest), vec![live_now.id, ahead_soon.id, ahead_later.id]);
+    assert!(!w.read(|tx| tx.due_work_exists(None, &[KIND], now)), "nothing else is due");
+    assert!(w.read(|tx| tx.due_work_exists(Some(ahead), &["other.kind"], now)));
+    // One organization at a time, the same way: the test clock moves on.
+    w.billing.advance_sandbox_clock(&w.admin, Advance::By(Duration::minutes(20))).unwrap();
+    assert!(w.write(|tx| tx.claim_due_work(Some(live), &[KIND], now, lease, 10)).is_empty());
+    let mine = w.write(|tx| tx.claim_due_work(Some(ahead), &[KIND], now, lease, 10));
+    assert_eq!(ids(mine), vec![ahead_after.id]);
+    // A claim with only the second range left, skipping the organizations passed over.
+    let t = now + Duration::seconds(61);
+    let again = w.write(|tx| tx.claim_due_work_except(&[live], &[KIND], t, t + Duration::seconds(60), 10));
+    assert_eq!(
+        ids(again),
+        vec![ahead_old.id, held.id, ahead_soon.id, ahead_later.id, ahead_after.id],
+        "leases run out: claimable again, in due order, without the excepted organization's"
+    );
+}
+
 /// The queue's depth by kind: every item, the due free ones (in their organization's time),
 /// the leased ones, and the longest wait of a due one.
 pub fn queue_depths_by_kind<H: Harness>() {
