@@ -196,7 +196,7 @@ pub fn clock_advance_waits_for_a_live_charge<H: Harness>() {
     // (without the rule, it would have voided the charge by now).
     let attempt = w.billing.get_payment(&w.admin, pay.id).unwrap().transaction_id.expect("the attempt's id");
     let started = std::time::Instant::now();
-    while started.elapsed() < std::time::Duration::from_secs(10) && !w.read(|tx| tx.work(WorkId(attempt))).is_some_and(|i| i.leased_until.is_some()) {
+    while started.elapsed() < std::time::Duration::from_secs(10) && w.read(|tx| tx.work(WorkId(attempt))).is_none_or(|i| i.leased_until.is_none()) {
         std::thread::sleep(std::time::Duration::from_millis(5));
     }
     go.send(()).unwrap();

@@ -463,7 +463,7 @@ pub fn clock_advance_waits_for_a_live_link_payment<H: Harness>() {
         // Once the advance has reached the time-out and its handler holds the item (without
         // the rule, it would have given the payment up by now).
         let started = std::time::Instant::now();
-        while started.elapsed() < std::time::Duration::from_secs(10) && !w.read(|tx| tx.work(attempt)).is_some_and(|i| i.leased_until.is_some()) {
+        while started.elapsed() < std::time::Duration::from_secs(10) && w.read(|tx| tx.work(attempt)).is_none_or(|i| i.leased_until.is_none()) {
             std::thread::sleep(std::time::Duration::from_millis(5));
         }
         go.send(()).unwrap();
