@@ -429,29 +429,7 @@ impl<S: Store> Billing<S> {
         let recorded = self.store.write_each(&plans, |tx, pl| {
             let p = &pl.p;
             self.record_charge_in(tx, pl.scope.org_id(), pl.now, pl.attempt, &mut |tx: &mut dyn Tx| {
-                if !tx.complete_work(pl.item.id, pl.item.leased_until)? {
-                    return Err(lease_lost(pl.item));
-                }
-                let (inv, all) = self.load_invoice(tx, &pl.scope, p.invoice_id)?;
-                let mut pay = all
-                    .iter()
-                    .find(|x| x.status.is_payable())
-                    .cloned()
-                    .ok_or_else(|| Error::rule(crate::error::Code::PAYMENT_FINALIZED, format!("Invoice '{}' has nothing to charge", inv.id)))?;
-                pay.method = Some(PaymentMethod::parse(&pl.card.network).unwrap_or(PaymentMethod::PgwCardUnspecified));
-                let s = tx
-                    .subscription(p.branch_id, p.subscription_id)?
-                    .ok_or_else(|| Error::not_found("Subscription", p.subscription_id))?;
-                queue_charge(
-                    tx,
-                    &s,
-                    p.invoice_id,
-                    p.attempt + 1,
-                    p.first_at,
-                    next_attempt_due(&p.retry_days, p.first_at, p.attempt + 1, pl.now),
-                    &p.retry_days,
-                )?;
-                Ok((inv, vec![pay]))
+                self.start_renewal_charge(tx, pl.item, &pl.scope, p, &pl.card, pl.now)
             })
         });
         let mut charges = Vec::with_capacity(plans.len());
@@ -522,6 +500,43 @@ impl<S: Store> Billing<S> {
         }
     }
 
+    /// What charge item `item` charges, in the transaction that records the attempt: done once,
+    /// the item ends here, and the next attempt is queued here too (it finds nothing to do if
+    /// this one is approved); the invoice's payable payment, charged to `card`.
+    fn start_renewal_charge(
+        &self,
+        tx: &mut dyn Tx,
+        item: &DueWork,
+        scope: &Scope,
+        p: &ChargePayload,
+        card: &crate::payment::TokenizedCard,
+        now: Timestamp,
+    ) -> Result<(crate::invoice::Invoice, Vec<crate::payment::Payment>)> {
+        if !tx.complete_work(item.id, item.leased_until)? {
+            return Err(lease_lost(item));
+        }
+        let (inv, all) = self.load_invoice(tx, scope, p.invoice_id)?;
+        let mut pay = all
+            .iter()
+            .find(|x| x.status.is_payable())
+            .cloned()
+            .ok_or_else(|| Error::rule(crate::error::Code::PAYMENT_FINALIZED, format!("Invoice '{}' has nothing to charge", inv.id)))?;
+        pay.method = Some(PaymentMethod::parse(&card.network).unwrap_or(PaymentMethod::PgwCardUnspecified));
+        let s = tx
+            .subscription(p.branch_id, p.subscription_id)?
+            .ok_or_else(|| Error::not_found("Subscription", p.subscription_id))?;
+        queue_charge(
+            tx,
+            &s,
+            p.invoice_id,
+            p.attempt + 1,
+            p.first_at,
+            next_attempt_due(&p.retry_days, p.first_at, p.attempt + 1, now),
+            &p.retry_days,
+        )?;
+        Ok((inv, vec![pay]))
+    }
+
     /// Runs one charge item: `Some(approved)` when a charge was made or failed, `None` when
     /// there was nothing to charge.
     fn charge_renewal(&self, item: &DueWork) -> Result<Option<bool>> {
@@ -582,33 +597,7 @@ impl<S: Store> Billing<S> {
             return Ok(if last_check { None } else { Some(false) });
         }
         let card = card.expect("checked");
-        let charge = self.record_charge(scope.org_id(), now, |tx| {
-            // Done once: the item ends in the transaction that starts the charge, which also
-            // queues the next attempt (it finds nothing to do if this one is approved).
-            if !tx.complete_work(item.id, item.leased_until)? {
-                return Err(lease_lost(item));
-            }
-            let (inv, all) = self.load_invoice(tx, &scope, p.invoice_id)?;
-            let mut pay = all
-                .iter()
-                .find(|x| x.status.is_payable())
-                .cloned()
-                .ok_or_else(|| Error::rule(crate::error::Code::PAYMENT_FINALIZED, format!("Invoice '{}' has nothing to charge", inv.id)))?;
-            pay.method = Some(PaymentMethod::parse(&card.network).unwrap_or(PaymentMethod::PgwCardUnspecified));
-            let s = tx
-                .subscription(p.branch_id, p.subscription_id)?
-                .ok_or_else(|| Error::not_found("Subscription", p.subscription_id))?;
-            queue_charge(
-                tx,
-                &s,
-                p.invoice_id,
-                p.attempt + 1,
-                p.first_at,
-                next_attempt_due(&p.retry_days, p.first_at, p.attempt + 1, now),
-                &p.retry_days,
-            )?;
-            Ok((inv, vec![pay]))
-        })?;
+        let charge = self.record_charge(scope.org_id(), now, |tx| self.start_renewal_charge(tx, item, &scope, &p, &card, now))?;
         let gw = self.gateway_for(&scope.org);
         let outcome = self.call_out("the payment gateway", || {
             gw.charge_token(&charge.reference(), &card.gateway_token, charge.total())
