@@ -407,13 +407,18 @@ impl billing_core::invoice::InvoiceTx for PgTx<'_> {
     }
 
     fn update_invoice(&mut self, inv: &Invoice) -> StoreResult<()> {
+        self.update_invoice_row(inv)?;
+        self.write_items(inv)
+    }
+
+    fn update_invoice_row(&mut self, inv: &Invoice) -> StoreResult<()> {
         use invoices::dsl as i;
         let row = InvoiceRow::new(inv)?;
         let n = self.write(|c| diesel::update(i::invoices.filter(i::id.eq(row.id))).set(&row).execute(c))?;
         if n == 0 {
             return Err(StoreError::NotFound("invoice".into()));
         }
-        self.write_items(inv)
+        Ok(())
     }
 
     fn list_invoices(&mut self, branch: BranchId, q: &ListQuery<InvoiceSort>, f: &InvoiceFilter) -> StoreResult<Page<Invoice>> {

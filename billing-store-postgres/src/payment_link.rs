@@ -450,13 +450,18 @@ impl billing_core::payment_link::PaymentLinkTx for PgTx<'_> {
     }
 
     fn update_payment_link(&mut self, link: &PaymentLink) -> StoreResult<()> {
+        self.update_payment_link_row(link)?;
+        self.write_link_items(link)
+    }
+
+    fn update_payment_link_row(&mut self, link: &PaymentLink) -> StoreResult<()> {
         use payment_links::dsl as l;
         let row = LinkRow::new(link)?;
         let n = self.write(|c| diesel::update(l::payment_links.filter(l::id.eq(row.id))).set(&row).execute(c))?;
         if n == 0 {
             return Err(StoreError::NotFound("payment link".into()));
         }
-        self.write_link_items(link)
+        Ok(())
     }
 
     fn payment_link_metadata(&mut self, branch: BranchId, id: PaymentLinkId) -> StoreResult<Option<Map<String, Value>>> {

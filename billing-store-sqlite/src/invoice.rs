@@ -142,8 +142,12 @@ impl InvoiceTx for SqliteTx<'_> {
     }
 
     fn update_invoice(&mut self, inv: &Invoice) -> StoreResult<()> {
-        self.update_one(&Invoices::sql().update, Invoices::params(inv)?, "invoice")?;
+        self.update_invoice_row(inv)?;
         self.write_items(inv)
+    }
+
+    fn update_invoice_row(&mut self, inv: &Invoice) -> StoreResult<()> {
+        self.update_one(&Invoices::sql().update, Invoices::params(inv)?, "invoice")
     }
 
     fn list_invoices(&mut self, branch: BranchId, q: &ListQuery<InvoiceSort>, f: &InvoiceFilter) -> StoreResult<Page<Invoice>> {

@@ -172,8 +172,12 @@ impl PaymentLinkTx for SqliteTx<'_> {
     }
 
     fn update_payment_link(&mut self, l: &PaymentLink) -> StoreResult<()> {
-        self.update_one(&Links::sql().update, Links::params(l)?, "payment link")?;
+        self.update_payment_link_row(l)?;
         self.write_link_items(l)
+    }
+
+    fn update_payment_link_row(&mut self, l: &PaymentLink) -> StoreResult<()> {
+        self.update_one(&Links::sql().update, Links::params(l)?, "payment link")
     }
 
     fn payment_link_metadata(&mut self, branch: BranchId, id: PaymentLinkId) -> StoreResult<Option<Map<String, Value>>> {

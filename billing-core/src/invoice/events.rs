@@ -74,10 +74,21 @@ pub fn payment_event(public_url: &str, t: EventType, inv: &Invoice, p: &Payment,
 /// Writes an invoice event in the current transaction.
 pub fn emit_invoice(tx: &mut dyn Tx, public_url: &str, t: EventType, inv: &Invoice, now: Timestamp) -> crate::Result<()> {
     let metadata = link_metadata(tx, inv)?;
-    crate::event::record(tx, &invoice_event(public_url, t, inv, &metadata, now))
+    emit_invoice_with(tx, public_url, t, inv, &metadata, now)
+}
+
+/// [`emit_invoice`] with the link metadata already in hand ([`link_metadata`]): an operation
+/// that records several events of one invoice reads it once.
+pub fn emit_invoice_with(tx: &mut dyn Tx, public_url: &str, t: EventType, inv: &Invoice, metadata: &Value, now: Timestamp) -> crate::Result<()> {
+    crate::event::record(tx, &invoice_event(public_url, t, inv, metadata, now))
 }
 
 pub fn emit_payment(tx: &mut dyn Tx, public_url: &str, t: EventType, inv: &Invoice, p: &Payment, now: Timestamp) -> crate::Result<()> {
     let metadata = link_metadata(tx, inv)?;
-    crate::event::record(tx, &payment_event(public_url, t, inv, p, &metadata, now))
+    emit_payment_with(tx, public_url, t, inv, p, &metadata, now)
+}
+
+/// [`emit_payment`] with the link metadata already in hand.
+pub fn emit_payment_with(tx: &mut dyn Tx, public_url: &str, t: EventType, inv: &Invoice, p: &Payment, metadata: &Value, now: Timestamp) -> crate::Result<()> {
+    crate::event::record(tx, &payment_event(public_url, t, inv, p, metadata, now))
 }

@@ -274,7 +274,7 @@ impl<S: Store> Billing<S> {
         check_no_charge_in_flight(&inv, &payments)?;
         inv.status = InvoiceStatus::Canceled;
         inv.updated_at = Some(now);
-        tx.update_invoice(&inv)?;
+        tx.update_invoice_row(&inv)?;
         for mut p in payments.into_iter().filter(|p| p.status.is_unpaid()) {
             p.status = PaymentStatus::Canceled;
             p.updated_at = Some(now);
@@ -310,7 +310,7 @@ impl<S: Store> Billing<S> {
             inv.status = InvoiceStatus::Sent;
         }
         inv.updated_at = Some(now);
-        tx.update_invoice(&inv)?;
+        tx.update_invoice_row(&inv)?;
         self.notify_invoice(tx, scope, &inv, now)?;
         emit_invoice(tx, self.public_url(), EventType::InvoiceSent, &inv, now)?;
         Ok(inv)

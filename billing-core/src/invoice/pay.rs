@@ -341,7 +341,7 @@ impl<S: Store> Billing<S> {
             }
             inv.status = InvoiceStatus::Rejected;
             inv.updated_at = Some(now);
-            tx.update_invoice(&inv)?;
+            tx.update_invoice_row(&inv)?;
             for mut p in payments.into_iter().filter(|p| p.status.is_unpaid()) {
                 p.status = PaymentStatus::Canceled;
                 p.updated_at = Some(now);

@@ -2,7 +2,7 @@
 //! on the catalog (a finalised invoice freezes the products and coupons it uses). Shared by
 //! every way of paying ([`crate::payment`]).
 
-use super::events::{emit_invoice, emit_payment};
+use super::events::{emit_invoice_with, emit_payment, emit_payment_with, link_metadata};
 use super::{Invoice, InvoiceStatus};
 use crate::auth::Scope;
 use crate::billing::Billing;
@@ -26,10 +26,12 @@ impl<S: Store> Billing<S> {
         event: EventType,
         now: Timestamp,
     ) -> Result<Vec<Payment>> {
+        // Every event below carries it: read once.
+        let metadata = link_metadata(tx, inv)?;
         for p in &paid {
             tx.update_payment(p)?;
             inv.paid_amount = Money::new(inv.paid_amount.amount() + p.amount.amount(), inv.currency);
-            emit_payment(tx, self.public_url(), event, inv, p, now)?;
+            emit_payment_with(tx, self.public_url(), event, inv, p, &metadata, now)?;
             // The consumer's receipt.
             let extra = serde_json::json!({"payment_id": p.id, "installment": p.number, "amount": p.amount});
             crate::notification::queue::about_invoice(tx, &scope.org, self.public_url(), inv, crate::notification::Kind::PaymentReceipt, extra, now)?;
@@ -44,9 +46,9 @@ impl<S: Store> Billing<S> {
             inv.status = InvoiceStatus::Completed;
         }
         inv.updated_at = Some(now);
-        tx.update_invoice(inv)?;
+        tx.update_invoice_row(inv)?;
         if all_paid {
-            emit_invoice(tx, self.public_url(), EventType::InvoiceCompleted, inv, now)?;
+            emit_invoice_with(tx, self.public_url(), EventType::InvoiceCompleted, inv, &metadata, now)?;
         }
         // A subscription's invoice paid: its latest invoice counts as paid, the first one
         // activates it.
@@ -105,7 +107,7 @@ impl<S: Store> Billing<S> {
         tx.update_payment(&p)?;
         inv.paid_amount = Money::new((inv.paid_amount.amount() - p.amount.amount()).max(rust_decimal::Decimal::ZERO), inv.currency);
         inv.updated_at = Some(now);
-        tx.update_invoice(inv)?;
+        tx.update_invoice_row(inv)?;
         emit_payment(tx, self.public_url(), EventType::PaymentRefunded, inv, &p, now)?;
         Ok(p)
     }

@@ -303,7 +303,7 @@ impl<S: Store> Billing<S> {
             }
         }
         l.updated_at = Some(now);
-        tx.update_payment_link(&l)?;
+        tx.update_payment_link_row(&l)?;
         Ok(l)
     }
 

@@ -17,7 +17,7 @@ use crate::error::{Code, Error, FieldError, Result, StoreError};
 use crate::event::EventType;
 use crate::fields::Email;
 use crate::ids::{ConsumerId, CouponId, InvoiceId, InvoiceItemId, WorkId};
-use crate::invoice::events::emit_invoice;
+use crate::invoice::events::emit_invoice_with;
 use crate::invoice::installments::{self, InstallmentPlan};
 use crate::invoice::ops::pending_payment;
 use crate::invoice::{Invoice, InvoiceStatus};
@@ -306,7 +306,7 @@ impl<S: Store> Billing<S> {
         };
         // Counted before the invoice is paid: paying it adds to the collected amount in place.
         count_payment(&mut l, now);
-        tx.update_payment_link(&l)?;
+        tx.update_payment_link_row(&l)?;
         // The invoice bills the link as priced for this payer (chosen quantities); a link of
         // recurring products makes the subscription whose first invoice it is.
         let (inv, payment) = if p.link.is_recurring() {
@@ -433,8 +433,10 @@ impl<S: Store> Billing<S> {
             status: InvoiceStatus::Created,
             ..inv.clone()
         };
-        emit_invoice(tx, self.public_url(), EventType::InvoiceCreated, &created, now)?;
-        emit_invoice(tx, self.public_url(), EventType::InvoiceAccepted, &inv, now)?;
+        // The events' metadata is the link's (set when the link is made, never changed).
+        let metadata = serde_json::Value::Object(l.custom_metadata.clone());
+        emit_invoice_with(tx, self.public_url(), EventType::InvoiceCreated, &created, &metadata, now)?;
+        emit_invoice_with(tx, self.public_url(), EventType::InvoiceAccepted, &inv, &metadata, now)?;
         let first_id = self.settle_first_payment(tx, p, &mut inv, &payments, code, message)?;
         Ok((inv.id, first_id))
     }

@@ -12,7 +12,8 @@ use uuid::Uuid;
 ///
 /// - `insert_payment_link` / `update_payment_link` write the link with its items (an update
 ///   replaces the items; updating a missing link is `StoreError::NotFound`); reads return the
-///   items in their order. An item's `line.id` is the item's id. Short ids are unique
+///   items in their order; `update_payment_link_row` writes the link's own fields alone (its
+///   count, status, dates) and leaves its stored items as they are. An item's `line.id` is the item's id. Short ids are unique
 ///   (constraint `payment_links_short_id_key`).
 /// - Lists search name and description (case-insensitive substring); dates filter `created_at`
 ///   and prices filter `amount` (inclusive, bounds through [`crate::money::stored_bound`]);
@@ -27,6 +28,7 @@ pub trait PaymentLinkTx {
     /// lookup).
     fn payment_link_by_short_id(&mut self, short_id: &str) -> StoreResult<Option<PaymentLink>>;
     fn update_payment_link(&mut self, l: &PaymentLink) -> StoreResult<()>;
+    fn update_payment_link_row(&mut self, l: &PaymentLink) -> StoreResult<()>;
     /// The link's `custom_metadata` alone (what every event of its invoices carries): one
     /// column, so that emitting an event does not load the link with its items.
     fn payment_link_metadata(&mut self, branch: BranchId, id: PaymentLinkId) -> StoreResult<Option<Map<String, Value>>>;

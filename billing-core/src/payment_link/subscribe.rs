@@ -94,7 +94,7 @@ impl<S: Store> Billing<S> {
         tx.update_subscription(&s)?;
         inv.status = InvoiceStatus::Accepted;
         inv.updated_at = Some(now);
-        tx.update_invoice(&inv)?;
+        tx.update_invoice_row(&inv)?;
         emit_invoice(tx, self.public_url(), EventType::InvoiceAccepted, &inv, now)?;
         let mut payments = tx.invoice_payments(inv.id)?;
         payments[0].method = Some(method);

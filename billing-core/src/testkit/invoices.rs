@@ -291,6 +291,21 @@ pub fn amounts_round_trip_through_the_store<H: Harness>() {
         assert_eq!(w.read(|tx| tx.invoice(s.branch_id(), inv.id)), Some(inv.clone()));
         assert_eq!(w.read(|tx| tx.payment(s.branch_id(), pay.id)), Some(pay.clone()));
         assert_eq!(w.read(|tx| tx.invoice_payments(inv.id)), vec![pay.clone()]);
+        // The row alone: its fields change, its stored items stay whatever the value holds.
+        let paid = Invoice {
+            status: InvoiceStatus::Completed,
+            paid_amount: m(amounts[1]),
+            updated_at: Some(now + chrono::Duration::seconds(1)),
+            ..inv.clone()
+        };
+        let without_items = Invoice { items: vec![], ..paid.clone() };
+        w.write(|tx| tx.update_invoice_row(&without_items));
+        assert_eq!(w.read(|tx| tx.invoice(s.branch_id(), inv.id)), Some(paid.clone()));
+        let elsewhere = Invoice { id: InvoiceId::new(), ..paid.clone() };
+        let missing = w.try_write(|tx| tx.update_invoice_row(&elsewhere));
+        assert!(matches!(missing, Err(crate::Error::Store(crate::error::StoreError::NotFound(_)))), "{missing:?}");
+        w.write(|tx| tx.update_invoice_row(&inv));
+        assert_eq!(w.read(|tx| tx.invoice(s.branch_id(), inv.id)), Some(inv.clone()));
         // Many more amounts, spread over the whole accepted range (a fixed pseudo-random
         // sequence, so a failure reproduces): each payment reads back exactly.
         let mut seed: u64 = 0x9E37_79B9_7F4A_7C15 ^ cur.minor_digits() as u64;

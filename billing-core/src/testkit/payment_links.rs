@@ -277,6 +277,16 @@ pub fn payment_link_round_trip<H: Harness>() {
     assert_eq!(w.read(|tx| tx.payment_link_by_short_id("nope")), None);
     let other = w.new_branch("Other");
     assert_eq!(w.read(|tx| tx.payment_link(other.id, l.id)), None, "another branch does not see it");
+    // The row alone: its fields change, its stored items stay whatever the value holds.
+    l.status = PaymentLinkStatus::Inactive;
+    l.payments_count = 3;
+    l.updated_at = Some(now);
+    let without_items = PaymentLink { items: vec![], ..l.clone() };
+    w.write(|tx| tx.update_payment_link_row(&without_items));
+    assert_eq!(w.read(|tx| tx.payment_link(s.branch_id(), l.id)), Some(l.clone()));
+    let elsewhere = PaymentLink { id: PaymentLinkId::new(), ..l.clone() };
+    let missing = w.try_write(|tx| tx.update_payment_link_row(&elsewhere));
+    assert!(matches!(missing, Err(crate::Error::Store(crate::error::StoreError::NotFound(_)))), "{missing:?}");
     l.items.clear();
     l.status = PaymentLinkStatus::Completed;
     l.checkout = CheckoutOptions::default();
