@@ -98,19 +98,6 @@ pub fn sqlite_memory_from_process_allocator() -> bool {
 }
 
 /// Process-wide SQLite settings, applied once before the first connection opens.
-/// See [`WRITER_TEMP_STORE`]: 1 MiB, four times what one paid checkout attempt's savepoint
-/// journals (about sixty 4 KiB pages); only what is written of it is touched.
-const STATEMENT_JOURNAL_IN_MEMORY: std::os::raw::c_int = 1 << 20;
-
-/// The writer's `temp_store`. With `MEMORY`, SQLite keeps the statement journal in 1 KiB
-/// chunks, one allocation each: every operation in the writer's batch runs in a savepoint that
-/// journals each page it touches (the batch's earlier operations changed them), so a paid
-/// checkout attempt made about 490 allocations there, an eighth of the writer's instructions
-/// (callgrind). With `FILE`, the journal is one block of [`STATEMENT_JOURNAL_IN_MEMORY`] bytes
-/// in memory, spilling to a temporary file only beyond it. Temporary tables and sorts of the
-/// writer (it has few) use files past the page cache, as SQLite does by default.
-const WRITER_TEMP_STORE: &str = "FILE";
-
 fn init_sqlite() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
@@ -119,10 +106,6 @@ fn init_sqlite() {
         // SAFETY: sqlite3_config is called before any connection exists, as SQLite requires.
         unsafe {
             rusqlite::ffi::sqlite3_config(rusqlite::ffi::SQLITE_CONFIG_MEMSTATUS, 0 as std::os::raw::c_int);
-            // The statement journal (what each operation's savepoint in the writer's batch
-            // keeps to roll back to) is held in memory up to this size, in one block, then
-            // spills to a temporary file (see `WRITER_TEMP_STORE`).
-            rusqlite::ffi::sqlite3_config(rusqlite::ffi::SQLITE_CONFIG_STMTJRNL_SPILL, STATEMENT_JOURNAL_IN_MEMORY);
         }
         memory::install();
     });
@@ -215,7 +198,6 @@ impl SqliteStore {
         conn.pragma_update(None, "journal_mode", "WAL").map_err(backend)?;
         conn.pragma_update(None, "synchronous", "FULL").map_err(backend)?;
         configure(&conn).map_err(backend)?;
-        conn.pragma_update(None, "temp_store", WRITER_TEMP_STORE).map_err(backend)?;
         migrate::apply(&conn)?;
         let constraints = Arc::new(migrate::unique_constraint_names(&conn)?);
         // Commits never checkpoint: the checkpoint thread does (see `checkpoint`).

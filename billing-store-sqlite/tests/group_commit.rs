@@ -289,3 +289,39 @@ fn auth_generation_moves_with_committed_auth_changes_only() {
     // The in-memory store reads on its writer and keeps nothing.
     assert_eq!(SqliteStore::open_url("sqlite::memory:").unwrap().auth_generation(), None);
 }
+
+/// A write whose savepoint journals many pages that earlier writes made (here: rewriting 20,000
+/// organizations, several MiB of statement journal) commits like a small one. A writer
+/// configured to keep the statement journal in memory up to 1 MiB and spill past it failed
+/// such a write with "database or disk is full" (SQLite 3.50, spill sizes above 128 KiB), which
+/// no small write showed.
+#[test]
+fn a_write_with_a_large_statement_journal_commits() {
+    let store = SqliteStore::open_temporary().unwrap();
+    let orgs: Vec<Organization> = (0..20_000).map(|i| org(&format!("org {i} {}", "x".repeat(100)))).collect();
+    store
+        .write(|tx| {
+            for o in &orgs {
+                tx.insert_org(o)?;
+            }
+            Ok(())
+        })
+        .unwrap();
+    let renamed: Vec<Organization> = orgs
+        .iter()
+        .map(|o| Organization {
+            name: format!("{} renamed", o.name),
+            ..o.clone()
+        })
+        .collect();
+    store
+        .write(|tx| {
+            for o in &renamed {
+                tx.update_org(o)?;
+            }
+            Ok(())
+        })
+        .unwrap();
+    let last = renamed.last().unwrap();
+    assert_eq!(store.read(|tx| Ok(tx.org(last.id)?)).unwrap().map(|o| o.name), Some(last.name.clone()));
+}
