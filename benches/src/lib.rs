@@ -25,11 +25,29 @@ pub struct LoadResult {
     pub p50_ms: f64,
     pub p99_ms: f64,
     pub max_ms: f64,
+    /// The CPU the measured window took, by whom (Linux; `None` elsewhere).
+    pub cpu: Option<cpu::Used>,
 }
 
 impl LoadResult {
     pub fn rps(&self) -> f64 {
         self.requests as f64 / self.seconds
+    }
+
+    /// CPU microseconds per request: the server (this process but the load generator), the
+    /// load generator, and the rest of the machine (the database's processes, the kernel's
+    /// work outside this process, anything else running).
+    pub fn cpu_line(&self) -> Option<String> {
+        let u = self.cpu?;
+        let per = |s: f64| s * 1e6 / self.requests.max(1) as f64;
+        Some(format!(
+            "  cpu per request: server {:.0} µs, load generator {:.0} µs, rest of the machine {:.0} µs (machine busy {:.0}% of {} cores)",
+            per(u.server),
+            per(u.load),
+            per(u.rest),
+            100.0 * u.machine / (self.seconds * cpu::cores() as f64),
+            cpu::cores()
+        ))
     }
 }
 
@@ -67,6 +85,13 @@ pub async fn run(
     let measure_from = start + warmup;
     let end = measure_from + duration;
     let headers = Arc::new(headers);
+    // The CPU of the measured window, sampled at its two ends.
+    let cpu_window = tokio::spawn(async move {
+        tokio::time::sleep_until(measure_from.into()).await;
+        let from = cpu::sample();
+        tokio::time::sleep_until(end.into()).await;
+        cpu::sample().zip(from).map(|(to, from)| to.since(&from))
+    });
     let mut tasks = Vec::new();
     for _ in 0..connections {
         let (counter, errors, headers, make) = (counter.clone(), errors.clone(), headers.clone(), make.clone());
@@ -129,6 +154,94 @@ pub async fn run(
         p50_ms: pct(0.50),
         p99_ms: pct(0.99),
         max_ms: all.last().map(|d| d.as_secs_f64() * 1000.0).unwrap_or(0.0),
+        cpu: cpu_window.await.ok().flatten(),
+    }
+}
+
+/// Who used the CPU during a measurement, from Linux's `/proc` (times in seconds): the
+/// benchmarks run the server in their own process and name the load generator's threads
+/// [`cpu::LOAD_THREADS`], so a window's CPU splits into server, load generator, this process's
+/// waited-for children (pgbench) and the rest of the machine.
+pub mod cpu {
+    /// The thread name of the load generator's runtime.
+    pub const LOAD_THREADS: &str = "loadgen";
+    /// Linux's `USER_HZ`: `/proc` counts CPU time in hundredths of a second.
+    const TICKS: f64 = 100.0;
+
+    #[derive(Debug, Clone, Copy, Default)]
+    pub struct Sample {
+        process: f64,
+        load: f64,
+        children: f64,
+        machine: f64,
+    }
+
+    #[derive(Debug, Clone, Copy, Default)]
+    pub struct Used {
+        /// This process outside the load generator's threads.
+        pub server: f64,
+        pub load: f64,
+        /// Waited-for child processes (pgbench).
+        pub children: f64,
+        /// The machine outside this process and its children: the database, other programs,
+        /// the kernel's work not charged to a process.
+        pub rest: f64,
+        /// The whole machine's busy time.
+        pub machine: f64,
+    }
+
+    impl Sample {
+        pub fn since(&self, from: &Sample) -> Used {
+            let process = self.process - from.process;
+            let load = self.load - from.load;
+            let children = self.children - from.children;
+            let machine = self.machine - from.machine;
+            Used {
+                server: (process - load).max(0.0),
+                load,
+                children,
+                rest: (machine - process - children).max(0.0),
+                machine,
+            }
+        }
+    }
+
+    /// Fields after the command of a `/proc/.../stat` line (the first is the state).
+    fn stat_fields(path: &str) -> Option<Vec<f64>> {
+        let text = std::fs::read_to_string(path).ok()?;
+        let after = &text[text.rfind(')')? + 1..];
+        Some(after.split_whitespace().map(|f| f.parse().unwrap_or(0.0)).collect())
+    }
+
+    pub fn sample() -> Option<Sample> {
+        // utime, stime, cutime, cstime are fields 14-17 of stat(5): 11-14 after the command.
+        let me = stat_fields("/proc/self/stat")?;
+        let process = (me.get(11)? + me.get(12)?) / TICKS;
+        let children = (me.get(13)? + me.get(14)?) / TICKS;
+        let mut load = 0.0;
+        for task in std::fs::read_dir("/proc/self/task").ok()?.flatten() {
+            let dir = task.path();
+            let name = std::fs::read_to_string(dir.join("comm")).unwrap_or_default();
+            if name.trim_end().starts_with(LOAD_THREADS) {
+                if let Some(f) = stat_fields(&dir.join("stat").to_string_lossy()) {
+                    load += (f.get(11).copied().unwrap_or(0.0) + f.get(12).copied().unwrap_or(0.0)) / TICKS;
+                }
+            }
+        }
+        // user nice system idle iowait irq softirq steal: busy is all but idle, iowait, steal.
+        let stat = std::fs::read_to_string("/proc/stat").ok()?;
+        let cpu: Vec<f64> = stat.lines().next()?.split_whitespace().skip(1).map(|f| f.parse().unwrap_or(0.0)).collect();
+        let machine = (cpu.first()? + cpu.get(1)? + cpu.get(2)? + cpu.get(5)? + cpu.get(6)?) / TICKS;
+        Some(Sample {
+            process,
+            load,
+            children,
+            machine,
+        })
+    }
+
+    pub fn cores() -> usize {
+        std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
     }
 }
 

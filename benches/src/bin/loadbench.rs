@@ -151,7 +151,19 @@ fn main() {
     let addr = server_rt.block_on(billing_server::spawn(app.clone(), "127.0.0.1:0".parse().unwrap())).unwrap();
     let bare = server_rt.block_on(spawn_bare_server());
 
-    let client_rt = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+    let client_rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .thread_name(benches::cpu::LOAD_THREADS)
+        .enable_all()
+        .build()
+        .unwrap();
+    // Each scenario's line, then where its CPU went.
+    let report = |r: &benches::LoadResult| {
+        println!("{r}");
+        if let (true, Some(line)) = (r.requests > 0, r.cpu_line()) {
+            println!("{line}");
+        }
+    };
     let headers = vec![("x-api-key".to_string(), key), ("content-type".to_string(), "application/json".to_string())];
     let d = Duration::from_secs(args.seconds);
     let warm = Duration::from_secs(1);
@@ -175,6 +187,7 @@ fn main() {
         p50_ms: 0.0,
         p99_ms: 0.0,
         max_ms: 0.0,
+        cpu: None,
     };
     let bare_r = if !want("bare") {
         skipped("bare")
@@ -189,7 +202,7 @@ fn main() {
             Arc::new(|_| (Method::GET, "/".into(), None)),
         ))
     };
-    println!("{bare_r}");
+    report(&bare_r);
 
     let ids2 = ids.clone();
     let get: RequestFn = Arc::new(move |n| {
@@ -201,7 +214,7 @@ fn main() {
     } else {
         client_rt.block_on(run("GET /api/v2/consumers/{id}", addr, headers.clone(), c, warm, d, get))
     };
-    println!("{get_r}");
+    report(&get_r);
 
     // A customer lookup: a fragment of one consumer's e-mail address.
     let total = args.consumers as u64;
@@ -217,7 +230,7 @@ fn main() {
     } else {
         client_rt.block_on(run("GET /api/v2/consumers?search_term=", addr, headers.clone(), c, warm, d, search))
     };
-    println!("{search_r}");
+    report(&search_r);
 
     let offset = args.consumers as u64;
     let post: RequestFn = Arc::new(move |n| {
@@ -237,7 +250,7 @@ fn main() {
         client_rt.block_on(run("POST /api/v2/consumers (durable)", addr, headers.clone(), c, warm, d, post))
     };
     let after = commit_stats();
-    println!("{post_r}");
+    report(&post_r);
     let (txs, commits) = (after.0 - before.0, after.1 - before.1);
     println!(
         "group commit: {txs} transactions in {commits} commits ({:.1} per fsync)",
@@ -262,7 +275,7 @@ fn main() {
         let before = commit_stats();
         let r = client_rt.block_on(run("POST /pay/{short_id}/attempts (paid)", addr, headers.clone(), c, warm, d, pay));
         let after = commit_stats();
-        println!("{r}");
+        report(&r);
         println!("group commit: {} transactions in {} commits", after.0 - before.0, after.1 - before.1);
         r
     };
@@ -286,10 +299,12 @@ fn main() {
     println!("GET by id / bare endpoint: {:.2}", get_r.rps() / bare_r.rps());
     if let (true, Some(db)) = (args.pgbench, &temp_db) {
         let own = pgbench::measure(db.url(), args.consumers, args.seconds);
-        println!("pgbench primary-key select (8 clients)      {:>9.0} tx/s", own.select);
-        println!("pgbench one-row insert, 2 unique (8 clients) {:>9.0} tx/s", own.insert);
-        println!("GET by id / pgbench select: {:.2}", get_r.rps() / own.select);
-        println!("POST / pgbench insert: {:.2}", post_r.rps() / own.insert);
+        println!("pgbench primary-key select (8 clients)      {:>9.0} tx/s", own.select.tps);
+        println!("{}", own.select.cpu_line());
+        println!("pgbench one-row insert, 2 unique (8 clients) {:>9.0} tx/s", own.insert.tps);
+        println!("{}", own.insert.cpu_line());
+        println!("GET by id / pgbench select: {:.2}", get_r.rps() / own.select.tps);
+        println!("POST / pgbench insert: {:.2}", post_r.rps() / own.insert.tps);
     }
     drop(server_rt);
     drop(app);
@@ -301,8 +316,31 @@ mod pgbench {
     use std::process::Command;
 
     pub struct Rates {
-        pub select: f64,
-        pub insert: f64,
+        pub select: Rate,
+        pub insert: Rate,
+    }
+
+    /// A pgbench run: its transactions per second and where the CPU went meanwhile.
+    pub struct Rate {
+        pub tps: f64,
+        cpu: Option<benches::cpu::Used>,
+        seconds: f64,
+    }
+
+    impl Rate {
+        /// CPU microseconds per transaction: pgbench itself, and the rest of the machine (the
+        /// database), as the server's scenarios print them.
+        pub fn cpu_line(&self) -> String {
+            let Some(u) = self.cpu else { return "  cpu per transaction: not measured".into() };
+            let per = |s: f64| s * 1e6 / (self.tps * self.seconds).max(1.0);
+            format!(
+                "  cpu per transaction: pgbench {:.0} µs, rest of the machine {:.0} µs (machine busy {:.0}% of {} cores)",
+                per(u.children),
+                per(u.rest),
+                100.0 * u.machine / (self.seconds * benches::cpu::cores() as f64),
+                benches::cpu::cores()
+            )
+        }
     }
 
     pub fn psql(url: &str, sql: &str) {
@@ -313,22 +351,29 @@ mod pgbench {
         assert!(out.status.success(), "psql failed: {}", String::from_utf8_lossy(&out.stderr));
     }
 
-    fn run(url: &str, script: &str, seconds: u64) -> f64 {
+    fn run(url: &str, script: &str, seconds: u64) -> Rate {
         let file = tempfile::NamedTempFile::new().unwrap();
         std::fs::write(file.path(), script).unwrap();
+        let from = benches::cpu::sample();
+        let started = std::time::Instant::now();
         let out = Command::new("pgbench")
             .args(["-n", "-M", "prepared", "-c", "8", "-j", "2", "-T", &seconds.to_string(), "-f"])
             .arg(file.path())
             .arg(url)
             .output()
             .expect("run pgbench (Debian package postgresql-client)");
+        // pgbench's connecting and reporting fall in the window too: a few milliseconds.
+        let elapsed = started.elapsed().as_secs_f64();
+        let cpu = benches::cpu::sample().zip(from).map(|(to, from)| to.since(&from));
         let text = String::from_utf8_lossy(&out.stdout);
         assert!(out.status.success(), "pgbench failed: {text}{}", String::from_utf8_lossy(&out.stderr));
-        text.lines()
+        let tps = text
+            .lines()
             .find_map(|l| l.strip_prefix("tps = "))
             .and_then(|l| l.split_whitespace().next())
             .and_then(|v| v.parse().ok())
-            .unwrap_or_else(|| panic!("no tps in pgbench's output: {text}"))
+            .unwrap_or_else(|| panic!("no tps in pgbench's output: {text}"));
+        Rate { tps, cpu, seconds: elapsed }
     }
 
     pub fn measure(url: &str, rows: usize, seconds: u64) -> Rates {
