@@ -331,7 +331,9 @@ mod pgbench {
         /// CPU microseconds per transaction: pgbench itself, and the rest of the machine (the
         /// database), as the server's scenarios print them.
         pub fn cpu_line(&self) -> String {
-            let Some(u) = self.cpu else { return "  cpu per transaction: not measured".into() };
+            let Some(u) = self.cpu else {
+                return "  cpu per transaction: not measured".into();
+            };
             let per = |s: f64| s * 1e6 / (self.tps * self.seconds).max(1.0);
             format!(
                 "  cpu per transaction: pgbench {:.0} µs, rest of the machine {:.0} µs (machine busy {:.0}% of {} cores)",

@@ -301,9 +301,15 @@ pub fn amounts_round_trip_through_the_store<H: Harness>() {
         let without_items = Invoice { items: vec![], ..paid.clone() };
         w.write(|tx| tx.update_invoice_row(&without_items));
         assert_eq!(w.read(|tx| tx.invoice(s.branch_id(), inv.id)), Some(paid.clone()));
-        let elsewhere = Invoice { id: InvoiceId::new(), ..paid.clone() };
+        let elsewhere = Invoice {
+            id: InvoiceId::new(),
+            ..paid.clone()
+        };
         let missing = w.try_write(|tx| tx.update_invoice_row(&elsewhere));
-        assert!(matches!(missing, Err(crate::Error::Store(crate::error::StoreError::NotFound(_)))), "{missing:?}");
+        assert!(
+            matches!(missing, Err(crate::Error::Store(crate::error::StoreError::NotFound(_)))),
+            "{missing:?}"
+        );
         w.write(|tx| tx.update_invoice_row(&inv));
         assert_eq!(w.read(|tx| tx.invoice(s.branch_id(), inv.id)), Some(inv.clone()));
         // Many more amounts, spread over the whole accepted range (a fixed pseudo-random

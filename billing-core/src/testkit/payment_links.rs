@@ -284,9 +284,15 @@ pub fn payment_link_round_trip<H: Harness>() {
     let without_items = PaymentLink { items: vec![], ..l.clone() };
     w.write(|tx| tx.update_payment_link_row(&without_items));
     assert_eq!(w.read(|tx| tx.payment_link(s.branch_id(), l.id)), Some(l.clone()));
-    let elsewhere = PaymentLink { id: PaymentLinkId::new(), ..l.clone() };
+    let elsewhere = PaymentLink {
+        id: PaymentLinkId::new(),
+        ..l.clone()
+    };
     let missing = w.try_write(|tx| tx.update_payment_link_row(&elsewhere));
-    assert!(matches!(missing, Err(crate::Error::Store(crate::error::StoreError::NotFound(_)))), "{missing:?}");
+    assert!(
+        matches!(missing, Err(crate::Error::Store(crate::error::StoreError::NotFound(_)))),
+        "{missing:?}"
+    );
     l.items.clear();
     l.status = PaymentLinkStatus::Completed;
     l.checkout = CheckoutOptions::default();
