@@ -416,6 +416,16 @@ impl billing_core::invoice::InvoiceTx for PgTx<'_> {
         self.write_items(inv)
     }
 
+    fn update_invoice_row(&mut self, inv: &Invoice) -> StoreResult<()> {
+        use invoices::dsl as i;
+        let row = InvoiceRow::new(inv)?;
+        let n = self.write(|c| diesel::update(i::invoices.filter(i::id.eq(row.id))).set(&row).execute(c))?;
+        if n == 0 {
+            return Err(StoreError::NotFound("invoice".into()));
+        }
+        Ok(())
+    }
+
     fn list_invoices(&mut self, branch: BranchId, q: &ListQuery<InvoiceSort>, f: &InvoiceFilter) -> StoreResult<Page<Invoice>> {
         use invoices::dsl as i;
         let coll = self.search_collation;

@@ -146,6 +146,10 @@ impl InvoiceTx for SqliteTx<'_> {
         self.write_items(inv)
     }
 
+    fn update_invoice_row(&mut self, inv: &Invoice) -> StoreResult<()> {
+        self.update_one(&Invoices::sql().update, Invoices::params(inv)?, "invoice")
+    }
+
     fn list_invoices(&mut self, branch: BranchId, q: &ListQuery<InvoiceSort>, f: &InvoiceFilter) -> StoreResult<Page<Invoice>> {
         let mut w = Filter::new("FROM invoices WHERE branch_id = ?1", vec![u(branch)]);
         if let Some(term) = &q.search {

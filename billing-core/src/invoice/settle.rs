@@ -44,7 +44,8 @@ impl<S: Store> Billing<S> {
             inv.status = InvoiceStatus::Completed;
         }
         inv.updated_at = Some(now);
-        tx.update_invoice(inv)?;
+        // Paying changes no item.
+        tx.update_invoice_row(inv)?;
         if all_paid {
             emit_invoice(tx, self.public_url(), EventType::InvoiceCompleted, inv, now)?;
         }
@@ -105,7 +106,7 @@ impl<S: Store> Billing<S> {
         tx.update_payment(&p)?;
         inv.paid_amount = Money::new((inv.paid_amount.amount() - p.amount.amount()).max(rust_decimal::Decimal::ZERO), inv.currency);
         inv.updated_at = Some(now);
-        tx.update_invoice(inv)?;
+        tx.update_invoice_row(inv)?;
         emit_payment(tx, self.public_url(), EventType::PaymentRefunded, inv, &p, now)?;
         Ok(p)
     }

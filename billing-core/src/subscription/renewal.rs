@@ -327,7 +327,7 @@ impl<S: Store> Billing<S> {
         if last {
             s.status = SubscriptionStatus::Inactive;
         }
-        tx.update_subscription(&s)?;
+        tx.update_subscription_row(&s)?;
         let mut failed = subscription_event(self.public_url(), EventType::SubscriptionCycleRenewalFailed, &s, payment, now);
         if last {
             // The failure is reported with the status the subscription had when it failed.
