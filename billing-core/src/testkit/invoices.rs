@@ -298,7 +298,13 @@ pub fn amounts_round_trip_through_the_store<H: Harness>() {
         row.updated_at = Some(now + chrono::Duration::microseconds(1));
         row.items.clear();
         w.write(|tx| tx.update_invoice_row(&row));
-        assert_eq!(w.read(|tx| tx.invoice(s.branch_id(), inv.id)), Some(Invoice { items: inv.items.clone(), ..row.clone() }));
+        assert_eq!(
+            w.read(|tx| tx.invoice(s.branch_id(), inv.id)),
+            Some(Invoice {
+                items: inv.items.clone(),
+                ..row.clone()
+            })
+        );
         w.write(|tx| tx.update_invoice_row(&inv));
         assert_eq!(w.read(|tx| tx.invoice(s.branch_id(), inv.id)), Some(inv.clone()));
         // Many more amounts, spread over the whole accepted range (a fixed pseudo-random

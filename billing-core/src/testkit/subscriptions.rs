@@ -235,7 +235,13 @@ pub fn subscription_round_trip<H: Harness>() {
     row.items.truncate(1);
     w.write(|tx| tx.update_subscription_row(&row));
     let got = w.read(|tx| tx.subscription(s.branch_id(), sub.id)).unwrap();
-    assert_eq!(got, Subscription { items: sub.items.clone(), ..row.clone() });
+    assert_eq!(
+        got,
+        Subscription {
+            items: sub.items.clone(),
+            ..row.clone()
+        }
+    );
     w.write(|tx| tx.update_subscription_row(&sub));
     assert_eq!(w.read(|tx| tx.subscription(s.branch_id(), sub.id)).unwrap(), sub);
     // Another branch does not see it.
