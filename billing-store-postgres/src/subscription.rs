@@ -444,6 +444,16 @@ impl SubscriptionTx for PgTx<'_> {
         self.write_sub_items(s)
     }
 
+    fn update_subscription_row(&mut self, s: &Subscription) -> StoreResult<()> {
+        use subscriptions::dsl as v;
+        let row = SubRow::new(s)?;
+        let n = self.write(|c| diesel::update(v::subscriptions.filter(v::id.eq(row.id))).set(&row).execute(c))?;
+        if n == 0 {
+            return Err(billing_core::error::StoreError::NotFound("subscription".into()));
+        }
+        Ok(())
+    }
+
     fn list_subscriptions(&mut self, branch: BranchId, q: &ListQuery<SubscriptionSort>, f: &SubscriptionFilter) -> StoreResult<Page<Subscription>> {
         use subscriptions::dsl as v;
         let coll = self.search_collation;

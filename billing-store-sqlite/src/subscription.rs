@@ -157,6 +157,10 @@ impl SubscriptionTx for SqliteTx<'_> {
         self.write_sub_items(v)
     }
 
+    fn update_subscription_row(&mut self, v: &Subscription) -> StoreResult<()> {
+        self.update_one(&Subs::sql().update, Subs::params(v)?, "subscription")
+    }
+
     fn list_subscriptions(&mut self, branch: BranchId, q: &ListQuery<SubscriptionSort>, f: &SubscriptionFilter) -> StoreResult<Page<Subscription>> {
         let mut w = Filter::new("FROM subscriptions WHERE branch_id = ?1", vec![u(branch)]);
         if let Some(term) = &q.search {

@@ -96,11 +96,15 @@ impl SqliteTx<'_> {
         }
         let mut out = Vec::with_capacity(ids.len());
         for wid in ids {
-            self.exec(
-                "UPDATE due_work SET leased_until = ?2, attempts = attempts + 1 WHERE id = ?1",
+            // Leased and read back in one statement.
+            out.extend(self.one(
+                sql!(
+                    "UPDATE due_work SET leased_until = ?2, attempts = attempts + 1 WHERE id = ?1 RETURNING {}",
+                    Work::sql().select
+                ),
                 vec![u(wid), t(&lease_until)],
-            )?;
-            out.extend(self.work(wid)?);
+                Work::row,
+            )?);
         }
         Ok(out)
     }

@@ -46,6 +46,7 @@ impl<S: Store> Billing<S> {
             inv.status = InvoiceStatus::Completed;
         }
         inv.updated_at = Some(now);
+        // Paying changes no item.
         tx.update_invoice_row(inv)?;
         if all_paid {
             emit_invoice_with(tx, self.public_url(), EventType::InvoiceCompleted, inv, &metadata, now)?;

@@ -12,10 +12,9 @@ use crate::store::StoreResult;
 ///   counter is a row written in the same transaction).
 /// - `insert_invoice` / `update_invoice` write the invoice with its items (an update replaces
 ///   the items; updating a missing invoice is `StoreError::NotFound`); `invoice` reads them
-///   back, items in their order. `update_invoice_row` writes the invoice's own fields alone
-///   (status, amounts paid, dates) and leaves its stored items as they are: for the changes
-///   that do not touch the lines (settling a payment, accepting), so that paying an invoice
-///   does not rewrite every line.
+///   back, items in their order. `update_invoice_row` writes the invoice's own fields and
+///   leaves its stored items as they are (`inv.items` is not read), for a caller that changed
+///   no item (a payment recorded, a status).
 /// - Lists search the description and the consumer's name (case-insensitive substring) or the
 ///   exact invoice number. Dates filter `created_at` (inclusive); due dates filter
 ///   `scheduled_on`; prices filter `total_amount` (bounds through
@@ -29,6 +28,7 @@ pub trait InvoiceTx {
     /// the invoice's id is its capability).
     fn invoice_by_id(&mut self, id: InvoiceId) -> StoreResult<Option<Invoice>>;
     fn update_invoice(&mut self, inv: &Invoice) -> StoreResult<()>;
+    /// [`Self::update_invoice`] without the items (they stay as stored).
     fn update_invoice_row(&mut self, inv: &Invoice) -> StoreResult<()>;
     fn list_invoices(&mut self, branch: BranchId, q: &ListQuery<InvoiceSort>, f: &InvoiceFilter) -> StoreResult<Page<Invoice>>;
     /// Whether the consumer has an invoice in one of `statuses`.

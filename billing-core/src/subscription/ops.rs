@@ -164,7 +164,8 @@ pub(crate) fn on_invoice_paid(tx: &mut dyn Tx, public_url: &str, inv: &Invoice, 
         changed |= activate(tx, public_url, &mut s, now)?;
     }
     if changed {
-        tx.update_subscription(&s)?;
+        // Neither step changes an item.
+        tx.update_subscription_row(&s)?;
     }
     Ok(())
 }

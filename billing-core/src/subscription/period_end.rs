@@ -175,6 +175,8 @@ impl<S: Store> Billing<S> {
             emit(tx, self.public_url(), EventType::SubscriptionCanceled, s, now)?;
             return Ok(Step::Done(Some(ENDED)));
         }
+        // The items as stored: written again below only if they change (a plan change).
+        let stored_items = s.items.clone();
         if let Some(c) = change {
             self.apply_plan_change(tx, s, c, cycle, end, now)?;
         }
@@ -200,7 +202,11 @@ impl<S: Store> Billing<S> {
         if s.payment_methods.auto_renewal() && owed {
             queue_charge(tx, s, inv.id, 0, start, start, &scope.org.settings.subscription_renewal_retry_days)?;
         }
-        tx.update_subscription(s)?;
+        if s.items == stored_items {
+            tx.update_subscription_row(s)?;
+        } else {
+            tx.update_subscription(s)?;
+        }
         Ok(Step::Done(Some(RENEWED)))
     }
 }

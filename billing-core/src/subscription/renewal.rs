@@ -88,20 +88,33 @@ pub(crate) fn queue_charge(
     due: Timestamp,
     retry_days: &[u32],
 ) -> Result<()> {
+    queue_charge_of(tx, (s.org_id, s.branch_id, s.id), invoice, attempt, first_at, due, retry_days)
+}
+
+/// [`queue_charge`] for the subscription `(organization, branch, id)`.
+fn queue_charge_of(
+    tx: &mut dyn Tx,
+    (org, branch, sid): (OrgId, BranchId, SubscriptionId),
+    invoice: InvoiceId,
+    attempt: u32,
+    first_at: Timestamp,
+    due: Timestamp,
+    retry_days: &[u32],
+) -> Result<()> {
     let id = charge_work_id(invoice, attempt);
     if tx.work(id)?.is_some() {
         return Ok(());
     }
     let p = ChargePayload {
-        branch_id: s.branch_id,
-        subscription_id: s.id,
+        branch_id: branch,
+        subscription_id: sid,
         invoice_id: invoice,
         attempt,
         first_at,
         retry_days: retry_days.to_vec(),
     };
     let payload = serde_json::to_value(&p).expect("plain data serializes");
-    tx.insert_work(&DueWork::new(id, s.org_id, RENEW_CHARGE_KIND, due, payload))?;
+    tx.insert_work(&DueWork::new(id, org, RENEW_CHARGE_KIND, due, payload))?;
     Ok(())
 }
 
@@ -327,7 +340,7 @@ impl<S: Store> Billing<S> {
         if last {
             s.status = SubscriptionStatus::Inactive;
         }
-        tx.update_subscription(&s)?;
+        tx.update_subscription_row(&s)?;
         let mut failed = subscription_event(self.public_url(), EventType::SubscriptionCycleRenewalFailed, &s, payment, now);
         if last {
             // The failure is reported with the status the subscription had when it failed.
@@ -522,12 +535,11 @@ impl<S: Store> Billing<S> {
             .cloned()
             .ok_or_else(|| Error::rule(crate::error::Code::PAYMENT_FINALIZED, format!("Invoice '{}' has nothing to charge", inv.id)))?;
         pay.method = Some(PaymentMethod::parse(&card.network).unwrap_or(PaymentMethod::PgwCardUnspecified));
-        let s = tx
-            .subscription(p.branch_id, p.subscription_id)?
-            .ok_or_else(|| Error::not_found("Subscription", p.subscription_id))?;
-        queue_charge(
+        // The next attempt is of the same subscription (a charge item is queued in the
+        // subscription's organization, and a subscription is never deleted): no need to read it.
+        queue_charge_of(
             tx,
-            &s,
+            (item.org_id, p.branch_id, p.subscription_id),
             p.invoice_id,
             p.attempt + 1,
             p.first_at,

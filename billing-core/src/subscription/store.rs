@@ -10,6 +10,9 @@ use crate::store::StoreResult;
 /// - `insert_subscription` / `update_subscription` write the subscription with its items (an
 ///   update replaces the items; updating a missing one is `StoreError::NotFound`); reads return
 ///   the items in their order. An item's `line.id` is the item's id.
+/// - `update_subscription_row` writes the subscription's own fields and leaves its stored
+///   items as they are (`s.items` is not read): for a caller that changed no item since it
+///   read the subscription (a status, a counter, a date), it saves rewriting every item.
 /// - Cycles: `insert_subscription_cycle` records that cycle `cycle` of the subscription is
 ///   billed by `invoice`. A second row for the same subscription and cycle is a
 ///   `UniqueViolation` of `subscription_cycles_key`, whatever transactions race: this is what
@@ -23,6 +26,8 @@ pub trait SubscriptionTx {
     fn insert_subscription(&mut self, s: &Subscription) -> StoreResult<()>;
     fn subscription(&mut self, branch: BranchId, id: SubscriptionId) -> StoreResult<Option<Subscription>>;
     fn update_subscription(&mut self, s: &Subscription) -> StoreResult<()>;
+    /// [`Self::update_subscription`] without the items (they stay as stored).
+    fn update_subscription_row(&mut self, s: &Subscription) -> StoreResult<()>;
     fn list_subscriptions(&mut self, branch: BranchId, q: &ListQuery<SubscriptionSort>, f: &SubscriptionFilter) -> StoreResult<Page<Subscription>>;
     /// Whether the consumer has a subscription of `branch` in one of `statuses`.
     fn consumer_has_subscriptions_in(&mut self, branch: BranchId, consumer: ConsumerId, statuses: &[SubscriptionStatus]) -> StoreResult<bool>;

@@ -225,6 +225,25 @@ pub fn subscription_round_trip<H: Harness>() {
     sub.updated_at = Some(ts("2026-05-01T00:00:00Z"));
     w.write(|tx| tx.update_subscription(&sub));
     assert_eq!(w.read(|tx| tx.subscription(s.branch_id(), sub.id)).unwrap(), sub);
+    // The row alone: its fields are written, the stored items stay (whatever `items` holds).
+    let mut row = sub.clone();
+    row.status = SubscriptionStatus::Active;
+    row.renewal_failures = 3;
+    row.latest_invoice_paid = false;
+    row.current_cycle_number += 1;
+    row.updated_at = Some(ts("2026-05-02T00:00:00Z"));
+    row.items.truncate(1);
+    w.write(|tx| tx.update_subscription_row(&row));
+    let got = w.read(|tx| tx.subscription(s.branch_id(), sub.id)).unwrap();
+    assert_eq!(
+        got,
+        Subscription {
+            items: sub.items.clone(),
+            ..row.clone()
+        }
+    );
+    w.write(|tx| tx.update_subscription_row(&sub));
+    assert_eq!(w.read(|tx| tx.subscription(s.branch_id(), sub.id)).unwrap(), sub);
     // Another branch does not see it.
     let b = w.new_branch("Other");
     assert_eq!(w.read(|tx| tx.subscription(b.id, sub.id)), None);
