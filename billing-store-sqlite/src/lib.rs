@@ -365,8 +365,9 @@ impl Store for SqliteStore {
         self.inner.writer.write(&self.inner.constraints, f)
     }
 
-    /// One batch transaction (the writer's, as group commit makes it) holding a savepoint per
-    /// item, committed once: one lock hand-over and one fsync for the lot. Reads made by `f`
+    /// One batch transaction (the writer's, as group commit makes it), committed once; the items
+    /// run in it without savepoints, and only when one fails does the batch run again with a
+    /// savepoint per item: one lock hand-over and one fsync for the lot. Reads made by `f`
     /// see the batch's own writes. (The in-memory store reads on the writer itself, which the
     /// batch holds: it runs one `write` per item.)
     fn write_each<T, R>(&self, items: &[T], mut f: impl FnMut(&mut dyn Tx, &T) -> Result<R>) -> Vec<Result<R>> {
@@ -374,10 +375,19 @@ impl Store for SqliteStore {
             return items.iter().map(|item| self.write(|tx| f(tx, item))).collect();
         }
         let mut out = Vec::with_capacity(items.len());
-        let failed = self.inner.writer.run_batch(|| {
+        // First all in the transaction without savepoints; if one fails, all again, each in a
+        // savepoint (see `Writer::run_batch_optimistic`).
+        let failed = self.inner.writer.run_batch_optimistic(|savepoints| {
+            out.clear();
             for item in items {
-                out.push(self.write(|tx| f(tx, item)));
+                let r = self.write(|tx| f(tx, item));
+                let ok = r.is_ok();
+                out.push(r);
+                if !ok && !savepoints {
+                    return false;
+                }
             }
+            true
         });
         match failed {
             Some(e) => items.iter().map(|_| Err(e.clone().into())).collect(),

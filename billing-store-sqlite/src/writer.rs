@@ -170,6 +170,49 @@ impl Writer {
         self.outcome().failure(batch)
     }
 
+    /// Runs `f` with a batch transaction open, first without a savepoint per `write` (the
+    /// statement journal of a savepoint copies every page a write touches first, a large share
+    /// of a small write's work): `f` runs every item and returns whether all of them succeeded.
+    /// When one failed (or `f` panicked), the whole transaction is rolled back and `f` runs
+    /// again as [`Self::run_batch`] runs it, a savepoint per `write`, so that only the failed
+    /// items' writes are undone. `f` is told which pass it is in (`true`: savepoints). Returns
+    /// why the commit failed, if it did.
+    pub fn run_batch_optimistic(&self, mut f: impl FnMut(bool) -> bool) -> Option<StoreError> {
+        let mut st = self.lock();
+        if st.open {
+            self.commit(&mut st);
+        }
+        if let Err(e) = exec(&st.conn, "BEGIN IMMEDIATE") {
+            return Some(e);
+        }
+        let all_ok = {
+            let _open = batch_mark::Open::direct(self.key(), &st.conn);
+            let _tx = billing_core::store::OpenTransaction::new();
+            catch_unwind(AssertUnwindSafe(|| f(false))).unwrap_or(false)
+        };
+        if !all_ok {
+            // Some item failed: nothing of this pass is kept; run again, each item alone.
+            // (SQLite may have rolled the transaction back itself after an I/O error: then
+            // there is nothing to roll back.)
+            let _ = st.conn.execute_batch("ROLLBACK");
+            if let Err(e) = exec(&st.conn, "BEGIN IMMEDIATE") {
+                return Some(e);
+            }
+        }
+        st.open = true;
+        st.batch += 1;
+        st.in_batch = 0;
+        let batch = st.batch;
+        if !all_ok {
+            let _open = batch_mark::Open::new(self.key(), &st.conn);
+            let _tx = billing_core::store::OpenTransaction::new();
+            f(true);
+        }
+        self.commit(&mut st);
+        drop(st);
+        self.outcome().failure(batch)
+    }
+
     fn outcome(&self) -> MutexGuard<'_, Outcome> {
         self.outcome.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -205,10 +248,16 @@ impl Writer {
     }
 
     pub fn write<R>(&self, names: &ConstraintNames, mut f: impl FnMut(&mut dyn Tx) -> Result<R>) -> Result<R> {
-        if let Some(conn) = batch_mark::current(self.key()) {
+        if let Some((conn, savepoints)) = batch_mark::current_mode(self.key()) {
             // SAFETY: `run_batch` keeps the connection (and its lock) until `f` returns, and `f`
             // runs on this thread, which is where this call is.
             let conn = unsafe { &*conn };
+            if !savepoints {
+                // The optimistic pass of `run_batch_optimistic`: a failure undoes the whole
+                // transaction, and the batch runs again with savepoints.
+                self.transactions.fetch_add(1, Ordering::Relaxed);
+                return f(&mut SqliteTx::new(conn, names));
+            }
             return self.in_savepoint(conn, names, &mut f);
         }
         if !self.group_commit {
@@ -290,18 +339,30 @@ mod batch_mark {
     use std::cell::Cell;
 
     thread_local! {
-        static CURRENT: Cell<Option<(usize, *const Connection)>> = const { Cell::new(None) };
+        /// The writer, its connection, and whether each `write` runs in a savepoint of its own.
+        static CURRENT: Cell<Option<(usize, *const Connection, bool)>> = const { Cell::new(None) };
     }
 
     pub fn current(writer: usize) -> Option<*const Connection> {
-        CURRENT.with(|c| c.get()).filter(|(w, _)| *w == writer).map(|(_, conn)| conn)
+        current_mode(writer).map(|(conn, _)| conn)
+    }
+
+    pub fn current_mode(writer: usize) -> Option<(*const Connection, bool)> {
+        CURRENT.with(|c| c.get()).filter(|(w, _, _)| *w == writer).map(|(_, conn, sp)| (conn, sp))
     }
 
     pub struct Open;
 
     impl Open {
+        /// A batch whose writes each run in a savepoint.
         pub fn new(writer: usize, conn: &Connection) -> Self {
-            CURRENT.with(|c| c.set(Some((writer, conn as *const Connection))));
+            CURRENT.with(|c| c.set(Some((writer, conn as *const Connection, true))));
+            Open
+        }
+
+        /// A batch whose writes run directly in the transaction (any failure undoes it all).
+        pub fn direct(writer: usize, conn: &Connection) -> Self {
+            CURRENT.with(|c| c.set(Some((writer, conn as *const Connection, false))));
             Open
         }
     }

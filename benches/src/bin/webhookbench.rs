@@ -14,6 +14,9 @@
 //! delivery pipeline's own rate; `--concurrent-writes` starts the worker first, so that events
 //! are written while deliveries run (the figure then includes writing the events).
 
+// Links the benches library, which installs the allocator of the server's binary (mimalloc).
+extern crate benches;
+
 use billing_core::auth::Credential;
 use billing_core::event::{EntityType, Event, EventType};
 use billing_core::fields::Email;
