@@ -94,6 +94,21 @@ macro_rules! sql {
 pub(crate) use sql;
 pub(crate) use table;
 
+/// The columns of `table` that no update changes (the row's place and creation: organization,
+/// branch, the invoice a payment belongs to, an invoice's consumer and number), left out of
+/// its UPDATE. SQLite picks the indexes an UPDATE rewrites and the foreign keys it checks by
+/// the columns named in SET, not by whether their values change: on the rows every payment and
+/// renewal updates (payments, invoices, subscriptions), naming these made each update rewrite
+/// every index entry of the row and look up its organization, invoice or consumer.
+fn fixed_at_creation(table: &str) -> &'static [&'static str] {
+    match table {
+        "payments" => &["org_id", "branch_id", "invoice_id", "number", "created_at"],
+        "invoices" => &["org_id", "branch_id", "user_id", "consumer_id", "org_invoice_number", "created_at"],
+        "subscriptions" => &["org_id", "branch_id", "user_id", "consumer_id", "created_at"],
+        _ => &[],
+    }
+}
+
 /// The statements of a table declared with [`table!`].
 pub struct TableSql {
     read: &'static [&'static str],
@@ -108,7 +123,14 @@ pub struct TableSql {
 impl TableSql {
     pub fn new(table: &'static str, written: &[&str], read: &'static [&'static str]) -> Self {
         let marks: Vec<String> = (1..=written.len()).map(|k| format!("?{k}")).collect();
-        let sets: Vec<String> = written.iter().enumerate().skip(1).map(|(k, c)| format!("{c} = ?{}", k + 1)).collect();
+        let fixed = fixed_at_creation(table);
+        let sets: Vec<String> = written
+            .iter()
+            .enumerate()
+            .skip(1)
+            .filter(|(_, c)| !fixed.contains(c))
+            .map(|(k, c)| format!("{c} = ?{}", k + 1))
+            .collect();
         TableSql {
             read,
             select: Self::list(table, read, None),

@@ -27,6 +27,9 @@ pub trait InvoiceTx {
     /// The invoice with this id, of any organization and branch (the public pay page's lookup:
     /// the invoice's id is its capability).
     fn invoice_by_id(&mut self, id: InvoiceId) -> StoreResult<Option<Invoice>>;
+    /// Writes the invoice and its items. What is fixed when the invoice is made (organization,
+    /// branch, creator, consumer, number, creation time) never changes, and a store need not
+    /// write it again.
     fn update_invoice(&mut self, inv: &Invoice) -> StoreResult<()>;
     /// [`Self::update_invoice`] without the items (they stay as stored).
     fn update_invoice_row(&mut self, inv: &Invoice) -> StoreResult<()>;

@@ -8,7 +8,7 @@
 //! - [`store`]: the [`PaymentTx`] slice of the store contract.
 //! - [`wire`]: request parsing and the PaymentDto / PaymentResponse views.
 
-mod attempt;
+pub(crate) mod attempt;
 pub mod charge;
 pub mod gateway;
 pub(crate) mod installment;

@@ -19,6 +19,8 @@ use crate::store::StoreResult;
 pub trait PaymentTx {
     fn insert_payment(&mut self, p: &Payment) -> StoreResult<()>;
     fn payment(&mut self, branch: BranchId, id: PaymentId) -> StoreResult<Option<Payment>>;
+    /// Writes the payment. What is fixed when it is made (organization, branch, invoice,
+    /// number, creation time) never changes, and a store need not write it again.
     fn update_payment(&mut self, p: &Payment) -> StoreResult<()>;
     fn delete_payment(&mut self, id: PaymentId) -> StoreResult<()>;
     fn invoice_payments(&mut self, invoice: InvoiceId) -> StoreResult<Vec<Payment>>;

@@ -23,7 +23,7 @@
 //! preparation time has passed, the invoice is prepared at once ([`Billing::sync_next_invoice`]).
 
 use super::ops::{emit, schedule_renewal};
-use super::renewal::{queue_charge, ENDED, RENEWED};
+use super::renewal::{queue_charge, DueCharge, ENDED, RENEWED};
 use super::{Subscription, SubscriptionStatus};
 use crate::auth::Scope;
 use crate::billing::Billing;
@@ -145,8 +145,18 @@ impl<S: Store> Billing<S> {
 
     /// The period-end step of `s` into cycle `cycle` (see the module), in the caller's
     /// transaction; writes `s` when it changes it. The caller completes its work item (or
-    /// reschedules it on [`Step::Early`]).
-    pub(crate) fn renew_at_period_end(&self, tx: &mut dyn Tx, scope: &Scope, s: &mut Subscription, cycle: u32, now: Timestamp) -> Result<Step> {
+    /// reschedules it on [`Step::Early`]). With `charge_now`, the renewal charge is not queued
+    /// but left there for the caller, which starts it in this transaction
+    /// ([`Billing::start_first_charge`]).
+    pub(crate) fn renew_at_period_end(
+        &self,
+        tx: &mut dyn Tx,
+        scope: &Scope,
+        s: &mut Subscription,
+        cycle: u32,
+        now: Timestamp,
+        charge_now: Option<&mut Option<DueCharge>>,
+    ) -> Result<Step> {
         if s.status.is_terminal() || s.current_cycle_number + 1 != cycle {
             // Over, or renewed already (a run twice): nothing to do.
             return Ok(Step::Done(None));
@@ -200,7 +210,16 @@ impl<S: Store> Billing<S> {
         schedule_renewal(tx, s, scope.org.settings.invoice_lead())?;
         let owed = !matches!(inv.status, InvoiceStatus::Completed | InvoiceStatus::Canceled) && !inv.total_amount.is_zero();
         if s.payment_methods.auto_renewal() && owed {
-            queue_charge(tx, s, inv.id, 0, start, start, &scope.org.settings.subscription_renewal_retry_days)?;
+            match charge_now {
+                Some(slot) => {
+                    *slot = Some(DueCharge {
+                        invoice: inv,
+                        first_at: start,
+                        now,
+                    })
+                }
+                None => queue_charge(tx, s, inv.id, 0, start, start, &scope.org.settings.subscription_renewal_retry_days)?,
+            }
         }
         if s.items == stored_items {
             tx.update_subscription_row(s)?;

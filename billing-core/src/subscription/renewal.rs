@@ -16,6 +16,12 @@
 //!   subscription becomes INACTIVE (SUBSCRIPTION_INACTIVATED). The next attempt's item is queued
 //!   in the transaction that starts this one, so a crash between the gateway call and the
 //!   recording of its outcome loses no retry (the attempt's own recovery fails the payment).
+//! - A claim's renewals run together ([`Billing::renew_batch`]), and there a renewal that owes
+//!   its charge at once (with auto-renewal, to a consumer with a card) starts attempt 0 in its
+//!   own transaction rather than queue it: the attempt is recorded with the invoice, the
+//!   gateway is called once the batch has committed, and the outcomes are recorded together.
+//!   Money and events are those of the charge item (the attempt's recovery item and the next
+//!   attempt are written with the renewal), one transaction and one claim fewer per renewal.
 //! - An INACTIVE subscription is not renewed: its renewal is queued again when it is activated
 //!   (its overdue invoice paid).
 
@@ -72,6 +78,26 @@ struct ChargePayload {
     /// The retry schedule in force at attempt 0, in days after it.
     #[serde(default = "crate::org::subscription_settings::default_retry_days")]
     retry_days: Vec<u32>,
+}
+
+/// A renewal's first charge, owed at once, which the renewal left to its caller
+/// ([`Billing::renew_at_period_end`] with `charge_now`): the invoice (its payments are those
+/// it was issued with), when the retries count from, and the organization's time of the
+/// renewal.
+pub(crate) struct DueCharge {
+    pub invoice: crate::invoice::Invoice,
+    pub first_at: Timestamp,
+    pub now: Timestamp,
+}
+
+/// A renewal charge recorded (step 1 of [`crate::payment::attempt`]), to be sent to the
+/// gateway: what it charges, with what, and the item's payload (for a decline's renewal
+/// failure).
+struct RecordedCharge {
+    scope: Scope,
+    p: ChargePayload,
+    card: crate::payment::TokenizedCard,
+    charge: crate::payment::attempt::Charge,
 }
 
 fn charge_work_id(invoice: InvoiceId, attempt: u32) -> WorkId {
@@ -194,7 +220,7 @@ impl<S: Store> Billing<S> {
     /// Runs one renewal item ([`Billing::renew_at_period_end`]); returns what it did (a report
     /// key) or `None` for nothing.
     fn renew(&self, item: &DueWork) -> Result<Option<&'static str>> {
-        self.run_step(item, |tx, scope, s, cycle, now| self.renew_at_period_end(tx, scope, s, cycle, now))
+        self.run_step(item, |tx, scope, s, cycle, now| self.renew_at_period_end(tx, scope, s, cycle, now, None))
     }
 
     /// Runs one preparation item ([`Billing::prepare_next_invoice`]).
@@ -293,16 +319,99 @@ impl<S: Store> Billing<S> {
             }
         }
         let server_now = self.clock().now();
-        let renew = |tx: &mut dyn Tx, scope: &Scope, s: &mut Subscription, cycle: u32, now: Timestamp| self.renew_at_period_end(tx, scope, s, cycle, now);
-        let results = self
-            .store
-            .write_each(&ready, |tx, (item, p, scope)| self.step_in(tx, item, p, scope, server_now, &renew));
+        // The first charge of each renewal starts in the renewal's own transaction, unless the
+        // gateway cannot be called from here (then it is queued, as a renewal run alone does).
+        let charge_now = self.call_out("the payment gateway", || ()).is_ok();
+        let results = self.store.write_each(&ready, |tx, (item, p, scope)| {
+            let due = std::cell::RefCell::new(None);
+            let renew = |tx: &mut dyn Tx, scope: &Scope, s: &mut Subscription, cycle: u32, now: Timestamp| {
+                self.renew_at_period_end(tx, scope, s, cycle, now, charge_now.then_some(&mut *due.borrow_mut()))
+            };
+            let label = self.step_in(tx, item, p, scope, server_now, &renew)?;
+            let charge = match due.into_inner() {
+                Some(d) => self.start_first_charge(tx, scope, (item.org_id, p.branch_id, p.subscription_id), d)?,
+                None => None,
+            };
+            Ok((label, charge))
+        });
+        let mut charges = Vec::new();
         for ((item, _, _), r) in ready.iter().zip(results) {
             match r {
+                Ok((label, charge)) => {
+                    count(report, Ok(label));
+                    charges.extend(charge);
+                }
                 Err(e) if !is_lease_lost(&e) => count(report, self.renew(item)),
-                r => count(report, r),
+                Err(e) => count(report, Err(e)),
             }
         }
+        self.charge_recorded(charges, report);
+    }
+
+    /// The first charge of a renewal that owes it at once (`d`), in the renewal's transaction:
+    /// recorded as attempt 0 (its payment PROCESSING, the attempt's recovery item written) with
+    /// the next attempt queued, as a charge item would start it; `None` when the consumer has
+    /// no card with consent, and then attempt 0 is queued (its item records the failure and
+    /// the retries follow).
+    fn start_first_charge(&self, tx: &mut dyn Tx, scope: &Scope, sub: (OrgId, BranchId, SubscriptionId), d: DueCharge) -> Result<Option<RecordedCharge>> {
+        let retry_days = scope.org.settings.subscription_renewal_retry_days.clone();
+        let Some(card) = tx.latest_active_card(d.invoice.consumer_id)?.filter(|c| c.consent) else {
+            queue_charge_of(tx, sub, d.invoice.id, 0, d.first_at, d.first_at, &retry_days)?;
+            return Ok(None);
+        };
+        let p = ChargePayload {
+            branch_id: sub.1,
+            subscription_id: sub.2,
+            invoice_id: d.invoice.id,
+            attempt: 0,
+            first_at: d.first_at,
+            retry_days,
+        };
+        let now = d.now;
+        let mut invoice = Some(d.invoice);
+        let charge = self.record_charge_in(tx, sub.0, now, uuid::Uuid::now_v7(), &mut |tx: &mut dyn Tx| {
+            let inv = invoice.take().expect("selected once");
+            let payments = tx.invoice_payments(inv.id)?;
+            self.select_renewal_payment(tx, sub, inv, &payments, &p, &card, now)
+        })?;
+        Ok(Some(RecordedCharge {
+            scope: scope.clone(),
+            p,
+            card,
+            charge,
+        }))
+    }
+
+    /// What a renewal charge (attempt `p.attempt`) charges: the invoice's payable payment, by
+    /// `card`'s network; the next attempt is queued here too (it finds nothing to do if this
+    /// one is approved).
+    #[allow(clippy::too_many_arguments)]
+    fn select_renewal_payment(
+        &self,
+        tx: &mut dyn Tx,
+        sub: (OrgId, BranchId, SubscriptionId),
+        inv: crate::invoice::Invoice,
+        payments: &[crate::payment::Payment],
+        p: &ChargePayload,
+        card: &crate::payment::TokenizedCard,
+        now: Timestamp,
+    ) -> Result<(crate::invoice::Invoice, Vec<crate::payment::Payment>)> {
+        let mut pay = payments
+            .iter()
+            .find(|x| x.status.is_payable())
+            .cloned()
+            .ok_or_else(|| Error::rule(crate::error::Code::PAYMENT_FINALIZED, format!("Invoice '{}' has nothing to charge", inv.id)))?;
+        pay.method = Some(PaymentMethod::parse(&card.network).unwrap_or(PaymentMethod::PgwCardUnspecified));
+        queue_charge_of(
+            tx,
+            sub,
+            p.invoice_id,
+            p.attempt + 1,
+            p.first_at,
+            next_attempt_due(&p.retry_days, p.first_at, p.attempt + 1, now),
+            &p.retry_days,
+        )?;
+        Ok((inv, vec![pay]))
     }
 
     /// Completes `item` in the transaction (refused when its lease was lost) and answers `what`.
@@ -446,14 +555,30 @@ impl<S: Store> Billing<S> {
             })
         });
         let mut charges = Vec::with_capacity(plans.len());
-        for (pl, r) in plans.iter().zip(recorded) {
+        for (pl, r) in plans.into_iter().zip(recorded) {
             match r {
-                Ok(charge) => charges.push((pl, charge)),
+                Ok(charge) => charges.push(RecordedCharge {
+                    scope: pl.scope,
+                    p: pl.p,
+                    card: pl.card,
+                    charge,
+                }),
                 Err(e) if is_lease_lost(&e) => {}
                 Err(_) => report.errors += 1,
             }
         }
-        // 2. The gateway, with no transaction open, side by side.
+        self.charge_recorded(charges, report);
+    }
+
+    /// Steps 2 and 3 of recorded renewal charges, all at once: the gateway is called for each
+    /// with no transaction open (side by side, like separate items), then one
+    /// [`Store::write_each`] records every outcome (with SUBSCRIPTION_CYCLE_RENEWAL_FAILED in
+    /// the same transaction for a decline). A charge whose gateway call failed is left to its
+    /// attempt's item, which fails and voids it.
+    fn charge_recorded(&self, charges: Vec<RecordedCharge>, report: &mut WorkReport) {
+        if charges.is_empty() {
+            return;
+        }
         let next = std::sync::atomic::AtomicUsize::new(0);
         let outcomes: Vec<(usize, Result<crate::payment::gateway::GatewayOutcome>)> = std::thread::scope(|t| {
             let runners: Vec<_> = (0..charges.len().min(crate::work::ops::WORK_PARALLELISM))
@@ -462,12 +587,12 @@ impl<S: Store> Billing<S> {
                         let mut got = Vec::new();
                         loop {
                             let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                            let Some((pl, charge)) = charges.get(k) else { return got };
-                            let gw = self.gateway_for(&pl.scope.org);
+                            let Some(rc) = charges.get(k) else { return got };
+                            let gw = self.gateway_for(&rc.scope.org);
                             got.push((
                                 k,
                                 self.call_out("the payment gateway", || {
-                                    gw.charge_token(&charge.reference(), &pl.card.gateway_token, charge.total())
+                                    gw.charge_token(&rc.charge.reference(), &rc.card.gateway_token, rc.charge.total())
                                 }),
                             ));
                         }
@@ -485,15 +610,14 @@ impl<S: Store> Billing<S> {
             }
         }
         answered.sort_by_key(|(k, _)| *k);
-        // 3. Every outcome recorded (a decline with its renewal failure).
         let results = self.store.write_each(&answered, |tx, (k, outcome)| {
-            let (pl, charge) = &charges[*k];
-            let p = &pl.p;
-            let now = self.now(&pl.scope);
+            let rc = &charges[*k];
+            let p = &rc.p;
+            let now = self.now(&rc.scope);
             let recorded = self.record_charge_outcome_in(
                 tx,
-                &pl.scope,
-                charge,
+                &rc.scope,
+                &rc.charge,
                 outcome,
                 now,
                 &mut |_: &mut dyn Tx, _: &crate::invoice::Invoice, _: &[crate::payment::Payment]| Ok(()),
@@ -529,24 +653,9 @@ impl<S: Store> Billing<S> {
             return Err(lease_lost(item));
         }
         let (inv, all) = self.load_invoice(tx, scope, p.invoice_id)?;
-        let mut pay = all
-            .iter()
-            .find(|x| x.status.is_payable())
-            .cloned()
-            .ok_or_else(|| Error::rule(crate::error::Code::PAYMENT_FINALIZED, format!("Invoice '{}' has nothing to charge", inv.id)))?;
-        pay.method = Some(PaymentMethod::parse(&card.network).unwrap_or(PaymentMethod::PgwCardUnspecified));
         // The next attempt is of the same subscription (a charge item is queued in the
         // subscription's organization, and a subscription is never deleted): no need to read it.
-        queue_charge_of(
-            tx,
-            (item.org_id, p.branch_id, p.subscription_id),
-            p.invoice_id,
-            p.attempt + 1,
-            p.first_at,
-            next_attempt_due(&p.retry_days, p.first_at, p.attempt + 1, now),
-            &p.retry_days,
-        )?;
-        Ok((inv, vec![pay]))
+        self.select_renewal_payment(tx, (item.org_id, p.branch_id, p.subscription_id), inv, &all, p, card, now)
     }
 
     /// Runs one charge item: `Some(approved)` when a charge was made or failed, `None` when

@@ -25,6 +25,9 @@ use crate::store::StoreResult;
 pub trait SubscriptionTx {
     fn insert_subscription(&mut self, s: &Subscription) -> StoreResult<()>;
     fn subscription(&mut self, branch: BranchId, id: SubscriptionId) -> StoreResult<Option<Subscription>>;
+    /// Writes the subscription and its items. What is fixed when it is made (organization,
+    /// branch, creator, consumer, creation time) never changes, and a store need not write it
+    /// again.
     fn update_subscription(&mut self, s: &Subscription) -> StoreResult<()>;
     /// [`Self::update_subscription`] without the items (they stay as stored).
     fn update_subscription_row(&mut self, s: &Subscription) -> StoreResult<()>;
