@@ -226,6 +226,18 @@ impl billing_core::work::WorkTx for PgTx<'_> {
         self.write(|c| diesel::insert_into(due_work::table).values(&row).execute(c)).map(drop)
     }
 
+    fn insert_work_if_absent(&mut self, w: &DueWork) -> StoreResult<bool> {
+        let row = WorkRow::new(w);
+        let n = self.write(|c| {
+            diesel::insert_into(due_work::table)
+                .values(&row)
+                .on_conflict(due_work::id)
+                .do_nothing()
+                .execute(c)
+        })?;
+        Ok(n > 0)
+    }
+
     fn work(&mut self, id: WorkId) -> StoreResult<Option<DueWork>> {
         let row = self.read(|c| due_work::table.find(id.0).select(WorkRow::as_select()).first(c).optional())?;
         Ok(row.map(WorkRow::into_domain))

@@ -152,6 +152,14 @@ impl SubscriptionTx for SqliteTx<'_> {
         found.map(|v| self.with_sub_items(v)).transpose()
     }
 
+    fn subscription_row(&mut self, branch: BranchId, id: SubscriptionId) -> StoreResult<Option<Subscription>> {
+        self.one(
+            sql!("SELECT {} FROM subscriptions WHERE id = ?1 AND branch_id = ?2", Subs::sql().select),
+            vec![u(id), u(branch)],
+            Subs::row,
+        )
+    }
+
     fn update_subscription(&mut self, v: &Subscription) -> StoreResult<()> {
         self.update_one(&Subs::sql().update, Subs::params(v)?, "subscription")?;
         self.write_sub_items(v)

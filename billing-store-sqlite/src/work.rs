@@ -115,6 +115,10 @@ impl WorkTx for SqliteTx<'_> {
         self.exec(&Work::sql().insert, Work::params(w)?).map(drop)
     }
 
+    fn insert_work_if_absent(&mut self, w: &DueWork) -> StoreResult<bool> {
+        Ok(self.exec(sql!("{} ON CONFLICT (id) DO NOTHING", Work::sql().insert), Work::params(w)?)? > 0)
+    }
+
     fn work(&mut self, id: WorkId) -> StoreResult<Option<DueWork>> {
         self.one(sql!("SELECT {} FROM due_work WHERE id = ?1", Work::sql().select), vec![u(id)], Work::row)
     }

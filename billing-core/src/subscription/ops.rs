@@ -85,10 +85,8 @@ pub(crate) fn renewal_work_id(s: SubscriptionId, cycle: u32) -> WorkId {
 pub(crate) fn schedule_renewal(tx: &mut dyn Tx, s: &Subscription, lead: chrono::Duration) -> Result<()> {
     let next = s.current_cycle_number + 1;
     let id = renewal_work_id(s.id, next);
-    if tx.work(id)?.is_none() {
-        let payload = json!({"branch_id": s.branch_id, "subscription_id": s.id, "cycle": next});
-        tx.insert_work(&DueWork::new(id, s.org_id, super::RENEWAL_KIND, s.current_period_end, payload))?;
-    }
+    let payload = json!({"branch_id": s.branch_id, "subscription_id": s.id, "cycle": next});
+    tx.insert_work_if_absent(&DueWork::new(id, s.org_id, super::RENEWAL_KIND, s.current_period_end, payload))?;
     super::period_end::schedule_prepare(tx, s, lead)
 }
 
@@ -151,7 +149,8 @@ fn activate(tx: &mut dyn Tx, public_url: &str, s: &mut Subscription, now: Timest
 /// INACTIVE subscription ACTIVE (the first invoice paid, or an overdue renewal paid at last).
 pub(crate) fn on_invoice_paid(tx: &mut dyn Tx, public_url: &str, inv: &Invoice, fully: bool, now: Timestamp) -> Result<()> {
     let Some(sid) = inv.subscription_id else { return Ok(()) };
-    let Some(mut s) = tx.subscription(inv.branch_id, sid.into())? else {
+    // The row is what changes; the items are read only for an activation's event.
+    let Some(mut s) = tx.subscription_row(inv.branch_id, sid.into())? else {
         return Ok(());
     };
     let mut changed = false;
@@ -160,7 +159,12 @@ pub(crate) fn on_invoice_paid(tx: &mut dyn Tx, public_url: &str, inv: &Invoice, 
         s.updated_at = Some(now);
         changed = true;
     }
-    if fully && (s.latest_invoice_id == Some(inv.id) || s.started_at.is_none()) {
+    let activates = matches!(s.status, SubscriptionStatus::Inactive | SubscriptionStatus::TrialPending);
+    if fully && (s.latest_invoice_id == Some(inv.id) || s.started_at.is_none()) && activates {
+        // SUBSCRIPTION_ACTIVATED carries the items.
+        if let Some(whole) = tx.subscription(inv.branch_id, sid.into())? {
+            s.items = whole.items;
+        }
         changed |= activate(tx, public_url, &mut s, now)?;
     }
     if changed {

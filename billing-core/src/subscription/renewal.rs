@@ -128,9 +128,6 @@ fn queue_charge_of(
     retry_days: &[u32],
 ) -> Result<()> {
     let id = charge_work_id(invoice, attempt);
-    if tx.work(id)?.is_some() {
-        return Ok(());
-    }
     let p = ChargePayload {
         branch_id: branch,
         subscription_id: sid,
@@ -140,7 +137,7 @@ fn queue_charge_of(
         retry_days: retry_days.to_vec(),
     };
     let payload = serde_json::to_value(&p).expect("plain data serializes");
-    tx.insert_work(&DueWork::new(id, org, RENEW_CHARGE_KIND, due, payload))?;
+    tx.insert_work_if_absent(&DueWork::new(id, org, RENEW_CHARGE_KIND, due, payload))?;
     Ok(())
 }
 

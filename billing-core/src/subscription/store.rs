@@ -29,6 +29,11 @@ pub trait SubscriptionTx {
     /// branch, creator, consumer, creation time) never changes, and a store need not write it
     /// again.
     fn update_subscription(&mut self, s: &Subscription) -> StoreResult<()>;
+    /// [`Self::subscription`] for a change of its row alone ([`Self::update_subscription_row`]):
+    /// a store may leave `items` empty. The default reads it whole.
+    fn subscription_row(&mut self, branch: BranchId, id: SubscriptionId) -> StoreResult<Option<Subscription>> {
+        self.subscription(branch, id)
+    }
     /// [`Self::update_subscription`] without the items (they stay as stored).
     fn update_subscription_row(&mut self, s: &Subscription) -> StoreResult<()>;
     fn list_subscriptions(&mut self, branch: BranchId, q: &ListQuery<SubscriptionSort>, f: &SubscriptionFilter) -> StoreResult<Page<Subscription>>;

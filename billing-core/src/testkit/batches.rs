@@ -21,6 +21,28 @@ fn sorted<T: Ord>(mut v: Vec<T>) -> Vec<T> {
     v
 }
 
+/// `insert_work_if_absent` inserts a new item and leaves an existing one as it is (its payload,
+/// due time and lease), answering which it did.
+pub fn insert_work_if_absent_keeps_the_existing_item<H: Harness>() {
+    let w = World::new(H::store());
+    let org = w.boot.org.id;
+    let now = w.now();
+    let first = DueWork::new(WorkId::new(), org, KIND, now, json!({"n": 1}));
+    assert!(w.write(|tx| tx.insert_work_if_absent(&first)));
+    assert_eq!(w.read(|tx| tx.work(first.id)).as_ref(), Some(&first));
+    let lease = now + Duration::seconds(60);
+    let claimed = w.write(|tx| tx.claim_due_work(Some(org), &[KIND], now, lease, 10));
+    assert_eq!(claimed.len(), 1);
+    let again = DueWork::new(first.id, org, KIND, now + Duration::hours(1), json!({"n": 2}));
+    assert!(!w.write(|tx| tx.insert_work_if_absent(&again)), "the id exists: nothing inserted");
+    let kept = w.read(|tx| tx.work(first.id)).unwrap();
+    assert_eq!((kept.due_at, kept.payload, kept.leased_until), (now, json!({"n": 1}), Some(lease)));
+    // Another id is inserted beside it.
+    let other = DueWork::new(WorkId::new(), org, KIND, now, json!({}));
+    assert!(w.write(|tx| tx.insert_work_if_absent(&other)));
+    assert!(w.read(|tx| tx.work(other.id)).is_some());
+}
+
 /// `insert_works`, `complete_works` and `reschedule_works` act on each item as the one-item
 /// calls do: only items still held with the lease given are completed or rescheduled, one id
 /// given with an old and a current lease counts once (the current one), and a duplicate in an

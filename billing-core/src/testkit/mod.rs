@@ -569,6 +569,7 @@ macro_rules! conformance_suite {
             ],
             batches: [
                 batch_work_calls_check_each_lease,
+                insert_work_if_absent_keeps_the_existing_item,
                 batch_delivery_calls_match_the_single_ones,
                 batched_fan_out_makes_each_delivery_once,
                 recorded_batches_keep_only_held_leases,

@@ -11,6 +11,17 @@ pub trait WorkTx {
     /// Inserts an unleased item; an existing id is a `UniqueViolation`.
     fn insert_work(&mut self, w: &DueWork) -> StoreResult<()>;
     fn work(&mut self, id: WorkId) -> StoreResult<Option<DueWork>>;
+    /// Inserts the item unless one with its id exists (which is left as it is); returns
+    /// whether it inserted. For work queued once per id (a subscription's renewal into one
+    /// cycle), where a second queuing is a no-op. The default reads, then inserts; a store may
+    /// do it in one statement.
+    fn insert_work_if_absent(&mut self, w: &DueWork) -> StoreResult<bool> {
+        if self.work(w.id)?.is_some() {
+            return Ok(false);
+        }
+        self.insert_work(w)?;
+        Ok(true)
+    }
     /// Claims up to `limit` items of `kinds`, of organization `org` (or of all), that are due
     /// (`due_at <= server_now + org clock offset`) and not leased (`leased_until` absent or
     /// `<= server_now`), earliest due first: sets `leased_until = lease_until`, adds one to
