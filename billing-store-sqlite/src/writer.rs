@@ -149,17 +149,10 @@ impl Writer {
     /// `f` wrote was kept.
     pub fn run_batch(&self, f: impl FnOnce()) -> Option<StoreError> {
         let mut st = self.lock();
-        if st.open {
-            // A batch of the leader/follower path is waiting for its last member: commit it.
-            self.commit(&mut st);
-        }
-        if let Err(e) = exec(&st.conn, "BEGIN IMMEDIATE") {
-            return Some(e);
-        }
-        st.open = true;
-        st.batch += 1;
-        st.in_batch = 0;
-        let batch = st.batch;
+        let batch = match self.open_batch(&mut st) {
+            Ok(b) => b,
+            Err(e) => return Some(e),
+        };
         {
             let _open = batch_mark::Open::new(self.key(), &st.conn);
             let _tx = billing_core::store::OpenTransaction::new();
@@ -168,6 +161,19 @@ impl Writer {
         self.commit(&mut st);
         drop(st);
         self.outcome().failure(batch)
+    }
+
+    /// Begins a batch transaction of its own (committing first a batch of the leader/follower
+    /// path that is waiting for its last member); returns its id.
+    fn open_batch(&self, st: &mut State) -> Result<u64, StoreError> {
+        if st.open {
+            self.commit(st);
+        }
+        exec(&st.conn, "BEGIN IMMEDIATE")?;
+        st.open = true;
+        st.batch += 1;
+        st.in_batch = 0;
+        Ok(st.batch)
     }
 
     /// Runs `f` with a batch transaction open, first without a savepoint per `write` (the
@@ -179,12 +185,10 @@ impl Writer {
     /// why the commit failed, if it did.
     pub fn run_batch_optimistic(&self, mut f: impl FnMut(bool) -> bool) -> Option<StoreError> {
         let mut st = self.lock();
-        if st.open {
-            self.commit(&mut st);
-        }
-        if let Err(e) = exec(&st.conn, "BEGIN IMMEDIATE") {
-            return Some(e);
-        }
+        let batch = match self.open_batch(&mut st) {
+            Ok(b) => b,
+            Err(e) => return Some(e),
+        };
         let all_ok = {
             let _open = batch_mark::Open::direct(self.key(), &st.conn);
             let _tx = billing_core::store::OpenTransaction::new();
@@ -196,14 +200,9 @@ impl Writer {
             // there is nothing to roll back.)
             let _ = st.conn.execute_batch("ROLLBACK");
             if let Err(e) = exec(&st.conn, "BEGIN IMMEDIATE") {
+                st.open = false;
                 return Some(e);
             }
-        }
-        st.open = true;
-        st.batch += 1;
-        st.in_batch = 0;
-        let batch = st.batch;
-        if !all_ok {
             let _open = batch_mark::Open::new(self.key(), &st.conn);
             let _tx = billing_core::store::OpenTransaction::new();
             f(true);

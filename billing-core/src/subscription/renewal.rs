@@ -141,6 +141,13 @@ fn queue_charge_of(
     Ok(())
 }
 
+/// Queues the attempt after `p`'s (started at `now`) on its retry schedule.
+fn queue_next_attempt(tx: &mut dyn Tx, sub: (OrgId, BranchId, SubscriptionId), p: &ChargePayload, now: Timestamp) -> Result<()> {
+    let next = p.attempt + 1;
+    let due = next_attempt_due(&p.retry_days, p.first_at, next, now);
+    queue_charge_of(tx, sub, p.invoice_id, next, p.first_at, due, &p.retry_days)
+}
+
 /// When attempt `next` (after attempt `next - 1` started at `now`) is due.
 fn next_attempt_due(retry_days: &[u32], first_at: Timestamp, next: u32, now: Timestamp) -> Timestamp {
     match retry_days.get(next as usize - 1) {
@@ -399,15 +406,7 @@ impl<S: Store> Billing<S> {
             .cloned()
             .ok_or_else(|| Error::rule(crate::error::Code::PAYMENT_FINALIZED, format!("Invoice '{}' has nothing to charge", inv.id)))?;
         pay.method = Some(PaymentMethod::parse(&card.network).unwrap_or(PaymentMethod::PgwCardUnspecified));
-        queue_charge_of(
-            tx,
-            sub,
-            p.invoice_id,
-            p.attempt + 1,
-            p.first_at,
-            next_attempt_due(&p.retry_days, p.first_at, p.attempt + 1, now),
-            &p.retry_days,
-        )?;
+        queue_next_attempt(tx, sub, p, now)?;
         Ok((inv, vec![pay]))
     }
 
@@ -701,15 +700,7 @@ impl<S: Store> Billing<S> {
                     }
                     return Ok(());
                 }
-                queue_charge(
-                    tx,
-                    &s,
-                    p.invoice_id,
-                    p.attempt + 1,
-                    p.first_at,
-                    next_attempt_due(&p.retry_days, p.first_at, p.attempt + 1, now),
-                    &p.retry_days,
-                )?;
+                queue_next_attempt(tx, (s.org_id, s.branch_id, s.id), &p, now)?;
                 self.record_renewal_failure(tx, p.branch_id, p.subscription_id, p.invoice_id, p.attempt, retries, None, now)
             })?;
             return Ok(if last_check { None } else { Some(false) });
