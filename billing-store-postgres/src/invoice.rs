@@ -344,7 +344,9 @@ impl PgTx<'_> {
         Ok(out)
     }
 
-    fn write_items(&mut self, inv: &Invoice) -> StoreResult<()> {
+    /// Writes the invoice's lines: replaces them, or for a `new` invoice (which has none yet)
+    /// only inserts them.
+    fn write_items(&mut self, inv: &Invoice, new: bool) -> StoreResult<()> {
         use invoice_items::dsl as it;
         let rows = inv
             .items
@@ -354,7 +356,9 @@ impl PgTx<'_> {
             .collect::<StoreResult<Vec<_>>>()?;
         let id = inv.id.0;
         self.write(|c| {
-            diesel::delete(it::invoice_items.filter(it::invoice_id.eq(id))).execute(c)?;
+            if !new {
+                diesel::delete(it::invoice_items.filter(it::invoice_id.eq(id))).execute(c)?;
+            }
             diesel::insert_into(it::invoice_items).values(&rows).execute(c)
         })
         .map(drop)
@@ -378,7 +382,7 @@ impl billing_core::invoice::InvoiceTx for PgTx<'_> {
     fn insert_invoice(&mut self, inv: &Invoice) -> StoreResult<()> {
         let row = InvoiceRow::new(inv)?;
         self.write(|c| diesel::insert_into(invoices::table).values(&row).execute(c))?;
-        self.write_items(inv)
+        self.write_items(inv, true)
     }
 
     fn invoice(&mut self, branch: BranchId, id: InvoiceId) -> StoreResult<Option<Invoice>> {
@@ -408,7 +412,7 @@ impl billing_core::invoice::InvoiceTx for PgTx<'_> {
 
     fn update_invoice(&mut self, inv: &Invoice) -> StoreResult<()> {
         self.update_invoice_row(inv)?;
-        self.write_items(inv)
+        self.write_items(inv, false)
     }
 
     fn update_invoice_row(&mut self, inv: &Invoice) -> StoreResult<()> {

@@ -459,6 +459,10 @@ impl Store for PgStore {
                 // savepoint, which is rolled back below.
                 let aborted = tx.state.aborted.take();
                 let keep = r.is_ok() && aborted.is_none();
+                if !keep {
+                    // What it read may include what it wrote.
+                    tx.endpoints.clear();
+                }
                 let ended = match keep {
                     true => AnsiTransactionManager::commit_transaction(&mut *tx.conn),
                     false => AnsiTransactionManager::rollback_transaction(&mut *tx.conn),

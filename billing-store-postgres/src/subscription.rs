@@ -434,6 +434,19 @@ impl SubscriptionTx for PgTx<'_> {
         }
     }
 
+    fn subscription_row(&mut self, branch: BranchId, id: SubscriptionId) -> StoreResult<Option<Subscription>> {
+        use subscriptions::dsl as v;
+        let row = self.read(|c| {
+            v::subscriptions
+                .filter(v::id.eq(id.0))
+                .filter(v::branch_id.eq(branch.0))
+                .select(SubRow::as_select())
+                .first(c)
+                .optional()
+        })?;
+        row.map(|r| r.into_domain(vec![])).transpose()
+    }
+
     fn update_subscription(&mut self, s: &Subscription) -> StoreResult<()> {
         use subscriptions::dsl as v;
         let row = SubRow::new(s)?;

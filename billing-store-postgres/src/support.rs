@@ -45,6 +45,11 @@ pub struct PgTx<'c> {
     pub(crate) search_collation: &'static str,
     pub(crate) state: TxState,
     pub(crate) mode: TxMode,
+    /// Each branch's webhook endpoints as read earlier in this transaction. Every event
+    /// recorded asks for them (whether to fan it out), so a batch of renewals would read them
+    /// three times per renewal. Cleared when the transaction writes an endpoint, and when a
+    /// batch rolls an item back to its savepoint.
+    pub(crate) endpoints: std::collections::HashMap<billing_core::ids::BranchId, Vec<billing_core::webhook::Endpoint>>,
 }
 
 /// How a [`PgTx`]'s statements run.
@@ -67,6 +72,7 @@ impl<'c> PgTx<'c> {
             search_collation,
             state: TxState::default(),
             mode,
+            endpoints: Default::default(),
         }
     }
 

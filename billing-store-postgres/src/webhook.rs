@@ -148,6 +148,7 @@ impl DeliveryRow {
 }
 impl billing_core::webhook::WebhookTx for PgTx<'_> {
     fn insert_webhook_endpoint(&mut self, e: &Endpoint) -> StoreResult<()> {
+        self.endpoints.clear();
         let row = EndpointRow::new(e);
         self.write(|c| diesel::insert_into(webhook_endpoints::table).values(&row).execute(c)).map(drop)
     }
@@ -158,12 +159,16 @@ impl billing_core::webhook::WebhookTx for PgTx<'_> {
     }
 
     fn update_webhook_endpoint(&mut self, e: &Endpoint) -> StoreResult<()> {
+        self.endpoints.clear();
         let row = EndpointRow::new(e);
         self.write(|c| diesel::update(webhook_endpoints::table.find(e.id)).set(&row).execute(c))
             .map(drop)
     }
 
     fn list_webhook_endpoints(&mut self, branch: BranchId) -> StoreResult<Vec<Endpoint>> {
+        if let Some(known) = self.endpoints.get(&branch) {
+            return Ok(known.clone());
+        }
         use webhook_endpoints::dsl as we;
         let rows = self.read(|c| {
             we::webhook_endpoints
@@ -173,7 +178,9 @@ impl billing_core::webhook::WebhookTx for PgTx<'_> {
                 .select(EndpointRow::as_select())
                 .load(c)
         })?;
-        rows.into_iter().map(EndpointRow::into_domain).collect()
+        let endpoints: Vec<Endpoint> = rows.into_iter().map(EndpointRow::into_domain).collect::<StoreResult<_>>()?;
+        self.endpoints.insert(branch, endpoints.clone());
+        Ok(endpoints)
     }
 
     fn insert_webhook_delivery(&mut self, d: &Delivery) -> StoreResult<()> {
