@@ -315,6 +315,24 @@ impl billing_core::product::ProductTx for PgTx<'_> {
         })
     }
 
+    fn mark_products_used(&mut self, branch: BranchId, ids: &[ProductId]) -> StoreResult<()> {
+        use products::dsl as pr;
+        let ids: Vec<uuid::Uuid> = ids.iter().map(|i| i.0).collect();
+        // Usually already marked: the filter then finds the rows and writes nothing.
+        self.change(|c| {
+            diesel::update(
+                pr::products
+                    .filter(pr::id.eq_any(&ids))
+                    .filter(pr::branch_id.eq(branch.0))
+                    .filter(not(pr::is_deleted))
+                    .filter(not(pr::used_in_finalized_invoice)),
+            )
+            .set(pr::used_in_finalized_invoice.eq(true))
+            .execute(c)
+        })
+        .map(drop)
+    }
+
     fn product(&mut self, branch: BranchId, id: ProductId) -> StoreResult<Option<Product>> {
         use products::dsl as pr;
         let Some(row) = self.read(|c| {

@@ -79,6 +79,18 @@ impl ProductTx for SqliteTx<'_> {
         self.save_prices(p, default_currency)
     }
 
+    fn mark_products_used(&mut self, branch: BranchId, ids: &[ProductId]) -> StoreResult<()> {
+        // Usually already marked: the WHERE clause then finds the row and writes nothing.
+        for id in ids {
+            self.exec(
+                "UPDATE products SET used_in_finalized_invoice = 1 \
+                 WHERE id = ?1 AND branch_id = ?2 AND is_deleted = 0 AND used_in_finalized_invoice = 0",
+                vec![u(*id), u(branch)],
+            )?;
+        }
+        Ok(())
+    }
+
     fn product(&mut self, branch: BranchId, product: ProductId) -> StoreResult<Option<Product>> {
         let found = self.one(
             sql!(

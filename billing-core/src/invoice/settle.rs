@@ -61,15 +61,9 @@ impl<S: Store> Billing<S> {
     /// Sets `used_in_finalized_invoice` on the products and coupons a finalised invoice uses.
     pub(crate) fn freeze_catalog(&self, tx: &mut dyn Tx, scope: &Scope, inv: &Invoice) -> Result<()> {
         let mut products: Vec<ProductId> = inv.items.iter().map(|i| i.product_id).collect();
+        products.sort();
         products.dedup();
-        for pid in products {
-            if let Some(mut p) = tx.product(scope.branch_id(), pid)? {
-                if !p.used_in_finalized_invoice {
-                    p.used_in_finalized_invoice = true;
-                    tx.update_product(&p, scope.org.settings.default_currency)?;
-                }
-            }
-        }
+        tx.mark_products_used(scope.branch_id(), &products)?;
         let mut coupons: Vec<CouponId> = inv
             .coupon_ids
             .iter()

@@ -89,7 +89,7 @@ impl<S: Store> Billing<S> {
         };
         let mut s = self.open_subscription(tx, scope, &req, consumer, plan, now)?;
         redeem_link_coupons(tx, l)?;
-        let mut inv = self.issue_cycle_invoice_of(tx, scope, &mut s, 1, Some(l.id), now)?;
+        let (mut inv, _) = self.issue_cycle_invoice_of(tx, scope, &mut s, 1, Some(l.id), now)?;
         // Written before the payment: paying the invoice activates the subscription as stored.
         tx.update_subscription(&s)?;
         inv.status = InvoiceStatus::Accepted;

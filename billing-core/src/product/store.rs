@@ -15,6 +15,10 @@ pub trait ProductTx {
     fn product(&mut self, branch: BranchId, id: ProductId) -> StoreResult<Option<Product>>;
     /// Replaces the product row and upserts its prices by id.
     fn update_product(&mut self, p: &Product, default_currency: Currency) -> StoreResult<()>;
+    /// Marks the products `ids` of `branch` that are not deleted as used in a finalized
+    /// invoice (`used_in_finalized_invoice`), changing nothing else of them (nor their prices);
+    /// ids that are unknown, of another branch or deleted are left alone.
+    fn mark_products_used(&mut self, branch: BranchId, ids: &[ProductId]) -> StoreResult<()>;
     /// Search is a case-insensitive substring of name or description.
     fn list_products(&mut self, branch: BranchId, q: &ListQuery<ProductSort>, f: &ProductFilter) -> StoreResult<Page<Product>>;
 }

@@ -14,6 +14,7 @@ use crate::invoice::events::emit_invoice;
 use crate::invoice::{Invoice, InvoiceStatus};
 use crate::lane::Lane;
 use crate::list::Page;
+use crate::payment::Payment;
 use crate::payment::{PaymentStatus, PaymentType};
 use crate::pricing::{self, ItemRequest};
 use crate::product::{Product, ProductType};
@@ -306,8 +307,8 @@ impl<S: Store> Billing<S> {
     /// Issues the invoice of cycle `n` of `s` (which the caller has moved to that cycle) with
     /// its plan, as [`Self::new_cycle_invoice`], and makes it the latest invoice. A zero
     /// invoice is settled at once (and activates an INACTIVE subscription). The caller writes
-    /// `s`.
-    pub(crate) fn issue_cycle_invoice(&self, tx: &mut dyn Tx, scope: &Scope, s: &mut Subscription, n: u32, now: Timestamp) -> Result<Invoice> {
+    /// `s`. Returns the invoice and its payment, as written.
+    pub(crate) fn issue_cycle_invoice(&self, tx: &mut dyn Tx, scope: &Scope, s: &mut Subscription, n: u32, now: Timestamp) -> Result<(Invoice, Payment)> {
         self.issue_cycle_invoice_of(tx, scope, s, n, None, now)
     }
 
@@ -321,8 +322,8 @@ impl<S: Store> Billing<S> {
         n: u32,
         link: Option<crate::ids::PaymentLinkId>,
         now: Timestamp,
-    ) -> Result<Invoice> {
-        let inv = self.new_cycle_invoice(tx, scope, s, &s.plan(), n, None, link, now)?;
+    ) -> Result<(Invoice, Payment)> {
+        let (inv, payment) = self.new_cycle_invoice(tx, scope, s, &s.plan(), n, None, link, now)?;
         s.latest_invoice_id = Some(inv.id);
         s.latest_invoice_paid = inv.status == InvoiceStatus::Completed;
         s.renewal_failures = 0;
@@ -330,7 +331,7 @@ impl<S: Store> Billing<S> {
         if inv.status == InvoiceStatus::Completed {
             activate(tx, self.public_url(), s, now)?;
         }
-        Ok(inv)
+        Ok((inv, payment))
     }
 
     /// Issues an invoice of cycle `n` of `s` billing `plan` and records it as the cycle's one
@@ -338,7 +339,8 @@ impl<S: Store> Billing<S> {
     /// with `replacing`, the row of that invoice taken over (a `Conflict` when the row no longer
     /// points at it). Due at the cycle's start, one INITIAL payment, INVOICE_CREATED; a zero
     /// invoice is settled at once (INVOICE_COMPLETED). `link`: the payment link paid (the
-    /// invoice's `payment_link_id`). `s` is not changed.
+    /// invoice's `payment_link_id`). `s` is not changed. Returns the invoice and its payment,
+    /// as written (a renewal charges that payment without reading it back).
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn new_cycle_invoice(
         &self,
@@ -350,7 +352,7 @@ impl<S: Store> Billing<S> {
         replacing: Option<InvoiceId>,
         link: Option<crate::ids::PaymentLinkId>,
         now: Timestamp,
-    ) -> Result<Invoice> {
+    ) -> Result<(Invoice, Payment)> {
         let (start, _) = s.cycle(n);
         let inv_id = crate::ids::InvoiceId::new();
         let number = tx.next_invoice_number(s.org_id)?;
@@ -422,7 +424,7 @@ impl<S: Store> Billing<S> {
             emit_invoice(tx, self.public_url(), EventType::InvoiceCompleted, &inv, now)?;
             self.freeze_catalog(tx, scope, &inv)?;
         }
-        Ok(inv)
+        Ok((inv, payment))
     }
 
     /// SubscriptionDetailed of `s`, with its consumer, products and latest invoice as stored now.

@@ -192,7 +192,7 @@ impl<S: Store> Billing<S> {
         s.current_cycle_number = cycle;
         s.current_period_start = start;
         s.current_period_end = next_end;
-        let inv = match tx.subscription_cycle_invoice(s.id, cycle)? {
+        let (inv, payments) = match tx.subscription_cycle_invoice(s.id, cycle)? {
             Some(id) => {
                 // Prepared ahead: it becomes the latest invoice now that its cycle starts.
                 let inv = tx.invoice(s.branch_id, id)?.ok_or_else(|| crate::error::Error::not_found("Invoice", id))?;
@@ -201,9 +201,12 @@ impl<S: Store> Billing<S> {
                 s.latest_invoice_paid = inv.status == InvoiceStatus::Completed || payments.iter().any(|p| p.status.is_paid());
                 s.renewal_failures = 0;
                 s.updated_at = Some(now);
-                inv
+                (inv, payments)
             }
-            None => self.issue_cycle_invoice(tx, scope, s, cycle, now)?,
+            None => {
+                let (inv, payment) = self.issue_cycle_invoice(tx, scope, s, cycle, now)?;
+                (inv, vec![payment])
+            }
         };
         schedule_renewal(tx, s, scope.org.settings.invoice_lead())?;
         let owed = !matches!(inv.status, InvoiceStatus::Completed | InvoiceStatus::Canceled) && !inv.total_amount.is_zero();
@@ -212,6 +215,7 @@ impl<S: Store> Billing<S> {
                 Some(slot) => {
                     *slot = Some(DueCharge {
                         invoice: inv,
+                        payments,
                         first_at: start,
                         now,
                     })

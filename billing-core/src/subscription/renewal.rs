@@ -86,6 +86,8 @@ struct ChargePayload {
 /// renewal.
 pub(crate) struct DueCharge {
     pub invoice: crate::invoice::Invoice,
+    /// Its payments, as this transaction wrote or read them.
+    pub payments: Vec<crate::payment::Payment>,
     pub first_at: Timestamp,
     pub now: Timestamp,
 }
@@ -372,10 +374,9 @@ impl<S: Store> Billing<S> {
             retry_days,
         };
         let now = d.now;
-        let mut invoice = Some(d.invoice);
+        let mut invoice = Some((d.invoice, d.payments));
         let charge = self.record_charge_in(tx, sub.0, now, uuid::Uuid::now_v7(), &mut |tx: &mut dyn Tx| {
-            let inv = invoice.take().expect("selected once");
-            let payments = tx.invoice_payments(inv.id)?;
+            let (inv, payments) = invoice.take().expect("selected once");
             self.select_renewal_payment(tx, sub, inv, &payments, &p, &card, now)
         })?;
         Ok(Some(RecordedCharge {

@@ -161,7 +161,7 @@ impl<S: Store> Billing<S> {
             s.current_period_start = start;
             s.current_period_end = end;
             s.status = SubscriptionStatus::TrialPending;
-            let inv = self.issue_cycle_invoice(tx, &scope, &mut s, 1, now)?;
+            let (inv, _) = self.issue_cycle_invoice(tx, &scope, &mut s, 1, now)?;
             if s.status == SubscriptionStatus::TrialPending && s.payment_methods.auto_renewal() {
                 super::renewal::queue_charge(tx, &s, inv.id, 0, start, start, &scope.org.settings.subscription_renewal_retry_days)?;
             }

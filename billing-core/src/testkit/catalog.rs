@@ -490,6 +490,52 @@ pub fn frozen_product_refuses_every_change<H: Harness>() {
     assert_eq!(ids(&list(&w, s, "")), vec![p.id]);
 }
 
+/// `mark_products_used` sets the flag of the branch's live products named, and of nothing
+/// else: not another branch's product, not a deleted one, not a product left out, and no other
+/// field or price of the products it marks.
+pub fn marking_products_used_changes_only_the_flag<H: Harness>() {
+    let w = World::new(H::store());
+    let s = &w.admin;
+    let branch = w.boot.branch.id;
+    let other_branch = w.new_branch("Other");
+    let body = json!({"name": "Plan", "type": "ONE_OFF", "price": 100, "prices": [{"currency": "KWD", "amount": "1.000"}]});
+    let a = create(&w, s, body.clone());
+    let left_out = create(&w, s, body.clone());
+    let deleted = create(&w, s, body.clone());
+    w.billing.delete_product(s, deleted.id).unwrap();
+    let elsewhere = create(&w, &w.in_branch(other_branch.id), body);
+    w.write(|tx| tx.mark_products_used(branch, &[a.id, deleted.id, elsewhere.id, ProductId::new()]));
+    let marked = w.billing.get_product(s, a.id).unwrap();
+    assert!(marked.used_in_finalized_invoice);
+    assert_eq!(
+        Product {
+            used_in_finalized_invoice: false,
+            ..marked
+        },
+        a,
+        "only the flag changed"
+    );
+    assert!(!w.billing.get_product(s, left_out.id).unwrap().used_in_finalized_invoice);
+    let elsewhere_now = w.read(|tx| tx.product(other_branch.id, elsewhere.id)).expect("the other branch's product");
+    assert!(!elsewhere_now.used_in_finalized_invoice, "another branch's product is not marked");
+    assert_eq!(w.read(|tx| tx.product(branch, deleted.id)), None, "a deleted product stays deleted");
+    let mut listed = ids(&list(&w, s, ""));
+    listed.sort();
+    let mut live = vec![a.id, left_out.id];
+    live.sort();
+    assert_eq!(listed, live, "no deleted product came back");
+    // Marking again changes nothing and does not fail.
+    w.write(|tx| tx.mark_products_used(branch, &[a.id]));
+    assert_eq!(
+        w.billing.get_product(s, a.id).unwrap(),
+        Product {
+            used_in_finalized_invoice: true,
+            ..a.clone()
+        }
+    );
+    expect_code(update(&w, s, a.id, json!({"name": "Changed"})), Code::PRODUCT_USED_IN_FINALIZED_INVOICE);
+}
+
 pub fn deleted_product_is_gone<H: Harness>() {
     let w = World::new(H::store());
     let s = &w.admin;

@@ -421,6 +421,7 @@ macro_rules! conformance_suite {
                 update_replaces_prices,
                 price_operations,
                 frozen_product_refuses_every_change,
+                marking_products_used_changes_only_the_flag,
                 deleted_product_is_gone,
                 product_branch_isolation,
                 accepted_amounts_are_stored_exactly,

@@ -417,7 +417,7 @@ impl<S: Store> Billing<S> {
             return Ok(None);
         }
         self.void_invoice_in(tx, scope, old)?;
-        let new = self.new_cycle_invoice(tx, scope, s, plan, next, Some(old), None, now)?;
+        let (new, _) = self.new_cycle_invoice(tx, scope, s, plan, next, Some(old), None, now)?;
         let mut e = match change {
             Some(c) => plan_event(
                 self.public_url(),
