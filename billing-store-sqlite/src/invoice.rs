@@ -98,8 +98,12 @@ impl SqliteTx<'_> {
         Ok(inv)
     }
 
-    fn write_items(&self, inv: &Invoice) -> StoreResult<()> {
-        self.exec("DELETE FROM invoice_items WHERE invoice_id = ?1", vec![u(inv.id)])?;
+    /// Writes the invoice's lines: replaces them, or for a `new` invoice (which has none yet)
+    /// only inserts them.
+    fn write_items(&self, inv: &Invoice, new: bool) -> StoreResult<()> {
+        if !new {
+            self.exec("DELETE FROM invoice_items WHERE invoice_id = ?1", vec![u(inv.id)])?;
+        }
         for (k, it) in inv.items.iter().enumerate() {
             self.exec(&Items::sql().insert, Items::params((inv.id, k, it))?)?;
         }
@@ -130,7 +134,7 @@ impl InvoiceTx for SqliteTx<'_> {
 
     fn insert_invoice(&mut self, inv: &Invoice) -> StoreResult<()> {
         self.exec(&Invoices::sql().insert, Invoices::params(inv)?)?;
-        self.write_items(inv)
+        self.write_items(inv, true)
     }
 
     fn invoice(&mut self, branch: BranchId, id: InvoiceId) -> StoreResult<Option<Invoice>> {
@@ -153,7 +157,7 @@ impl InvoiceTx for SqliteTx<'_> {
 
     fn update_invoice(&mut self, inv: &Invoice) -> StoreResult<()> {
         self.update_invoice_row(inv)?;
-        self.write_items(inv)
+        self.write_items(inv, false)
     }
 
     fn update_invoice_row(&mut self, inv: &Invoice) -> StoreResult<()> {
