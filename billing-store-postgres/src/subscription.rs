@@ -368,6 +368,19 @@ fn subs_matching<'a>(branch: Uuid, q: &'a ListQuery<SubscriptionSort>, f: &'a Su
 }
 
 impl PgTx<'_> {
+    /// The subscription's row, if it is of `branch`.
+    fn sub_row(&mut self, branch: BranchId, id: SubscriptionId) -> StoreResult<Option<SubRow>> {
+        use subscriptions::dsl as v;
+        self.read(|c| {
+            v::subscriptions
+                .filter(v::id.eq(id.0))
+                .filter(v::branch_id.eq(branch.0))
+                .select(SubRow::as_select())
+                .first(c)
+                .optional()
+        })
+    }
+
     fn sub_items_of(&mut self, rows: Vec<SubRow>) -> StoreResult<Vec<Subscription>> {
         use subscription_items::dsl as it;
         let ids: Vec<Uuid> = rows.iter().map(|r| r.id).collect();
@@ -419,32 +432,14 @@ impl SubscriptionTx for PgTx<'_> {
     }
 
     fn subscription(&mut self, branch: BranchId, id: SubscriptionId) -> StoreResult<Option<Subscription>> {
-        use subscriptions::dsl as v;
-        let row = self.read(|c| {
-            v::subscriptions
-                .filter(v::id.eq(id.0))
-                .filter(v::branch_id.eq(branch.0))
-                .select(SubRow::as_select())
-                .first(c)
-                .optional()
-        })?;
-        match row {
+        match self.sub_row(branch, id)? {
             Some(r) => Ok(self.sub_items_of(vec![r])?.pop()),
             None => Ok(None),
         }
     }
 
     fn subscription_row(&mut self, branch: BranchId, id: SubscriptionId) -> StoreResult<Option<Subscription>> {
-        use subscriptions::dsl as v;
-        let row = self.read(|c| {
-            v::subscriptions
-                .filter(v::id.eq(id.0))
-                .filter(v::branch_id.eq(branch.0))
-                .select(SubRow::as_select())
-                .first(c)
-                .optional()
-        })?;
-        row.map(|r| r.into_domain(vec![])).transpose()
+        self.sub_row(branch, id)?.map(|r| r.into_domain(vec![])).transpose()
     }
 
     fn update_subscription(&mut self, s: &Subscription) -> StoreResult<()> {
