@@ -461,7 +461,7 @@ impl Store for PgStore {
                 let keep = r.is_ok() && aborted.is_none();
                 if !keep {
                     // What it read may include what it wrote.
-                    tx.endpoints.clear();
+                    tx.forget_reads();
                 }
                 let ended = match keep {
                     true => AnsiTransactionManager::commit_transaction(&mut *tx.conn),

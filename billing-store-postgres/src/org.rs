@@ -265,18 +265,27 @@ impl billing_core::org::OrgTx for PgTx<'_> {
     // --- organizations, users, keys ----------------------------------------------------------
 
     fn insert_org(&mut self, org: &Organization) -> StoreResult<()> {
+        self.orgs.clear();
         self.state.auth_changed = true;
         let row = NewOrgRow::new(org);
         self.write(|c| diesel::insert_into(organizations::table).values(&row).execute(c)).map(drop)
     }
 
+    /// Read once per transaction (see [`PgTx::orgs`]).
     fn org(&mut self, id: OrgId) -> StoreResult<Option<Organization>> {
-        self.read(|c| organizations::table.find(id.0).select(OrgRow::as_select()).first(c).optional())?
+        if let Some(known) = self.orgs.get(&id) {
+            return Ok(known.clone());
+        }
+        let org = self
+            .read(|c| organizations::table.find(id.0).select(OrgRow::as_select()).first(c).optional())?
             .map(OrgRow::into_domain)
-            .transpose()
+            .transpose()?;
+        self.orgs.insert(id, org.clone());
+        Ok(org)
     }
 
     fn update_org(&mut self, org: &Organization) -> StoreResult<()> {
+        self.orgs.clear();
         self.state.auth_changed = true;
         let row = NewOrgRow::new(org);
         self.change(|c| diesel::update(organizations::table.find(org.id.0)).set(&row).execute(c))

@@ -462,6 +462,32 @@ impl SubscriptionTx for PgTx<'_> {
         Ok(())
     }
 
+    /// One UPDATE: a paid renewal neither reads nor rewrites the row.
+    fn mark_latest_invoice_paid(
+        &mut self,
+        branch: BranchId,
+        id: SubscriptionId,
+        invoice: InvoiceId,
+        statuses: &[SubscriptionStatus],
+        at: Ts,
+    ) -> StoreResult<bool> {
+        use subscriptions::dsl as v;
+        let statuses: Vec<String> = statuses.iter().map(|x| x.as_str().to_string()).collect();
+        let n = self.change(|c| {
+            diesel::update(
+                v::subscriptions
+                    .filter(v::id.eq(id.0))
+                    .filter(v::branch_id.eq(branch.0))
+                    .filter(v::latest_invoice_id.eq(invoice.0))
+                    .filter(v::latest_invoice_paid.eq(false))
+                    .filter(v::status.eq_any(statuses)),
+            )
+            .set((v::latest_invoice_paid.eq(true), v::updated_at.eq(Some(at))))
+            .execute(c)
+        })?;
+        Ok(n == 1)
+    }
+
     fn list_subscriptions(&mut self, branch: BranchId, q: &ListQuery<SubscriptionSort>, f: &SubscriptionFilter) -> StoreResult<Page<Subscription>> {
         use subscriptions::dsl as v;
         let coll = self.search_collation;

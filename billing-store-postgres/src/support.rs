@@ -50,6 +50,10 @@ pub struct PgTx<'c> {
     /// three times per renewal. Cleared when the transaction writes an endpoint, and when a
     /// batch rolls an item back to its savepoint.
     pub(crate) endpoints: std::collections::HashMap<billing_core::ids::BranchId, Vec<billing_core::webhook::Endpoint>>,
+    /// Organizations as read earlier in this transaction (every renewal of a batch reads its
+    /// organization's clock). Cleared when the transaction writes an organization, and when a
+    /// batch rolls an item back to its savepoint.
+    pub(crate) orgs: std::collections::HashMap<billing_core::ids::OrgId, Option<billing_core::org::Organization>>,
 }
 
 /// How a [`PgTx`]'s statements run.
@@ -73,7 +77,15 @@ impl<'c> PgTx<'c> {
             state: TxState::default(),
             mode,
             endpoints: Default::default(),
+            orgs: Default::default(),
         }
+    }
+
+    /// Forgets what the transaction kept of its reads (`endpoints`, `orgs`): a batch rolled an
+    /// item back, and what was read may include what the item wrote.
+    pub(crate) fn forget_reads(&mut self) {
+        self.endpoints.clear();
+        self.orgs.clear();
     }
 
     /// Runs reading statements. A failure aborts the transaction (see [`TxState::aborted`]).

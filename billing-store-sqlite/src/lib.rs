@@ -17,6 +17,7 @@
 // every table file shares.
 mod checkpoint;
 mod executor;
+mod memo;
 mod memory;
 mod migrate;
 #[macro_use]

@@ -69,8 +69,12 @@ impl OrgTx for SqliteTx<'_> {
         self.exec(&Orgs::sql().insert, Orgs::params(org)?).map(drop)
     }
 
+    /// Read once per batch transaction (every renewal reads its organization's clock): see
+    /// [`crate::memo`].
     fn org(&mut self, org: OrgId) -> StoreResult<Option<Organization>> {
-        self.one(sql!("SELECT {} FROM organizations WHERE id = ?1", Orgs::sql().select), vec![u(org)], Orgs::row)
+        crate::memo::org(self.conn(), org, || {
+            self.one(sql!("SELECT {} FROM organizations WHERE id = ?1", Orgs::sql().select), vec![u(org)], Orgs::row)
+        })
     }
 
     fn update_org(&mut self, org: &Organization) -> StoreResult<()> {

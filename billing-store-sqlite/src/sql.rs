@@ -190,6 +190,11 @@ impl<'c> SqliteTx<'c> {
         SqliteTx { conn, names }
     }
 
+    /// The connection this transaction runs on.
+    pub fn conn(&self) -> &'c Connection {
+        self.conn
+    }
+
     /// The core's error for a SQLite error: a unique violation names its index (the same
     /// names PostgreSQL reports), anything else keeps SQLite's error as its source.
     pub fn err(&self, e: rusqlite::Error) -> StoreError {

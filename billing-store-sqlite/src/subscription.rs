@@ -169,6 +169,27 @@ impl SubscriptionTx for SqliteTx<'_> {
         self.update_one(&Subs::sql().update, Subs::params(v)?, "subscription")
     }
 
+    /// One UPDATE: a paid renewal neither reads nor rewrites the row.
+    fn mark_latest_invoice_paid(
+        &mut self,
+        branch: BranchId,
+        id: SubscriptionId,
+        invoice: InvoiceId,
+        statuses: &[SubscriptionStatus],
+        at: billing_core::clock::Timestamp,
+    ) -> StoreResult<bool> {
+        if statuses.is_empty() {
+            return Ok(false);
+        }
+        let mut w = Filter::new(
+            "UPDATE subscriptions SET latest_invoice_paid = 1, updated_at = ?1 \
+             WHERE id = ?2 AND branch_id = ?3 AND latest_invoice_id = ?4 AND latest_invoice_paid = 0",
+            vec![t(&at), u(id), u(branch), u(invoice)],
+        );
+        w.any("status", statuses.iter().map(|x| s(x.as_str())).collect());
+        Ok(self.exec(&w.sql, w.params)? == 1)
+    }
+
     fn list_subscriptions(&mut self, branch: BranchId, q: &ListQuery<SubscriptionSort>, f: &SubscriptionFilter) -> StoreResult<Page<Subscription>> {
         let mut w = Filter::new("FROM subscriptions WHERE branch_id = ?1", vec![u(branch)]);
         if let Some(term) = &q.search {

@@ -66,15 +66,18 @@ impl WebhookTx for SqliteTx<'_> {
         self.update_one(&Endpoints::sql().update, Endpoints::params(e)?, "webhook endpoint")
     }
 
+    /// Read once per batch transaction (every recorded event asks): see [`crate::memo`].
     fn list_webhook_endpoints(&mut self, branch: BranchId) -> StoreResult<Vec<Endpoint>> {
-        self.all(
-            sql!(
-                "SELECT {} FROM webhook_endpoints WHERE branch_id = ?1 AND deleted_at IS NULL ORDER BY created_at, id",
-                Endpoints::sql().select
-            ),
-            vec![u(branch)],
-            Endpoints::row,
-        )
+        crate::memo::endpoints(self.conn(), branch, || {
+            self.all(
+                sql!(
+                    "SELECT {} FROM webhook_endpoints WHERE branch_id = ?1 AND deleted_at IS NULL ORDER BY created_at, id",
+                    Endpoints::sql().select
+                ),
+                vec![u(branch)],
+                Endpoints::row,
+            )
+        })
     }
 
     fn insert_webhook_delivery(&mut self, d: &Delivery) -> StoreResult<()> {

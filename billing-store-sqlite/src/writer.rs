@@ -76,6 +76,9 @@ impl Writer {
             if AUTH_TABLES.contains(&table) {
                 dirty.store(true, Ordering::SeqCst);
             }
+            if crate::memo::TABLES.contains(&table) {
+                crate::memo::forget();
+            }
         }));
         Writer {
             state: Mutex::new(State {
@@ -235,7 +238,11 @@ impl Writer {
         }));
         let ended = match &result {
             Ok(Ok(_)) => exec(conn, "RELEASE op"),
-            _ => exec(conn, "ROLLBACK TO op").and_then(|_| exec(conn, "RELEASE op")),
+            _ => {
+                // What the batch read may include what the rolled-back part wrote.
+                crate::memo::forget();
+                exec(conn, "ROLLBACK TO op").and_then(|_| exec(conn, "RELEASE op"))
+            }
         };
         self.transactions.fetch_add(1, Ordering::Relaxed);
         let result = match result {
@@ -356,12 +363,14 @@ mod batch_mark {
         /// A batch whose writes each run in a savepoint.
         pub fn new(writer: usize, conn: &Connection) -> Self {
             CURRENT.with(|c| c.set(Some((writer, conn as *const Connection, true))));
+            crate::memo::open(conn);
             Open
         }
 
         /// A batch whose writes run directly in the transaction (any failure undoes it all).
         pub fn direct(writer: usize, conn: &Connection) -> Self {
             CURRENT.with(|c| c.set(Some((writer, conn as *const Connection, false))));
+            crate::memo::open(conn);
             Open
         }
     }
@@ -369,6 +378,7 @@ mod batch_mark {
     impl Drop for Open {
         fn drop(&mut self) {
             CURRENT.with(|c| c.set(None));
+            crate::memo::close();
         }
     }
 }

@@ -126,12 +126,17 @@ pub(crate) fn emit(tx: &mut dyn Tx, public_url: &str, t: EventType, s: &Subscrip
     crate::event::record(tx, &subscription_event(public_url, t, s, None, now))
 }
 
+/// Whether paying its invoice activates a subscription in `status`.
+fn activated_by_payment(status: SubscriptionStatus) -> bool {
+    matches!(status, SubscriptionStatus::Inactive | SubscriptionStatus::TrialPending)
+}
+
 /// Makes an INACTIVE or TRIAL_PENDING subscription ACTIVE (SUBSCRIPTION_ACTIVATED; then FROZEN when a
 /// freeze is in force, [`super::freeze::on_activated`]) and queues its renewal (it
 /// is not renewed while inactive). Other statuses are left as they are. Returns whether it
 /// changed.
 fn activate(tx: &mut dyn Tx, public_url: &str, s: &mut Subscription, now: Timestamp) -> Result<bool> {
-    if !matches!(s.status, SubscriptionStatus::Inactive | SubscriptionStatus::TrialPending) {
+    if !activated_by_payment(s.status) {
         return Ok(false);
     }
     s.status = SubscriptionStatus::Active;
@@ -150,6 +155,12 @@ fn activate(tx: &mut dyn Tx, public_url: &str, s: &mut Subscription, now: Timest
 /// INACTIVE subscription ACTIVE (the first invoice paid, or an overdue renewal paid at last).
 pub(crate) fn on_invoice_paid(tx: &mut dyn Tx, public_url: &str, inv: &Invoice, fully: bool, now: Timestamp) -> Result<()> {
     let Some(sid) = inv.subscription_id else { return Ok(()) };
+    // The common case, a renewal's invoice paid: its latest invoice is marked paid, and a
+    // status that no payment activates needs nothing more (one write, no read).
+    let settled: Vec<SubscriptionStatus> = SubscriptionStatus::ALL.iter().copied().filter(|x| !activated_by_payment(*x)).collect();
+    if tx.mark_latest_invoice_paid(inv.branch_id, sid.into(), inv.id, &settled, now)? {
+        return Ok(());
+    }
     // The row is what changes; the items are read only for an activation's event.
     let Some(mut s) = tx.subscription_row(inv.branch_id, sid.into())? else {
         return Ok(());
@@ -160,7 +171,7 @@ pub(crate) fn on_invoice_paid(tx: &mut dyn Tx, public_url: &str, inv: &Invoice, 
         s.updated_at = Some(now);
         changed = true;
     }
-    let activates = matches!(s.status, SubscriptionStatus::Inactive | SubscriptionStatus::TrialPending);
+    let activates = activated_by_payment(s.status);
     if fully && (s.latest_invoice_id == Some(inv.id) || s.started_at.is_none()) && activates {
         // SUBSCRIPTION_ACTIVATED carries the items.
         if let Some(whole) = tx.subscription(inv.branch_id, sid.into())? {

@@ -1,6 +1,7 @@
 //! What a store offers for subscriptions (part of [`crate::store::Tx`]).
 
 use super::{Subscription, SubscriptionFilter, SubscriptionSort, SubscriptionStatus};
+use crate::clock::Timestamp;
 use crate::ids::{BranchId, ConsumerId, InvoiceId, SubscriptionId};
 use crate::list::{ListQuery, Page};
 use crate::store::StoreResult;
@@ -36,6 +37,28 @@ pub trait SubscriptionTx {
     }
     /// [`Self::update_subscription`] without the items (they stay as stored).
     fn update_subscription_row(&mut self, s: &Subscription) -> StoreResult<()>;
+    /// Marks `invoice` paid as the subscription's latest invoice (`latest_invoice_paid`, and
+    /// `updated_at = at`), when it is the latest invoice, not marked paid yet, and the status
+    /// is one of `statuses`; answers whether it did (`false`: nothing was written). Nothing
+    /// else of the subscription changes. A store may do it in one statement (a paid renewal
+    /// then neither reads nor rewrites the row); the default reads the row and writes it.
+    fn mark_latest_invoice_paid(
+        &mut self,
+        branch: BranchId,
+        id: SubscriptionId,
+        invoice: InvoiceId,
+        statuses: &[SubscriptionStatus],
+        at: Timestamp,
+    ) -> StoreResult<bool> {
+        let Some(mut s) = self.subscription_row(branch, id)? else { return Ok(false) };
+        if s.latest_invoice_id != Some(invoice) || s.latest_invoice_paid || !statuses.contains(&s.status) {
+            return Ok(false);
+        }
+        s.latest_invoice_paid = true;
+        s.updated_at = Some(at);
+        self.update_subscription_row(&s)?;
+        Ok(true)
+    }
     fn list_subscriptions(&mut self, branch: BranchId, q: &ListQuery<SubscriptionSort>, f: &SubscriptionFilter) -> StoreResult<Page<Subscription>>;
     /// Whether the consumer has a subscription of `branch` in one of `statuses`.
     fn consumer_has_subscriptions_in(&mut self, branch: BranchId, consumer: ConsumerId, statuses: &[SubscriptionStatus]) -> StoreResult<bool>;

@@ -335,6 +335,7 @@ macro_rules! conformance_suite {
                 err_rolls_back_everything,
                 store_error_mid_transaction_rolls_back,
                 write_each_keeps_each_item_alone,
+                write_each_reads_organizations_and_endpoints_as_they_are,
                 writes_are_visible_inside_their_transaction,
                 rows_of_other_scopes_are_missing,
                 extreme_values_round_trip,
@@ -480,6 +481,7 @@ macro_rules! conformance_suite {
             ],
             subscriptions: [
                 create_issues_the_first_invoice,
+                marking_the_latest_invoice_paid_changes_only_that,
                 create_refusals_write_nothing,
                 subscription_round_trip,
                 one_invoice_per_cycle_is_a_unique_key,

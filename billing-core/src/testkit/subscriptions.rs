@@ -655,3 +655,39 @@ pub fn renewals_of_one_claim_run_together<H: Harness>() {
     assert_eq!(invoices_of(&w, lost).len(), 2);
     assert_eq!(created(&w), 4 + 4);
 }
+
+/// `SubscriptionTx::mark_latest_invoice_paid` marks the latest invoice paid only when the
+/// invoice is the latest, not marked yet, the status is one of those named and the branch is
+/// the subscription's; it changes nothing else, and answers whether it wrote.
+pub fn marking_the_latest_invoice_paid_changes_only_that<H: Harness>() {
+    let w = World::new(H::store());
+    let s = &w.admin;
+    let c = consumer(&w, s, false);
+    let gym = monthly(&w, s, "115.00");
+    let sub = create(&w, s, sub_body(c.id, &[(gym.id, 1)], "2026-01-31T10:00:00Z"));
+    let (branch, latest) = (sub.branch_id, sub.latest_invoice_id.expect("the first invoice"));
+    assert_eq!(sub.status, SubscriptionStatus::Inactive);
+    let stored = || w.read(|tx| tx.subscription(branch, sub.id)).expect("the subscription");
+    let before = stored();
+    assert!(!before.latest_invoice_paid);
+    let at = ts("2026-02-01T00:00:00Z");
+    let mark = |branch, id, invoice, statuses: &[SubscriptionStatus], at| w.write(|tx| tx.mark_latest_invoice_paid(branch, id, invoice, statuses, at));
+    // Refused: a status not named, another invoice, another branch, no such subscription, no
+    // status at all.
+    assert!(!mark(branch, sub.id, latest, &[SubscriptionStatus::Active, SubscriptionStatus::Frozen], at));
+    assert!(!mark(branch, sub.id, InvoiceId::new(), &[SubscriptionStatus::Inactive], at));
+    assert!(!mark(crate::ids::BranchId::new(), sub.id, latest, &[SubscriptionStatus::Inactive], at));
+    assert!(!mark(branch, SubscriptionId::new(), latest, &[SubscriptionStatus::Inactive], at));
+    assert!(!mark(branch, sub.id, latest, &[], at));
+    assert_eq!(stored(), before, "a refusal writes nothing");
+    // Marked: those two fields and nothing else (the items stay).
+    assert!(mark(branch, sub.id, latest, &[SubscriptionStatus::Active, SubscriptionStatus::Inactive], at));
+    let mut expected = before.clone();
+    expected.latest_invoice_paid = true;
+    expected.updated_at = Some(at);
+    assert_eq!(stored(), expected);
+    assert!(!expected.items.is_empty());
+    // Marked already: nothing more (not even the time).
+    assert!(!mark(branch, sub.id, latest, &[SubscriptionStatus::Inactive], at + Duration::days(1)));
+    assert_eq!(stored(), expected);
+}

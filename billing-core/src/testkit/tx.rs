@@ -1191,3 +1191,56 @@ pub fn write_each_keeps_each_item_alone<H: Harness>() {
     // No items, no transaction.
     assert!(w.billing.store.write_each(&[] as &[u8], |_, _| Ok(())).is_empty());
 }
+
+/// `write_each`: a store may keep what a batch read of organizations and webhook endpoints
+/// (every renewal reads its organization's clock, every event its branch's endpoints), but a
+/// read always answers what the batch holds at that moment. Of five items: the first reads
+/// both; the second changes the clock and adds an endpoint; the third reads the change; the
+/// fourth changes both again and fails (rolled back); the fifth reads the second's values, not
+/// the fourth's. Within one item, a write is read back at once.
+pub fn write_each_reads_organizations_and_endpoints_as_they_are<H: Harness>() {
+    let w = World::new(H::store());
+    let (org, main) = (w.boot.org.id, w.boot.branch.id);
+    let endpoint = |n: u32| crate::webhook::Endpoint {
+        id: uuid::Uuid::now_v7(),
+        org_id: org,
+        branch_id: main,
+        url: format!("https://hooks.example.com/{n}"),
+        event_types: None,
+        description: None,
+        enabled: true,
+        secret_key: format!("secret-{n}"),
+        created_at: start() + chrono::Duration::seconds(i64::from(n)),
+        updated_at: None,
+        deleted_at: None,
+    };
+    let read = |tx: &mut dyn Tx| -> crate::Result<(i64, usize)> {
+        let offset = tx.org(org)?.expect("the organization").clock_offset_us;
+        Ok((offset, tx.list_webhook_endpoints(main)?.len()))
+    };
+    let change = |tx: &mut dyn Tx, by: i64, n: u32| -> crate::Result<(i64, usize)> {
+        let mut o = tx.org(org)?.expect("the organization");
+        o.clock_offset_us += by;
+        tx.update_org(&o)?;
+        tx.insert_webhook_endpoint(&endpoint(n))?;
+        // Read back at once, in the same item.
+        read(tx)
+    };
+    let before = w.read(|tx| Ok(tx.org(org)?.expect("the organization").clock_offset_us));
+    let failed = Error::rule(Code::INVALID_STATUS, "item 3 changed its mind");
+    let results = w.billing.store.write_each(&[0u32, 1, 2, 3, 4], |tx, i| match i {
+        1 => change(tx, 1_000, 1),
+        3 => {
+            change(tx, 5_000, 3)?;
+            Err(failed.clone())
+        }
+        _ => read(tx),
+    });
+    assert_eq!(results[0], Ok((before, 0)), "the first read");
+    assert_eq!(results[1], Ok((before + 1_000, 1)), "an item reads its own writes");
+    assert_eq!(results[2], Ok((before + 1_000, 1)), "a later item reads an earlier one's writes");
+    assert_eq!(results[3], Err(failed));
+    assert_eq!(results[4], Ok((before + 1_000, 1)), "nothing of the failed item is read");
+    let after = w.billing.store.read(|tx| read(tx)).unwrap();
+    assert_eq!(after, (before + 1_000, 1), "what was committed");
+}
