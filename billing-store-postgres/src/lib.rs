@@ -206,8 +206,6 @@ fn search_collation(conn: &mut PgConnection, named: Option<&'static str>) -> std
     })
 }
 
-/// A pause before retrying a conflicted write: exponential from about 1 ms, capped near 64 ms,
-/// with jitter so that the transactions that collided do not collide again.
 /// The write gate: an advisory lock (database-wide, so across processes) that every write
 /// transaction takes first. Normally in shared mode, so writes run concurrently and
 /// SERIALIZABLE sorts out their conflicts with retries. A write that has lost
@@ -231,6 +229,8 @@ enum Gate {
     Exclusive,
 }
 
+/// A pause before retrying a conflicted write: exponential from about 1 ms, capped near 64 ms,
+/// with jitter so that the transactions that collided do not collide again.
 fn backoff(attempt: u32) {
     let base_us = 1000u64 << attempt.min(6);
     let jitter = std::collections::hash_map::RandomState::new().hash_one(attempt) % base_us;
