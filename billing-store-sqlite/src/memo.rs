@@ -65,23 +65,28 @@ fn with<R>(conn: &Connection, f: impl FnOnce(&mut Memo) -> R) -> Option<R> {
     })
 }
 
-/// The organization `id` as this batch read it, or reads it now with `read` (and keeps it
-/// when a batch is open on `conn`).
-pub fn org<E>(conn: &Connection, id: OrgId, read: impl FnOnce() -> Result<Option<Organization>, E>) -> Result<Option<Organization>, E> {
-    if let Some(Some(known)) = with(conn, |m| m.orgs.get(&id).cloned()) {
+/// `key`'s value in the map `pick` chooses, as this batch read it; or read now with `read`, and
+/// kept when a batch is open on `conn`.
+fn remembered<K: std::hash::Hash + Eq + Copy, V: Clone, E>(
+    conn: &Connection,
+    pick: fn(&mut Memo) -> &mut HashMap<K, V>,
+    key: K,
+    read: impl FnOnce() -> Result<V, E>,
+) -> Result<V, E> {
+    if let Some(Some(known)) = with(conn, |m| pick(m).get(&key).cloned()) {
         return Ok(known);
     }
-    let row = read()?;
-    with(conn, |m| m.orgs.insert(id, row.clone()));
-    Ok(row)
+    let value = read()?;
+    with(conn, |m| pick(m).insert(key, value.clone()));
+    Ok(value)
 }
 
-/// Branch `branch`'s endpoints as this batch read them, or reads them now with `read`.
+/// The organization `id` as this batch read it, or read now with `read`.
+pub fn org<E>(conn: &Connection, id: OrgId, read: impl FnOnce() -> Result<Option<Organization>, E>) -> Result<Option<Organization>, E> {
+    remembered(conn, |m| &mut m.orgs, id, read)
+}
+
+/// Branch `branch`'s endpoints as this batch read them, or read now with `read`.
 pub fn endpoints<E>(conn: &Connection, branch: BranchId, read: impl FnOnce() -> Result<Vec<Endpoint>, E>) -> Result<Vec<Endpoint>, E> {
-    if let Some(Some(known)) = with(conn, |m| m.endpoints.get(&branch).cloned()) {
-        return Ok(known);
-    }
-    let rows = read()?;
-    with(conn, |m| m.endpoints.insert(branch, rows.clone()));
-    Ok(rows)
+    remembered(conn, |m| &mut m.endpoints, branch, read)
 }
