@@ -207,7 +207,7 @@ impl billing_core::consumer::ConsumerTx for PgTx<'_> {
 
     fn consumer(&mut self, branch: BranchId, id: ConsumerId) -> StoreResult<Option<Consumer>> {
         use consumers::dsl as k;
-        self.read(|c| {
+        self.read_apart(|c| {
             k::consumers
                 .filter(k::id.eq(id.0))
                 .filter(k::branch_id.eq(branch.0))

@@ -84,6 +84,9 @@ impl billing_core::event::EventTx for PgTx<'_> {
     // --- events ------------------------------------------------------------------------------
 
     fn insert_event(&mut self, e: &Event) -> StoreResult<()> {
+        if self.defer_event(e) {
+            return Ok(());
+        }
         let row = NewEventRow::new(e);
         self.write(|c| diesel::insert_into(events::table).values(&row).execute(c)).map(drop)
     }

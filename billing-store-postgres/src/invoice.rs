@@ -315,7 +315,7 @@ impl PgTx<'_> {
     fn items_of(&mut self, rows: Vec<InvoiceRow>) -> StoreResult<Vec<Invoice>> {
         use invoice_items::dsl as it;
         let ids: Vec<uuid::Uuid> = rows.iter().map(|r| r.id).collect();
-        let items: Vec<ItemRow> = self.read(|c| {
+        let items: Vec<ItemRow> = self.read_apart(|c| {
             it::invoice_items
                 .filter(it::invoice_id.eq_any(&ids))
                 .order_by((it::invoice_id, it::position))
@@ -348,12 +348,7 @@ impl PgTx<'_> {
     /// only inserts them.
     fn write_items(&mut self, inv: &Invoice, new: bool) -> StoreResult<()> {
         use invoice_items::dsl as it;
-        let rows = inv
-            .items
-            .iter()
-            .enumerate()
-            .map(|(k, x)| ItemRow::new(inv, k, x))
-            .collect::<StoreResult<Vec<_>>>()?;
+        let rows = item_rows(inv)?;
         let id = inv.id.0;
         self.write(|c| {
             if !new {
@@ -365,10 +360,15 @@ impl PgTx<'_> {
     }
 }
 
+/// The rows of `inv`'s lines.
+pub(crate) fn item_rows(inv: &Invoice) -> StoreResult<Vec<ItemRow>> {
+    inv.items.iter().enumerate().map(|(k, x)| ItemRow::new(inv, k, x)).collect()
+}
+
 impl billing_core::invoice::InvoiceTx for PgTx<'_> {
     fn next_invoice_number(&mut self, org: OrgId) -> StoreResult<i64> {
         use invoice_counters::dsl as ic;
-        self.write(|c| {
+        self.write_apart(|c| {
             diesel::insert_into(ic::invoice_counters)
                 .values((ic::org_id.eq(org.0), ic::last_number.eq(1i64)))
                 .on_conflict(ic::org_id)
@@ -380,6 +380,9 @@ impl billing_core::invoice::InvoiceTx for PgTx<'_> {
     }
 
     fn insert_invoice(&mut self, inv: &Invoice) -> StoreResult<()> {
+        if self.defer_invoice(inv)? {
+            return Ok(());
+        }
         let row = InvoiceRow::new(inv)?;
         self.write(|c| diesel::insert_into(invoices::table).values(&row).execute(c))?;
         self.write_items(inv, true)
@@ -387,7 +390,8 @@ impl billing_core::invoice::InvoiceTx for PgTx<'_> {
 
     fn invoice(&mut self, branch: BranchId, id: InvoiceId) -> StoreResult<Option<Invoice>> {
         use invoices::dsl as i;
-        let row = self.read(|c| {
+        self.flush_if_invoice_pending(id.0)?;
+        let row = self.read_apart(|c| {
             i::invoices
                 .filter(i::id.eq(id.0))
                 .filter(i::branch_id.eq(branch.0))
@@ -403,7 +407,8 @@ impl billing_core::invoice::InvoiceTx for PgTx<'_> {
 
     fn invoice_by_id(&mut self, id: InvoiceId) -> StoreResult<Option<Invoice>> {
         use invoices::dsl as i;
-        let row = self.read(|c| i::invoices.filter(i::id.eq(id.0)).select(InvoiceRow::as_select()).first(c).optional())?;
+        self.flush_if_invoice_pending(id.0)?;
+        let row = self.read_apart(|c| i::invoices.filter(i::id.eq(id.0)).select(InvoiceRow::as_select()).first(c).optional())?;
         match row {
             Some(r) => Ok(self.items_of(vec![r])?.pop()),
             None => Ok(None),
@@ -417,8 +422,9 @@ impl billing_core::invoice::InvoiceTx for PgTx<'_> {
 
     fn update_invoice_row(&mut self, inv: &Invoice) -> StoreResult<()> {
         use invoices::dsl as i;
+        self.flush_if_invoice_pending(inv.id.0)?;
         let row = InvoiceRow::new(inv)?;
-        let n = self.write(|c| diesel::update(i::invoices.filter(i::id.eq(row.id))).set(&row).execute(c))?;
+        let n = self.write_apart(|c| diesel::update(i::invoices.filter(i::id.eq(row.id))).set(&row).execute(c))?;
         if n == 0 {
             return Err(StoreError::NotFound("invoice".into()));
         }

@@ -27,6 +27,7 @@ mod api_key;
 mod branch;
 mod consumer;
 mod coupon;
+mod deferred;
 mod event;
 mod idempotency;
 mod invoice;
@@ -429,6 +430,7 @@ impl Store for PgStore {
         let mut an_item_failed = false;
         let direct = self.run(Gate::Shared, |tx: &mut PgTx<'_>| {
             tx.mode = TxMode::NoSavepoints;
+            tx.defer_appends();
             out.clear();
             an_item_failed = false;
             for item in items {
@@ -442,6 +444,16 @@ impl Store for PgStore {
                     return Err(StoreError::backend("an item of the batch failed: it runs again with savepoints").into());
                 }
                 out.push(r);
+            }
+            // What the items appended goes out now; a failure there is one item's (a
+            // duplicate, a foreign key), which the pass with savepoints finds.
+            let sent = tx.flush();
+            if tx.state.conflict {
+                return Err(StoreError::Conflict("serialization conflict in a batch".into()).into());
+            }
+            if sent.is_err() || tx.state.aborted.is_some() {
+                an_item_failed = true;
+                return Err(StoreError::backend("the batch's appends failed: it runs again with savepoints").into());
             }
             Ok(())
         });

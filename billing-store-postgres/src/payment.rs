@@ -221,7 +221,7 @@ fn payments_matching<'a>(branch: uuid::Uuid, q: &'a ListQuery<PaymentSort>, f: &
 
 impl billing_core::payment::PaymentTx for PgTx<'_> {
     fn insert_payment(&mut self, p: &Payment) -> StoreResult<()> {
-        let row = PaymentRow::new(p)?;
+        let Some(row) = self.defer_payment(PaymentRow::new(p)?) else { return Ok(()) };
         self.write(|c| diesel::insert_into(payments::table).values(&row).execute(c)).map(drop)
     }
 
@@ -240,8 +240,12 @@ impl billing_core::payment::PaymentTx for PgTx<'_> {
 
     fn update_payment(&mut self, pay: &Payment) -> StoreResult<()> {
         use payments::dsl as p;
-        let row = PaymentRow::new(pay)?;
-        let n = self.write(|c| diesel::update(p::payments.filter(p::id.eq(row.id))).set(&row).execute(c))?;
+        // A payment this batch has not sent yet is changed where it waits; any other, by id,
+        // touches no pending row.
+        let Some(row) = self.merge_payment(PaymentRow::new(pay)?) else {
+            return Ok(());
+        };
+        let n = self.write_apart(|c| diesel::update(p::payments.filter(p::id.eq(row.id))).set(&row).execute(c))?;
         if n == 0 {
             return Err(StoreError::NotFound("payment".into()));
         }
@@ -255,7 +259,8 @@ impl billing_core::payment::PaymentTx for PgTx<'_> {
 
     fn invoice_payments(&mut self, invoice: InvoiceId) -> StoreResult<Vec<Payment>> {
         use payments::dsl as p;
-        let rows = self.read(|c| {
+        self.flush_if_payments_pending()?;
+        let rows = self.read_apart(|c| {
             p::payments
                 .filter(p::invoice_id.eq(invoice.0))
                 .order_by((p::number, p::id))
@@ -291,7 +296,7 @@ impl billing_core::payment::PaymentTx for PgTx<'_> {
 
     fn latest_active_card(&mut self, consumer: ConsumerId) -> StoreResult<Option<TokenizedCard>> {
         use tokenized_cards::dsl as t;
-        let row = self.read(|c| {
+        let row = self.read_apart(|c| {
             t::tokenized_cards
                 .filter(t::consumer_id.eq(consumer.0))
                 .filter(t::is_active.eq(true))

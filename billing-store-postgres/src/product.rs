@@ -319,7 +319,7 @@ impl billing_core::product::ProductTx for PgTx<'_> {
         use products::dsl as pr;
         let ids: Vec<uuid::Uuid> = ids.iter().map(|i| i.0).collect();
         // Usually already marked: the filter then finds the rows and writes nothing.
-        self.change(|c| {
+        self.change_apart(|c| {
             diesel::update(
                 pr::products
                     .filter(pr::id.eq_any(&ids))

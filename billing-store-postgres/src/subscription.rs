@@ -371,7 +371,7 @@ impl PgTx<'_> {
     /// The subscription's row, if it is of `branch`.
     fn sub_row(&mut self, branch: BranchId, id: SubscriptionId) -> StoreResult<Option<SubRow>> {
         use subscriptions::dsl as v;
-        self.read(|c| {
+        self.read_apart(|c| {
             v::subscriptions
                 .filter(v::id.eq(id.0))
                 .filter(v::branch_id.eq(branch.0))
@@ -384,7 +384,7 @@ impl PgTx<'_> {
     fn sub_items_of(&mut self, rows: Vec<SubRow>) -> StoreResult<Vec<Subscription>> {
         use subscription_items::dsl as it;
         let ids: Vec<Uuid> = rows.iter().map(|r| r.id).collect();
-        let items: Vec<SubItemRow> = self.read(|c| {
+        let items: Vec<SubItemRow> = self.read_apart(|c| {
             it::subscription_items
                 .filter(it::subscription_id.eq_any(&ids))
                 .order_by((it::subscription_id, it::position))
@@ -455,7 +455,7 @@ impl SubscriptionTx for PgTx<'_> {
     fn update_subscription_row(&mut self, s: &Subscription) -> StoreResult<()> {
         use subscriptions::dsl as v;
         let row = SubRow::new(s)?;
-        let n = self.write(|c| diesel::update(v::subscriptions.filter(v::id.eq(row.id))).set(&row).execute(c))?;
+        let n = self.write_apart(|c| diesel::update(v::subscriptions.filter(v::id.eq(row.id))).set(&row).execute(c))?;
         if n == 0 {
             return Err(billing_core::error::StoreError::NotFound("subscription".into()));
         }
@@ -473,7 +473,7 @@ impl SubscriptionTx for PgTx<'_> {
     ) -> StoreResult<bool> {
         use subscriptions::dsl as v;
         let statuses: Vec<String> = statuses.iter().map(|x| x.as_str().to_string()).collect();
-        let n = self.change(|c| {
+        let n = self.change_apart(|c| {
             diesel::update(
                 v::subscriptions
                     .filter(v::id.eq(id.0))
@@ -526,6 +526,9 @@ impl SubscriptionTx for PgTx<'_> {
 
     fn insert_subscription_cycle(&mut self, subscription: SubscriptionId, cycle: u32, invoice: InvoiceId) -> StoreResult<()> {
         use subscription_cycles::dsl as y;
+        if self.defer_cycle(subscription.0, i64::from(cycle), invoice.0) {
+            return Ok(());
+        }
         self.write(|c| {
             diesel::insert_into(y::subscription_cycles)
                 .values((
@@ -616,7 +619,7 @@ impl PlanChangeTx for PgTx<'_> {
 
     fn scheduled_plan_change(&mut self, subscription: SubscriptionId) -> StoreResult<Option<PlanChange>> {
         use subscription_plan_changes::dsl as pc;
-        let row: Option<PlanChangeRow> = self.read(|conn| {
+        let row: Option<PlanChangeRow> = self.read_apart(|conn| {
             pc::subscription_plan_changes
                 .filter(pc::subscription_id.eq(subscription.0))
                 .filter(pc::status.eq(PlanChangeStatus::Scheduled.as_str()))
@@ -629,7 +632,7 @@ impl PlanChangeTx for PgTx<'_> {
 
     fn plan_changes(&mut self, subscription: SubscriptionId) -> StoreResult<Vec<PlanChange>> {
         use subscription_plan_changes::dsl as pc;
-        let rows: Vec<PlanChangeRow> = self.read(|conn| {
+        let rows: Vec<PlanChangeRow> = self.read_apart(|conn| {
             pc::subscription_plan_changes
                 .filter(pc::subscription_id.eq(subscription.0))
                 .order_by((pc::created_at, pc::id))
@@ -641,7 +644,8 @@ impl PlanChangeTx for PgTx<'_> {
 
     fn subscription_cycle_invoice(&mut self, subscription: SubscriptionId, cycle: u32) -> StoreResult<Option<InvoiceId>> {
         use subscription_cycles::dsl as y;
-        let id: Option<Uuid> = self.read(|conn| {
+        self.flush_if_cycle_pending(subscription.0)?;
+        let id: Option<Uuid> = self.read_apart(|conn| {
             y::subscription_cycles
                 .filter(y::subscription_id.eq(subscription.0))
                 .filter(y::cycle_number.eq(i64::from(cycle)))

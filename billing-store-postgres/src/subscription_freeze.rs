@@ -100,7 +100,7 @@ impl FreezeTx for PgTx<'_> {
 
     fn freeze(&mut self, branch: BranchId, id: FreezeId) -> StoreResult<Option<Freeze>> {
         use subscription_freezes::dsl as f;
-        let row = self.read(|c| {
+        let row = self.read_apart(|c| {
             f::subscription_freezes
                 .filter(f::id.eq(id.0))
                 .filter(f::branch_id.eq(branch.0))
@@ -123,7 +123,7 @@ impl FreezeTx for PgTx<'_> {
 
     fn subscription_freezes(&mut self, subscription: SubscriptionId) -> StoreResult<Vec<Freeze>> {
         use subscription_freezes::dsl as f;
-        let rows: Vec<FreezeRow> = self.read(|c| {
+        let rows: Vec<FreezeRow> = self.read_apart(|c| {
             f::subscription_freezes
                 .filter(f::subscription_id.eq(subscription.0))
                 .filter(f::deleted_at.is_null())
@@ -148,7 +148,7 @@ impl TrialTx for PgTx<'_> {
 
     fn subscription_trial(&mut self, subscription: SubscriptionId) -> StoreResult<Option<Trial>> {
         use subscription_trials::dsl as t;
-        let row: Option<TrialRow> = self.read(|c| {
+        let row: Option<TrialRow> = self.read_apart(|c| {
             t::subscription_trials
                 .filter(t::subscription_id.eq(subscription.0))
                 .select(TrialRow::as_select())

@@ -54,6 +54,8 @@ pub struct PgTx<'c> {
     /// organization's clock). Cleared when the transaction writes an organization, and when a
     /// batch rolls an item back to its savepoint.
     pub(crate) orgs: std::collections::HashMap<billing_core::ids::OrgId, Option<billing_core::org::Organization>>,
+    /// The events and queue items a batch's first pass has not sent yet (see `deferred`).
+    pub(crate) deferred: Option<crate::deferred::Deferred>,
 }
 
 /// How a [`PgTx`]'s statements run.
@@ -78,6 +80,7 @@ impl<'c> PgTx<'c> {
             mode,
             endpoints: Default::default(),
             orgs: Default::default(),
+            deferred: None,
         }
     }
 
@@ -88,8 +91,15 @@ impl<'c> PgTx<'c> {
         self.orgs.clear();
     }
 
-    /// Runs reading statements. A failure aborts the transaction (see [`TxState::aborted`]).
+    /// Runs reading statements, after sending what a batch deferred (see `deferred`). A failure
+    /// aborts the transaction (see [`TxState::aborted`]).
     pub(crate) fn read<T>(&mut self, f: impl FnOnce(&mut PgConnection) -> QueryResult<T>) -> StoreResult<T> {
+        self.flush()?;
+        self.read_apart(f)
+    }
+
+    /// [`Self::read`] of statements that touch none of a batch's deferred rows (see `deferred`).
+    pub(crate) fn read_apart<T>(&mut self, f: impl FnOnce(&mut PgConnection) -> QueryResult<T>) -> StoreResult<T> {
         f(self.conn).map_err(|e| self.failed(e, false))
     }
 
@@ -97,9 +107,15 @@ impl<'c> PgTx<'c> {
     /// the whole write and leaves the transaction usable (as a failed statement does in SQLite):
     /// the caller gets `UniqueViolation` and may carry on.
     pub(crate) fn write<T>(&mut self, f: impl FnOnce(&mut PgConnection) -> QueryResult<T>) -> StoreResult<T> {
+        self.flush()?;
+        self.write_apart(f)
+    }
+
+    /// [`Self::write`] of statements that touch none of a batch's deferred rows (see `deferred`).
+    pub(crate) fn write_apart<T>(&mut self, f: impl FnOnce(&mut PgConnection) -> QueryResult<T>) -> StoreResult<T> {
         match self.mode {
             TxMode::Savepoints => {}
-            TxMode::NoSavepoints => return self.change(f),
+            TxMode::NoSavepoints => return self.change_apart(f),
             TxMode::Autocommit => return Err(StoreError::backend("a write was attempted in a read")),
         }
         self.conn.transaction(f).map_err(|e| {
@@ -112,6 +128,12 @@ impl<'c> PgTx<'c> {
     /// and updates of rows by id with no unique column changed): no savepoint, so two round
     /// trips fewer than [`Self::write`]; a failure aborts the transaction, like a read's.
     pub(crate) fn change<T>(&mut self, f: impl FnOnce(&mut PgConnection) -> QueryResult<T>) -> StoreResult<T> {
+        self.flush()?;
+        self.change_apart(f)
+    }
+
+    /// [`Self::change`] of statements that touch none of a batch's deferred rows (see `deferred`).
+    pub(crate) fn change_apart<T>(&mut self, f: impl FnOnce(&mut PgConnection) -> QueryResult<T>) -> StoreResult<T> {
         if self.mode == TxMode::Autocommit {
             return Err(StoreError::backend("a write was attempted in a read"));
         }

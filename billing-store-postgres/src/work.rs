@@ -222,13 +222,18 @@ impl PgTx<'_> {
 
 impl billing_core::work::WorkTx for PgTx<'_> {
     fn insert_work(&mut self, w: &DueWork) -> StoreResult<()> {
+        if self.defer_work(w, false)? {
+            return Ok(());
+        }
         let row = WorkRow::new(w);
         self.write(|c| diesel::insert_into(due_work::table).values(&row).execute(c)).map(drop)
     }
 
     fn insert_work_if_absent(&mut self, w: &DueWork) -> StoreResult<bool> {
+        // The answer is wanted now.
+        self.flush_if_pending(w.id.0)?;
         let row = WorkRow::new(w);
-        let n = self.write(|c| {
+        let n = self.write_apart(|c| {
             diesel::insert_into(due_work::table)
                 .values(&row)
                 .on_conflict(due_work::id)
@@ -238,8 +243,16 @@ impl billing_core::work::WorkTx for PgTx<'_> {
         Ok(n > 0)
     }
 
+    fn queue_work_if_absent(&mut self, w: &DueWork) -> StoreResult<()> {
+        if self.defer_work(w, true)? {
+            return Ok(());
+        }
+        self.insert_work_if_absent(w).map(drop)
+    }
+
     fn work(&mut self, id: WorkId) -> StoreResult<Option<DueWork>> {
-        let row = self.read(|c| due_work::table.find(id.0).select(WorkRow::as_select()).first(c).optional())?;
+        self.flush_if_pending(id.0)?;
+        let row = self.read_apart(|c| due_work::table.find(id.0).select(WorkRow::as_select()).first(c).optional())?;
         Ok(row.map(WorkRow::into_domain))
     }
 
@@ -323,7 +336,8 @@ impl billing_core::work::WorkTx for PgTx<'_> {
     }
 
     fn claim_work(&mut self, id: WorkId, server_now: Timestamp, lease_until: Timestamp) -> StoreResult<Option<DueWork>> {
-        let rows: Vec<WorkRow> = self.change(|c| {
+        self.flush_if_pending(id.0)?;
+        let rows: Vec<WorkRow> = self.change_apart(|c| {
             diesel::sql_query(
                 "UPDATE due_work SET leased_until = $2, attempts = attempts + 1 \
                  WHERE id = $1 AND (leased_until IS NULL OR leased_until <= $3) \
@@ -338,7 +352,8 @@ impl billing_core::work::WorkTx for PgTx<'_> {
     }
 
     fn complete_work(&mut self, id: WorkId, lease: Option<Timestamp>) -> StoreResult<bool> {
-        let n = self.change(|c| {
+        self.flush_if_pending(id.0)?;
+        let n = self.change_apart(|c| {
             diesel::sql_query("DELETE FROM due_work WHERE id = $1 AND leased_until IS NOT DISTINCT FROM $2")
                 .bind::<SqlUuid, _>(id.0)
                 .bind::<Nullable<Timestamptz>, _>(lease)
@@ -348,12 +363,14 @@ impl billing_core::work::WorkTx for PgTx<'_> {
     }
 
     fn end_work(&mut self, id: WorkId) -> StoreResult<bool> {
-        let n = self.change(|c| diesel::sql_query("DELETE FROM due_work WHERE id = $1").bind::<SqlUuid, _>(id.0).execute(c))?;
+        self.flush_if_pending(id.0)?;
+        let n = self.change_apart(|c| diesel::sql_query("DELETE FROM due_work WHERE id = $1").bind::<SqlUuid, _>(id.0).execute(c))?;
         Ok(n > 0)
     }
 
     fn reschedule_work(&mut self, id: WorkId, lease: Option<Timestamp>, due_at: Timestamp, payload: &Value) -> StoreResult<bool> {
-        let n = self.change(|c| {
+        self.flush_if_pending(id.0)?;
+        let n = self.change_apart(|c| {
             diesel::sql_query("UPDATE due_work SET due_at = $3, payload = $4, leased_until = NULL WHERE id = $1 AND leased_until IS NOT DISTINCT FROM $2")
                 .bind::<SqlUuid, _>(id.0)
                 .bind::<Nullable<Timestamptz>, _>(lease)

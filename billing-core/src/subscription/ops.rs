@@ -87,7 +87,7 @@ pub(crate) fn schedule_renewal(tx: &mut dyn Tx, s: &Subscription, lead: chrono::
     let next = s.current_cycle_number + 1;
     let id = renewal_work_id(s.id, next);
     let payload = json!({"branch_id": s.branch_id, "subscription_id": s.id, "cycle": next});
-    tx.insert_work_if_absent(&DueWork::new(id, s.org_id, super::RENEWAL_KIND, s.current_period_end, payload))?;
+    tx.queue_work_if_absent(&DueWork::new(id, s.org_id, super::RENEWAL_KIND, s.current_period_end, payload))?;
     super::period_end::schedule_prepare(tx, s, lead)
 }
 

@@ -71,7 +71,7 @@ pub(crate) fn schedule_prepare(tx: &mut dyn Tx, s: &Subscription, lead: Duration
     let next = s.current_cycle_number + 1;
     let id = prepare_work_id(s.id, next);
     let payload = json!({"branch_id": s.branch_id, "subscription_id": s.id, "cycle": next});
-    tx.insert_work_if_absent(&DueWork::new(id, s.org_id, PREPARE_KIND, s.current_period_end - lead, payload))?;
+    tx.queue_work_if_absent(&DueWork::new(id, s.org_id, PREPARE_KIND, s.current_period_end - lead, payload))?;
     Ok(())
 }
 

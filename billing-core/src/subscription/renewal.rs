@@ -139,7 +139,7 @@ fn queue_charge_of(
         retry_days: retry_days.to_vec(),
     };
     let payload = serde_json::to_value(&p).expect("plain data serializes");
-    tx.insert_work_if_absent(&DueWork::new(id, org, RENEW_CHARGE_KIND, due, payload))?;
+    tx.queue_work_if_absent(&DueWork::new(id, org, RENEW_CHARGE_KIND, due, payload))?;
     Ok(())
 }
 

@@ -691,3 +691,119 @@ pub fn marking_the_latest_invoice_paid_changes_only_that<H: Harness>() {
     assert!(!mark(branch, sub.id, latest, &[SubscriptionStatus::Inactive], at + Duration::days(1)));
     assert_eq!(stored(), expected);
 }
+
+/// The invoices, lines, payments and cycles the items of a `write_each` write are there for the
+/// items after them, as if each were written at once, even where a store sends them together at
+/// the end of the batch (PostgreSQL's first pass): a later item reads an invoice with its lines,
+/// its payments and its cycle, and changes its payment; a second invoice for a cycle an earlier
+/// item of the batch issued is refused (`subscription_cycles_key`) and keeps nothing, while the
+/// others commit.
+pub fn a_batch_reads_what_it_issued_and_issues_one_per_cycle<H: Harness>() {
+    use crate::ids::{InvoiceItemId, PaymentId};
+    let w = World::new(H::store());
+    let s = &w.admin;
+    let (org, branch) = (s.org_id(), s.branch.id);
+    let c = consumer(&w, s, false);
+    let gym = monthly(&w, s, "100.00");
+    let sub = create(&w, s, sub_body(c.id, &[(gym.id, 1)], "2026-01-15T09:00:00Z"));
+    let first = sub.latest_invoice_id.unwrap();
+    let tmpl = create_invoice(&w, s, invoice_body(c.id, &[(gym.id, 1)], &[]));
+    let (_, tmpl_pays) = w.billing.get_invoice(s, tmpl.id).unwrap();
+    let fresh = |tx: &mut dyn crate::Tx| -> Result<(Invoice, crate::payment::Payment)> {
+        let mut inv = tmpl.clone();
+        inv.id = InvoiceId::new();
+        inv.org_invoice_number = tx.next_invoice_number(org)?;
+        for it in &mut inv.items {
+            it.id = InvoiceItemId::new();
+        }
+        let mut pay = tmpl_pays[0].clone();
+        pay.id = PaymentId::new();
+        pay.invoice_id = inv.id;
+        Ok((inv, pay))
+    };
+    type Seen = (usize, Vec<(crate::ids::PaymentId, Option<PaymentMethod>)>, Option<InvoiceId>);
+    // One batch: each cycle gets a new invoice with its payment, except 0, which reads and
+    // changes the first item's. Answers what each item read, and what each issued.
+    let batch = |cycles: &[u32]| {
+        let issued: std::cell::RefCell<Vec<(Invoice, crate::payment::Payment)>> = Default::default();
+        let keys: Vec<usize> = (0..cycles.len()).collect();
+        let results = w.billing.store.write_each(&keys, |tx, k| -> Result<Seen> {
+            if *k == 0 {
+                // The store may run the batch more than once: the last run is the one kept.
+                issued.borrow_mut().clear();
+            }
+            let (inv, cycle) = if cycles[*k] == 0 {
+                let (inv, mut pay) = issued.borrow()[0].clone();
+                pay.method = Some(PaymentMethod::Cash);
+                tx.update_payment(&pay)?;
+                issued.borrow_mut().push((inv.clone(), pay));
+                (inv, cycles[0])
+            } else {
+                let (inv, pay) = fresh(tx)?;
+                tx.insert_invoice(&inv)?;
+                tx.insert_payment(&pay)?;
+                issued.borrow_mut().push((inv.clone(), pay));
+                tx.insert_subscription_cycle(sub.id, cycles[*k], inv.id)?;
+                (inv, cycles[*k])
+            };
+            // Item 0 reads nothing (so what it wrote may still wait when item 1 changes its
+            // payment); then each read comes first in turn, with nothing sent before it.
+            let payments_of = |tx: &mut dyn crate::Tx| -> Result<Vec<_>> { Ok(tx.invoice_payments(inv.id)?.into_iter().map(|p| (p.id, p.method)).collect()) };
+            let (lines, pays, cyc) = match k {
+                0 => return Ok((0, vec![], None)),
+                1 => {
+                    let pays = payments_of(tx)?;
+                    (
+                        tx.invoice(branch, inv.id)?.map(|x| x.items.len()),
+                        pays,
+                        tx.subscription_cycle_invoice(sub.id, cycle)?,
+                    )
+                }
+                2 => {
+                    let cyc = tx.subscription_cycle_invoice(sub.id, cycle)?;
+                    let pays = payments_of(tx)?;
+                    (tx.invoice(branch, inv.id)?.map(|x| x.items.len()), pays, cyc)
+                }
+                _ => {
+                    let lines = tx.invoice_by_id(inv.id)?.map(|x| x.items.len());
+                    let pays = payments_of(tx)?;
+                    (lines, pays, tx.subscription_cycle_invoice(sub.id, cycle)?)
+                }
+            };
+            Ok((lines.unwrap_or(0), pays, cyc))
+        });
+        (results, issued.into_inner())
+    };
+    let lines = tmpl.items.len();
+    let (results, issued) = batch(&[2, 0, 3, 6]);
+    let [(a, pa), (_, pa2), (c3, pc3), (c6, pc6)] = [issued[0].clone(), issued[1].clone(), issued[2].clone(), issued[3].clone()];
+    assert_eq!(results[0], Ok((0, vec![], None)));
+    assert_eq!(
+        results[1],
+        Ok((lines, vec![(pa.id, Some(PaymentMethod::Cash))], Some(a.id))),
+        "a later item reads an earlier one's, changed"
+    );
+    assert_eq!(pa2.id, pa.id);
+    assert_eq!(results[2], Ok((lines, vec![(pc3.id, pc3.method)], Some(c3.id))), "an item reads what it issued");
+    assert_eq!(results[3], Ok((lines, vec![(pc6.id, pc6.method)], Some(c6.id))));
+    // Cycle 4 twice in one batch: the second is refused, keeps nothing, and takes nothing down.
+    let (results, issued) = batch(&[4, 4, 5]);
+    assert!(results[0].is_ok() && results[2].is_ok(), "{results:?}");
+    assert_eq!(
+        expect_unique(results[1].clone().map(drop)),
+        "subscription_cycles_key",
+        "a second invoice for cycle 4"
+    );
+    let (d4, b, d5) = (&issued[0].0, &issued[1].0, &issued[2].0);
+    assert_eq!(
+        w.read(|tx| tx.subscription_cycles(sub.id)),
+        vec![(1, first), (2, a.id), (3, c3.id), (4, d4.id), (5, d5.id), (6, c6.id)]
+    );
+    assert_eq!(w.read(|tx| tx.invoice_by_id(b.id)), None, "the refused item keeps nothing");
+    let kept = w.read(|tx| tx.invoice_payments(a.id));
+    assert_eq!(
+        kept.iter().map(|p| (p.id, p.method)).collect::<Vec<_>>(),
+        vec![(pa.id, Some(PaymentMethod::Cash))]
+    );
+    assert_eq!(w.read(|tx| tx.invoice_by_id(a.id)).map(|x| x.items.len()), Some(lines));
+}

@@ -1244,3 +1244,120 @@ pub fn write_each_reads_organizations_and_endpoints_as_they_are<H: Harness>() {
     let after = w.billing.store.read(|tx| read(tx)).unwrap();
     assert_eq!(after, (before + 1_000, 1), "what was committed");
 }
+
+/// What the items of a `write_each` append (events, queue items) is there for everything that
+/// follows, as if each were written at once, even where a store sends appends together at the
+/// end of the batch (PostgreSQL's first pass): a later item reads them (an event by id, the
+/// outbox, a queue item, a claim), an insert-if-absent leaves an existing item as it is, and
+/// the outbox keeps write order. A plain insert of an id that exists (committed before, or
+/// appended by an earlier item of the batch) fails its item alone, and a failed item keeps
+/// nothing, even when the store finds the duplicate only as the batch ends.
+pub fn write_each_reads_its_appends_as_they_are<H: Harness>() {
+    use crate::error::StoreError;
+    use crate::ids::WorkId;
+    use crate::work::DueWork;
+    let w = World::new(H::store());
+    let (org, main) = (w.boot.org.id, w.boot.branch.id);
+    let now = w.now();
+    let kind = "test.appends";
+    let old = DueWork::new(WorkId::new(), org, kind, now + chrono::Duration::days(30), json!({"n": "old"}));
+    w.write(|tx| tx.insert_work(&old));
+    let e0 = w.read(|tx| tx.list_events(org)).len();
+    let ev: Vec<Event> = (0..6).map(|_| raw_event(org, main, EventId::new(), start())).collect();
+    let item = |n: u32, ago: i64| DueWork::new(WorkId::new(), org, kind, now - chrono::Duration::seconds(ago), json!({ "n": n }));
+    let (a, b, c) = (item(1, 30), item(2, 20), item(3, 10));
+    let payload_n = |x: Option<DueWork>| x.and_then(|x| x.payload["n"].as_u64());
+    // (outbox length, the queue item's number, how many of ev[0], ev[1] are found by id)
+    let seen = |tx: &mut dyn Tx, id: WorkId| -> crate::Result<(usize, Option<u64>, usize)> {
+        let n = payload_n(tx.work(id)?);
+        Ok((tx.list_events(org)?.len(), n, tx.events_by_ids(&[ev[0].id, ev[1].id])?.len()))
+    };
+
+    // Every item succeeds: what each reads is what the items before it appended.
+    let results = w.billing.store.write_each(&[0u32, 1, 2, 3], |tx, i| match i {
+        0 => {
+            tx.insert_event(&ev[0])?;
+            tx.queue_work_if_absent(&a)?;
+            tx.insert_work(&b)?;
+            seen(tx, a.id)
+        }
+        1 => {
+            tx.insert_event(&ev[1])?;
+            seen(tx, b.id)
+        }
+        2 => {
+            tx.queue_work_if_absent(&DueWork::new(old.id, org, kind, now, json!({"n": 98})))?;
+            tx.queue_work_if_absent(&c)?;
+            seen(tx, old.id)
+        }
+        _ => {
+            let lease = now + chrono::Duration::seconds(60);
+            let claimed = tx.claim_due_work(Some(org), &[kind], now, lease, 10)?;
+            Ok((claimed.len(), payload_n(claimed.first().cloned()), 0))
+        }
+    });
+    assert_eq!(results[0], Ok((e0 + 1, Some(1), 1)), "an item reads its own appends");
+    assert_eq!(results[1], Ok((e0 + 2, Some(2), 2)), "a later item reads an earlier one's");
+    assert_eq!(
+        results[2],
+        Ok((e0 + 2, None, 2)),
+        "the old item is left as it was (its payload is not a number)"
+    );
+    assert_eq!(results[3], Ok((3, Some(1), 0)), "the claim takes a, b and c, earliest first");
+    assert_eq!(w.read(|tx| tx.list_events(org))[e0..].to_vec(), ev[..2].to_vec(), "in write order");
+    let kept = w.read(|tx| tx.work(old.id)).expect("the old item");
+    assert_eq!((kept.payload, kept.due_at), (json!({"n": "old"}), old.due_at));
+    for x in [&a, &b, &c] {
+        assert!(w.read(|tx| tx.work(x.id)).is_some(), "{} committed", x.payload);
+    }
+
+    // Duplicates, in batches where no closure fails (a store that sends appends at the end
+    // finds them only then): of an item committed before the batch, and of one an earlier
+    // item appended.
+    let unique = |r: &crate::Result<()>| matches!(r, Err(Error::Store(StoreError::UniqueViolation(_))));
+    let results = w.billing.store.write_each(&[0u32, 1], |tx, i| match i {
+        0 => {
+            tx.insert_event(&ev[2])?;
+            Ok(tx.insert_work(&DueWork::new(old.id, org, kind, now, json!({"n": 97})))?)
+        }
+        _ => Ok(tx.insert_event(&ev[3])?),
+    });
+    assert!(unique(&results[0]), "a committed id: {:?}", results[0]);
+    assert_eq!(results[1], Ok(()));
+    let d = item(4, 5);
+    let results = w.billing.store.write_each(&[0u32, 1, 2], |tx, i| match i {
+        0 => Ok(tx.insert_work(&d)?),
+        1 => {
+            tx.insert_event(&ev[4])?;
+            Ok(tx.insert_work(&DueWork::new(d.id, org, kind, now, json!({"n": 96})))?)
+        }
+        _ => Ok(()),
+    });
+    assert_eq!(results[0], Ok(()));
+    assert!(unique(&results[1]), "an id appended earlier in the batch: {:?}", results[1]);
+    assert_eq!(results[2], Ok(()));
+    // A failed item keeps nothing.
+    let failed = Error::rule(Code::INVALID_STATUS, "item 0 changed its mind");
+    let results = w.billing.store.write_each(&[0u32, 1], |tx, i| match i {
+        0 => {
+            tx.insert_event(&ev[5])?;
+            tx.insert_work(&item(5, 100))?;
+            Err(failed.clone())
+        }
+        _ => Ok(()),
+    });
+    assert_eq!(results, vec![Err(failed), Ok(())]);
+    assert_eq!(
+        w.read(|tx| tx.list_events(org))[e0..].to_vec(),
+        vec![ev[0].clone(), ev[1].clone(), ev[3].clone()],
+        "only the events of the items that succeeded"
+    );
+    assert_eq!(payload_n(w.read(|tx| tx.work(d.id))), Some(4), "the first insert of d");
+    assert_eq!(w.read(|tx| tx.work(old.id)).map(|x| x.payload), Some(json!({"n": "old"})));
+    let queued = w.read(|tx| tx.work_due_times(org, &[kind], now));
+    assert_eq!(
+        queued.next_free,
+        Some(d.due_at),
+        "the failed item's queue item is not kept (d is the earliest free)"
+    );
+}

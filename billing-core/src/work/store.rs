@@ -22,6 +22,12 @@ pub trait WorkTx {
         self.insert_work(w)?;
         Ok(true)
     }
+    /// [`Self::insert_work_if_absent`] for a caller that does not need the answer: a store may
+    /// then send it later in the transaction, with others (PostgreSQL does in a batch's first
+    /// pass), as long as everything the transaction reads or changes afterwards sees it.
+    fn queue_work_if_absent(&mut self, w: &DueWork) -> StoreResult<()> {
+        self.insert_work_if_absent(w).map(drop)
+    }
     /// Claims up to `limit` items of `kinds`, of organization `org` (or of all), that are due
     /// (`due_at <= server_now + org clock offset`) and not leased (`leased_until` absent or
     /// `<= server_now`), earliest due first: sets `leased_until = lease_until`, adds one to

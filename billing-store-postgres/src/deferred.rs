@@ -1,0 +1,221 @@
+//! Appends a batch sends together: in the first pass of `Store::write_each` (no savepoints), the
+//! new invoices (with their lines), payments, subscription cycles, events and due-work items its
+//! items write go out as one multi-row INSERT per table, instead of one statement each.
+//!
+//! Why: on PostgreSQL a renewal day is bound by round trips, not by the database's work (one
+//! statement is about 0.2 ms on a 2-core machine, whatever it does), and a renewal appends an
+//! invoice, its line, its payment, its cycle, three events and three queue items.
+//!
+//! The rules that keep it the same as writing each at once:
+//! - Only the first pass of a batch defers. A failure there (including one found when the
+//!   deferred rows go out: a duplicate id, a cycle issued twice, a foreign key) rolls the whole
+//!   pass back, and the batch runs again with a savepoint per item and nothing deferred, so the
+//!   failing item fails alone as before.
+//! - Every statement sends what is pending first (`PgTx::read`, `change` and `write` do), except
+//!   the ones written to run apart (`read_apart`, `change_apart`, `write_apart`): those touch none
+//!   of the tables above, or only rows that cannot be pending (they check: `flush_if_pending`,
+//!   `flush_if_cycle_pending`, `flush_if_invoice_pending`). Forgetting to mark a statement costs
+//!   a round trip, never a wrong answer.
+//! - An update of a payment still pending changes the pending row (`merge_payment`).
+//! - Queue items keep their meaning: one inserted with `insert_work` must be new (a row the
+//!   INSERT … ON CONFLICT DO NOTHING left out fails the pass), one with `insert_work_if_absent`
+//!   leaves an existing item alone. A second write of an id already pending sends the first
+//!   one before it is deferred, so they meet in the database as they would have.
+
+use crate::event::{events, NewEventRow};
+use crate::invoice::{invoice_items, invoices, item_rows, InvoiceRow, ItemRow};
+use crate::payment::{payments, PaymentRow};
+use crate::subscription::subscription_cycles;
+use crate::support::*;
+use crate::work::{due_work, WorkRow, INSERT_CHUNK};
+use billing_core::event::Event;
+use billing_core::invoice::Invoice;
+use billing_core::work::DueWork;
+use diesel::prelude::*;
+use std::collections::HashSet;
+
+/// What a batch's first pass has written and not yet sent.
+#[derive(Debug, Default)]
+pub(crate) struct Deferred {
+    invoices: Vec<InvoiceRow>,
+    items: Vec<ItemRow>,
+    payments: Vec<PaymentRow>,
+    /// (subscription, cycle, invoice)
+    cycles: Vec<(Uuid, i64, Uuid)>,
+    events: Vec<Event>,
+    /// Each item with whether it is inserted only if absent.
+    work: Vec<(DueWork, bool)>,
+    work_ids: HashSet<Uuid>,
+}
+
+impl Deferred {
+    fn is_empty(&self) -> bool {
+        self.invoices.is_empty() && self.payments.is_empty() && self.cycles.is_empty() && self.events.is_empty() && self.work.is_empty()
+    }
+}
+
+impl PgTx<'_> {
+    /// Records a new invoice and its lines for the end of the batch; `false` when this
+    /// transaction does not defer.
+    pub(crate) fn defer_invoice(&mut self, inv: &Invoice) -> StoreResult<bool> {
+        let Some(d) = &mut self.deferred else { return Ok(false) };
+        d.invoices.push(InvoiceRow::new(inv)?);
+        d.items.extend(item_rows(inv)?);
+        Ok(true)
+    }
+
+    /// Sends what is pending when a payment is among it.
+    pub(crate) fn flush_if_payments_pending(&mut self) -> StoreResult<()> {
+        match &self.deferred {
+            Some(d) if !d.payments.is_empty() => self.flush(),
+            _ => Ok(()),
+        }
+    }
+
+    /// Records a new payment for the end of the batch; gives it back when this transaction does
+    /// not defer.
+    pub(crate) fn defer_payment(&mut self, row: PaymentRow) -> Option<PaymentRow> {
+        match &mut self.deferred {
+            Some(d) => {
+                d.payments.push(row);
+                None
+            }
+            None => Some(row),
+        }
+    }
+
+    /// An update of a payment: changes the pending row when the payment is still pending, or
+    /// gives `row` back to be written.
+    pub(crate) fn merge_payment(&mut self, row: PaymentRow) -> Option<PaymentRow> {
+        let Some(d) = &mut self.deferred else { return Some(row) };
+        match d.payments.iter_mut().find(|p| p.id == row.id) {
+            Some(p) => {
+                *p = row;
+                None
+            }
+            None => Some(row),
+        }
+    }
+
+    /// Records a subscription's cycle for the end of the batch; `false` when this transaction
+    /// does not defer.
+    pub(crate) fn defer_cycle(&mut self, subscription: Uuid, cycle: i64, invoice: Uuid) -> bool {
+        match &mut self.deferred {
+            Some(d) => {
+                d.cycles.push((subscription, cycle, invoice));
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Sends what is pending when a cycle of `subscription` is among it.
+    pub(crate) fn flush_if_cycle_pending(&mut self, subscription: Uuid) -> StoreResult<()> {
+        match &self.deferred {
+            Some(d) if d.cycles.iter().any(|(s, _, _)| *s == subscription) => self.flush(),
+            _ => Ok(()),
+        }
+    }
+
+    /// Sends what is pending when invoice `id` is among it.
+    pub(crate) fn flush_if_invoice_pending(&mut self, id: Uuid) -> StoreResult<()> {
+        match &self.deferred {
+            Some(d) if d.invoices.iter().any(|i| i.id == id) => self.flush(),
+            _ => Ok(()),
+        }
+    }
+
+    /// Starts deferring the appends (the first pass of a batch).
+    pub(crate) fn defer_appends(&mut self) {
+        self.deferred = Some(Deferred::default());
+    }
+
+    /// Records `e` for the end of the batch; `false` when this transaction does not defer.
+    pub(crate) fn defer_event(&mut self, e: &Event) -> bool {
+        match &mut self.deferred {
+            Some(d) => {
+                d.events.push(e.clone());
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Records queue item `w` for the end of the batch (`if_absent`: leave an existing item
+    /// alone); `false` when this transaction does not defer.
+    pub(crate) fn defer_work(&mut self, w: &DueWork, if_absent: bool) -> StoreResult<bool> {
+        if self.deferred.as_ref().is_some_and(|d| d.work_ids.contains(&w.id.0)) {
+            self.flush()?;
+        }
+        match &mut self.deferred {
+            Some(d) => {
+                d.work_ids.insert(w.id.0);
+                d.work.push((w.clone(), if_absent));
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
+
+    /// Sends what is pending when queue item `id` is among it.
+    pub(crate) fn flush_if_pending(&mut self, id: Uuid) -> StoreResult<()> {
+        match &self.deferred {
+            Some(d) if d.work_ids.contains(&id) => self.flush(),
+            _ => Ok(()),
+        }
+    }
+
+    /// Sends everything pending, one INSERT per table and chunk, the referenced tables first
+    /// (invoices, their lines, payments, cycles, events, queue items). A plain queue item whose
+    /// id existed fails with `UniqueViolation("due_work_pkey")`.
+    pub(crate) fn flush(&mut self) -> StoreResult<()> {
+        let Some(d) = &mut self.deferred else { return Ok(()) };
+        if d.is_empty() {
+            return Ok(());
+        }
+        let pending = std::mem::take(d);
+        let (pending_events, pending_work) = (pending.events, pending.work);
+        // A row of a chunk is about 30 parameters at most (an invoice): 200 rows stay well
+        // under PostgreSQL's 65,535.
+        for chunk in pending.invoices.chunks(200) {
+            self.change_apart(|c| diesel::insert_into(invoices::table).values(chunk).execute(c))?;
+        }
+        for chunk in pending.items.chunks(200) {
+            self.change_apart(|c| diesel::insert_into(invoice_items::table).values(chunk).execute(c))?;
+        }
+        for chunk in pending.payments.chunks(200) {
+            self.change_apart(|c| diesel::insert_into(payments::table).values(chunk).execute(c))?;
+        }
+        for chunk in pending.cycles.chunks(INSERT_CHUNK) {
+            use subscription_cycles::dsl as y;
+            let rows: Vec<_> = chunk
+                .iter()
+                .map(|(s, n, i)| (y::subscription_id.eq(*s), y::cycle_number.eq(*n), y::invoice_id.eq(*i)))
+                .collect();
+            self.change_apart(|c| diesel::insert_into(y::subscription_cycles).values(&rows).execute(c))?;
+        }
+        for chunk in pending_events.chunks(INSERT_CHUNK) {
+            let rows: Vec<NewEventRow<'_>> = chunk.iter().map(NewEventRow::new).collect();
+            self.change_apart(|c| diesel::insert_into(events::table).values(&rows).execute(c))?;
+        }
+        for chunk in pending_work.chunks(INSERT_CHUNK) {
+            let rows: Vec<WorkRow> = chunk.iter().map(|(w, _)| WorkRow::new(w)).collect();
+            let inserted: Vec<Uuid> = self.change_apart(|c| {
+                diesel::insert_into(due_work::table)
+                    .values(&rows)
+                    .on_conflict(due_work::id)
+                    .do_nothing()
+                    .returning(due_work::id)
+                    .get_results(c)
+            })?;
+            let inserted: HashSet<Uuid> = inserted.into_iter().collect();
+            if chunk.iter().any(|(w, if_absent)| !if_absent && !inserted.contains(&w.id.0)) {
+                // As a failed statement would, this fails the pass, whatever a caller makes of
+                // the error (it may not be the caller's own item).
+                self.state.aborted.get_or_insert_with(|| "a queued item's id existed".into());
+                return Err(StoreError::UniqueViolation("due_work_pkey".into()));
+            }
+        }
+        Ok(())
+    }
+}
