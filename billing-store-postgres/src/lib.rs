@@ -35,6 +35,7 @@ mod notification;
 mod org;
 mod payment;
 mod payment_link;
+mod prefetch;
 mod product;
 mod subscription;
 mod subscription_freeze;

@@ -295,6 +295,9 @@ impl billing_core::payment::PaymentTx for PgTx<'_> {
     }
 
     fn latest_active_card(&mut self, consumer: ConsumerId) -> StoreResult<Option<TokenizedCard>> {
+        if let Some(found) = self.prefetched_card(consumer.0) {
+            return Ok(found);
+        }
         use tokenized_cards::dsl as t;
         let row = self.read_apart(|c| {
             t::tokenized_cards

@@ -381,7 +381,7 @@ impl PgTx<'_> {
         })
     }
 
-    fn sub_items_of(&mut self, rows: Vec<SubRow>) -> StoreResult<Vec<Subscription>> {
+    pub(crate) fn sub_items_of(&mut self, rows: Vec<SubRow>) -> StoreResult<Vec<Subscription>> {
         use subscription_items::dsl as it;
         let ids: Vec<Uuid> = rows.iter().map(|r| r.id).collect();
         let items: Vec<SubItemRow> = self.read_apart(|c| {
@@ -432,6 +432,9 @@ impl SubscriptionTx for PgTx<'_> {
     }
 
     fn subscription(&mut self, branch: BranchId, id: SubscriptionId) -> StoreResult<Option<Subscription>> {
+        if let Some(s) = self.take_prefetched_subscription(branch, id) {
+            return Ok(Some(s));
+        }
         match self.sub_row(branch, id)? {
             Some(r) => Ok(self.sub_items_of(vec![r])?.pop()),
             None => Ok(None),
@@ -454,6 +457,7 @@ impl SubscriptionTx for PgTx<'_> {
 
     fn update_subscription_row(&mut self, s: &Subscription) -> StoreResult<()> {
         use subscriptions::dsl as v;
+        self.forget_prefetched(Some(s.id.0));
         let row = SubRow::new(s)?;
         let n = self.write_apart(|c| diesel::update(v::subscriptions.filter(v::id.eq(row.id))).set(&row).execute(c))?;
         if n == 0 {
@@ -472,6 +476,7 @@ impl SubscriptionTx for PgTx<'_> {
         at: Ts,
     ) -> StoreResult<bool> {
         use subscriptions::dsl as v;
+        self.forget_prefetched(Some(id.0));
         let statuses: Vec<String> = statuses.iter().map(|x| x.as_str().to_string()).collect();
         let n = self.change_apart(|c| {
             diesel::update(
@@ -526,6 +531,7 @@ impl SubscriptionTx for PgTx<'_> {
 
     fn insert_subscription_cycle(&mut self, subscription: SubscriptionId, cycle: u32, invoice: InvoiceId) -> StoreResult<()> {
         use subscription_cycles::dsl as y;
+        self.forget_prefetched(Some(subscription.0));
         if self.defer_cycle(subscription.0, i64::from(cycle), invoice.0) {
             return Ok(());
         }
@@ -539,6 +545,10 @@ impl SubscriptionTx for PgTx<'_> {
                 .execute(c)
         })
         .map(drop)
+    }
+
+    fn prefetch_renewals(&mut self, ids: &[SubscriptionId]) -> StoreResult<()> {
+        PgTx::prefetch_renewals(self, ids)
     }
 
     fn subscription_cycles(&mut self, subscription: SubscriptionId) -> StoreResult<Vec<(u32, InvoiceId)>> {
@@ -557,7 +567,7 @@ impl SubscriptionTx for PgTx<'_> {
 /// A row of `subscription_plan_changes`: the target plan, diff and preview are its `body`.
 #[derive(Queryable, Selectable, Insertable, AsChangeset, Debug)]
 #[diesel(table_name = subscription_plan_changes, treat_none_as_null = true, treat_none_as_default_value = false)]
-struct PlanChangeRow {
+pub(crate) struct PlanChangeRow {
     id: Uuid,
     subscription_id: Uuid,
     status: String,
@@ -584,7 +594,7 @@ impl PlanChangeRow {
         })
     }
 
-    fn into_domain(self) -> StoreResult<PlanChange> {
+    pub(crate) fn into_domain(self) -> StoreResult<PlanChange> {
         PlanChange::from_stored(
             self.id.into(),
             self.subscription_id.into(),
@@ -618,6 +628,9 @@ impl PlanChangeTx for PgTx<'_> {
     }
 
     fn scheduled_plan_change(&mut self, subscription: SubscriptionId) -> StoreResult<Option<PlanChange>> {
+        if let Some(found) = self.take_prefetched_plan_change(subscription) {
+            return Ok(found);
+        }
         use subscription_plan_changes::dsl as pc;
         let row: Option<PlanChangeRow> = self.read_apart(|conn| {
             pc::subscription_plan_changes
@@ -645,6 +658,9 @@ impl PlanChangeTx for PgTx<'_> {
     fn subscription_cycle_invoice(&mut self, subscription: SubscriptionId, cycle: u32) -> StoreResult<Option<InvoiceId>> {
         use subscription_cycles::dsl as y;
         self.flush_if_cycle_pending(subscription.0)?;
+        if let Some(found) = self.prefetched_cycle_invoice(subscription, cycle) {
+            return Ok(found);
+        }
         let id: Option<Uuid> = self.read_apart(|conn| {
             y::subscription_cycles
                 .filter(y::subscription_id.eq(subscription.0))

@@ -65,7 +65,7 @@ impl FreezeRow {
         }
     }
 
-    fn into_domain(self) -> StoreResult<Freeze> {
+    pub(crate) fn into_domain(self) -> StoreResult<Freeze> {
         Ok(Freeze {
             id: self.id.into(),
             org_id: self.org_id.into(),
@@ -122,6 +122,9 @@ impl FreezeTx for PgTx<'_> {
     }
 
     fn subscription_freezes(&mut self, subscription: SubscriptionId) -> StoreResult<Vec<Freeze>> {
+        if let Some(found) = self.take_prefetched_freezes(subscription) {
+            return Ok(found);
+        }
         use subscription_freezes::dsl as f;
         let rows: Vec<FreezeRow> = self.read_apart(|c| {
             f::subscription_freezes

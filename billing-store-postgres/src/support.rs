@@ -56,6 +56,8 @@ pub struct PgTx<'c> {
     pub(crate) orgs: std::collections::HashMap<billing_core::ids::OrgId, Option<billing_core::org::Organization>>,
     /// The events and queue items a batch's first pass has not sent yet (see `deferred`).
     pub(crate) deferred: Option<crate::deferred::Deferred>,
+    /// What a renewal batch read ahead (see `prefetch`).
+    pub(crate) prefetched: crate::prefetch::Prefetched,
 }
 
 /// How a [`PgTx`]'s statements run.
@@ -81,6 +83,7 @@ impl<'c> PgTx<'c> {
             endpoints: Default::default(),
             orgs: Default::default(),
             deferred: None,
+            prefetched: Default::default(),
         }
     }
 
@@ -89,6 +92,7 @@ impl<'c> PgTx<'c> {
     pub(crate) fn forget_reads(&mut self) {
         self.endpoints.clear();
         self.orgs.clear();
+        self.forget_prefetched(None);
     }
 
     /// Runs reading statements, after sending what a batch deferred (see `deferred`). A failure
@@ -107,6 +111,7 @@ impl<'c> PgTx<'c> {
     /// the whole write and leaves the transaction usable (as a failed statement does in SQLite):
     /// the caller gets `UniqueViolation` and may carry on.
     pub(crate) fn write<T>(&mut self, f: impl FnOnce(&mut PgConnection) -> QueryResult<T>) -> StoreResult<T> {
+        self.forget_prefetched(None);
         self.flush()?;
         self.write_apart(f)
     }
@@ -128,6 +133,7 @@ impl<'c> PgTx<'c> {
     /// and updates of rows by id with no unique column changed): no savepoint, so two round
     /// trips fewer than [`Self::write`]; a failure aborts the transaction, like a read's.
     pub(crate) fn change<T>(&mut self, f: impl FnOnce(&mut PgConnection) -> QueryResult<T>) -> StoreResult<T> {
+        self.forget_prefetched(None);
         self.flush()?;
         self.change_apart(f)
     }

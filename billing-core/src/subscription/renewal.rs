@@ -328,7 +328,13 @@ impl<S: Store> Billing<S> {
         // The first charge of each renewal starts in the renewal's own transaction, unless the
         // gateway cannot be called from here (then it is queued, as a renewal run alone does).
         let charge_now = self.call_out("the payment gateway", || ()).is_ok();
-        let results = self.store.write_each(&ready, |tx, (item, p, scope)| {
+        let ids: Vec<SubscriptionId> = ready.iter().map(|(_, p, _)| p.subscription_id).collect();
+        let results = self.store.write_each(&ready, |tx, ready_item| {
+            if std::ptr::eq(ready_item, &ready[0]) {
+                // Each run of the batch starts here.
+                tx.prefetch_renewals(&ids)?;
+            }
+            let (item, p, scope) = ready_item;
             let due = std::cell::RefCell::new(None);
             let renew = |tx: &mut dyn Tx, scope: &Scope, s: &mut Subscription, cycle: u32, now: Timestamp| {
                 self.renew_at_period_end(tx, scope, s, cycle, now, charge_now.then_some(&mut *due.borrow_mut()))

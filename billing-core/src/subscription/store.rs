@@ -63,6 +63,15 @@ pub trait SubscriptionTx {
     /// Whether the consumer has a subscription of `branch` in one of `statuses`.
     fn consumer_has_subscriptions_in(&mut self, branch: BranchId, consumer: ConsumerId, statuses: &[SubscriptionStatus]) -> StoreResult<bool>;
     fn insert_subscription_cycle(&mut self, subscription: SubscriptionId, cycle: u32, invoice: InvoiceId) -> StoreResult<()>;
+    /// A hint: this transaction is about to renew these subscriptions one after the other, so
+    /// it will read each one (with its items), its freezes, its scheduled plan change, its
+    /// cycles and its consumer's latest active card. A store may read them all now, together;
+    /// whatever it answers later must still be what a read at that moment would answer. The
+    /// default does nothing.
+    fn prefetch_renewals(&mut self, ids: &[SubscriptionId]) -> StoreResult<()> {
+        let _ = ids;
+        Ok(())
+    }
     /// `(cycle, invoice)` of every billed cycle, by cycle.
     fn subscription_cycles(&mut self, subscription: SubscriptionId) -> StoreResult<Vec<(u32, InvoiceId)>>;
 }

@@ -807,3 +807,97 @@ pub fn a_batch_reads_what_it_issued_and_issues_one_per_cycle<H: Harness>() {
     );
     assert_eq!(w.read(|tx| tx.invoice_by_id(a.id)).map(|x| x.items.len()), Some(lines));
 }
+
+/// `prefetch_renewals` is a hint: whatever a store read ahead, every later read in the
+/// transaction answers what the database holds then, after the transaction's own writes: the
+/// row (changed alone, or marked paid), a cycle recorded, a freeze, a card saved, a change of
+/// the items; and a subscription of another branch is not found.
+pub fn prefetched_renewal_reads_follow_the_writes<H: Harness>() {
+    let w = World::new(H::store());
+    let s = &w.admin;
+    let branch = s.branch.id;
+    let gym = monthly(&w, s, "100.00");
+    let (c1, c2) = (consumer(&w, s, false), consumer(&w, s, false));
+    w.billing.save_card(s, c1.id, "4111111111111111", 12, 2035, true).unwrap();
+    let s1 = create(&w, s, sub_body(c1.id, &[(gym.id, 1)], "2026-01-15T09:00:00Z"));
+    let s2 = create(&w, s, sub_body(c2.id, &[(gym.id, 2)], "2026-01-15T09:00:00Z"));
+    let s3 = create(&w, s, sub_body(consumer(&w, s, false).id, &[(gym.id, 3)], "2026-01-15T09:00:00Z"));
+    let inv2 = s2.latest_invoice_id.unwrap();
+    let old_token = w.read(|tx| tx.latest_active_card(c1.id)).unwrap().gateway_token;
+    let ids = [s1.id, s2.id, s3.id];
+    let other_branch = w.other_org("Elsewhere", false).branch.id;
+    let new_card = crate::payment::TokenizedCard {
+        id: uuid::Uuid::now_v7(),
+        org_id: s.org_id(),
+        consumer_id: c1.id,
+        network: "VISA".into(),
+        last_four: "4242".into(),
+        expiry_month: 1,
+        expiry_year: 2040,
+        gateway_token: "tok-new".into(),
+        is_active: true,
+        consent: true,
+        created_at: w.now() + Duration::days(1),
+    };
+    type Seen = (Option<String>, Option<InvoiceId>, bool, usize, Option<String>, usize);
+    let results = w.billing.store.write_each(&[0usize, 1, 2, 3], |tx, k| -> Result<Seen> {
+        let seen = |tx: &mut dyn crate::Tx| -> Result<Seen> {
+            let b = tx.subscription(branch, s2.id)?.expect("s2");
+            let cycle = tx.subscription_cycle_invoice(s3.id, 7)?;
+            let freezes = tx.subscription_freezes(s1.id)?.len();
+            let card = tx.latest_active_card(c1.id)?.map(|c| c.gateway_token);
+            let a = tx.subscription(branch, s1.id)?.expect("s1");
+            Ok((a.description, cycle, b.latest_invoice_paid, freezes, card, a.items.len()))
+        };
+        match k {
+            0 => {
+                tx.prefetch_renewals(&ids)?;
+                assert_eq!(tx.subscription(other_branch, s1.id)?, None, "another branch's");
+                // One row changed alone, the other marked paid; a cycle recorded.
+                let mut row = tx.subscription_row(branch, s1.id)?.expect("s1");
+                row.description = Some("changed".into());
+                tx.update_subscription_row(&row)?;
+                assert!(tx.mark_latest_invoice_paid(branch, s2.id, inv2, &[SubscriptionStatus::Inactive], w.now())?);
+                tx.insert_subscription_cycle(s3.id, 7, inv2)?;
+                seen(tx)
+            }
+            1 => {
+                tx.prefetch_renewals(&ids)?;
+                // A freeze and a card saved, the items changed.
+                let f = crate::subscription::Freeze {
+                    id: crate::ids::FreezeId::new(),
+                    org_id: s.org_id(),
+                    branch_id: branch,
+                    subscription_id: s1.id,
+                    start: w.now() + Duration::days(3),
+                    end: None,
+                    notes: None,
+                    invoice_id: None,
+                    state: crate::subscription::FreezeState::Scheduled,
+                    deleted_at: None,
+                    created_at: w.now(),
+                    updated_at: None,
+                };
+                tx.insert_freeze(&f)?;
+                tx.insert_card(&new_card)?;
+                let mut one = tx.subscription(branch, s1.id)?.expect("s1");
+                let mut extra = one.items[0].clone();
+                extra.id = crate::ids::SubscriptionItemId::new();
+                extra.line.id = crate::ids::InvoiceItemId(extra.id.0);
+                one.items.push(extra);
+                tx.update_subscription(&one)?;
+                seen(tx)
+            }
+            _ => {
+                tx.prefetch_renewals(&ids)?;
+                seen(tx)
+            }
+        }
+    });
+    let want0: Seen = (Some("changed".into()), Some(inv2), true, 0, Some(old_token), 1);
+    assert_eq!(results[0], Ok(want0.clone()));
+    let want1: Seen = (want0.0.clone(), want0.1, true, 1, Some("tok-new".into()), 2);
+    assert_eq!(results[1], Ok(want1.clone()));
+    assert_eq!(results[2], Ok(want1.clone()), "read ahead after the writes");
+    assert_eq!(results[3], Ok(want1));
+}

@@ -1,0 +1,156 @@
+//! A renewal batch's reads, made together (`SubscriptionTx::prefetch_renewals`): the
+//! subscriptions with their items, their freezes, scheduled plan changes and cycles, and their
+//! consumers' latest active cards, in six statements for the whole batch instead of six per
+//! renewal. Each renewal then takes its part.
+//!
+//! What a read then answers must be what the database would answer at that moment, so what was
+//! read is forgotten:
+//! - all of it, on any write that is not marked apart (`PgTx::write`, `change`) and when a
+//!   batch rolls an item back (`forget_reads`);
+//! - a subscription's, when it is written apart (`update_subscription_row`,
+//!   `mark_latest_invoice_paid`) or a cycle of it is recorded;
+//! - a subscription's row, freezes and plan change once taken (a second read goes to the
+//!   database).
+
+use crate::payment::{tokenized_cards, CardRow};
+use crate::subscription::{subscription_cycles, subscription_plan_changes, subscriptions, PlanChangeRow, SubRow};
+use crate::subscription_freeze::{subscription_freezes, FreezeRow};
+use crate::support::*;
+use billing_core::ids::{BranchId, InvoiceId, SubscriptionId};
+use billing_core::payment::TokenizedCard;
+use billing_core::subscription::{Freeze, PlanChange, PlanChangeStatus, Subscription};
+use diesel::prelude::*;
+use std::collections::HashMap;
+
+/// What a renewal batch read ahead, by subscription (cards by consumer).
+#[derive(Debug, Default)]
+pub(crate) struct Prefetched {
+    subs: HashMap<Uuid, Subscription>,
+    freezes: HashMap<Uuid, Vec<Freeze>>,
+    changes: HashMap<Uuid, Option<PlanChange>>,
+    cycles: HashMap<Uuid, Vec<(u32, InvoiceId)>>,
+    cards: HashMap<Uuid, Option<TokenizedCard>>,
+}
+
+impl Prefetched {
+    fn is_empty(&self) -> bool {
+        self.subs.is_empty() && self.freezes.is_empty() && self.changes.is_empty() && self.cycles.is_empty() && self.cards.is_empty()
+    }
+}
+
+impl PgTx<'_> {
+    pub(crate) fn prefetch_renewals(&mut self, ids: &[SubscriptionId]) -> StoreResult<()> {
+        let ids: Vec<Uuid> = ids.iter().map(|x| x.0).collect();
+        let rows: Vec<SubRow> = self.read_apart(|c| {
+            use subscriptions::dsl as v;
+            v::subscriptions.filter(v::id.eq_any(&ids)).select(SubRow::as_select()).load(c)
+        })?;
+        let subs = self.sub_items_of(rows)?;
+        let freezes: Vec<FreezeRow> = self.read_apart(|c| {
+            use subscription_freezes::dsl as f;
+            f::subscription_freezes
+                .filter(f::subscription_id.eq_any(&ids))
+                .filter(f::deleted_at.is_null())
+                .order_by((f::subscription_id, f::starts_at, f::id))
+                .select(FreezeRow::as_select())
+                .load(c)
+        })?;
+        let changes: Vec<PlanChangeRow> = self.read_apart(|c| {
+            use subscription_plan_changes::dsl as pc;
+            pc::subscription_plan_changes
+                .filter(pc::subscription_id.eq_any(&ids))
+                .filter(pc::status.eq(PlanChangeStatus::Scheduled.as_str()))
+                .select(PlanChangeRow::as_select())
+                .load(c)
+        })?;
+        let cycles: Vec<(Uuid, i64, Uuid)> = self.read_apart(|c| {
+            use subscription_cycles::dsl as y;
+            y::subscription_cycles
+                .filter(y::subscription_id.eq_any(&ids))
+                .order_by((y::subscription_id, y::cycle_number))
+                .select((y::subscription_id, y::cycle_number, y::invoice_id))
+                .load(c)
+        })?;
+        let consumers: Vec<Uuid> = subs.iter().map(|s| s.consumer_id.0).collect();
+        let cards: Vec<CardRow> = self.read_apart(|c| {
+            use tokenized_cards::dsl as t;
+            t::tokenized_cards
+                .filter(t::consumer_id.eq_any(&consumers))
+                .filter(t::is_active.eq(true))
+                .distinct_on(t::consumer_id)
+                .order_by((t::consumer_id, t::created_at.desc(), t::id.desc()))
+                .select(CardRow::as_select())
+                .load(c)
+        })?;
+        let mut p = Prefetched::default();
+        for id in &ids {
+            p.freezes.insert(*id, vec![]);
+            p.changes.insert(*id, None);
+            p.cycles.insert(*id, vec![]);
+        }
+        for f in freezes {
+            let f = f.into_domain()?;
+            p.freezes.entry(f.subscription_id.0).or_default().push(f);
+        }
+        for c in changes {
+            let c = c.into_domain()?;
+            p.changes.insert(c.subscription_id.0, Some(c));
+        }
+        for (s, n, i) in cycles {
+            let n = u32::try_from(n).map_err(|_| unreadable("cycle number", n))?;
+            p.cycles.entry(s).or_default().push((n, i.into()));
+        }
+        for consumer in &consumers {
+            p.cards.insert(*consumer, None);
+        }
+        for c in cards {
+            let c = c.into_domain();
+            p.cards.insert(c.consumer_id.0, Some(c));
+        }
+        p.subs = subs.into_iter().map(|s| (s.id.0, s)).collect();
+        self.prefetched = p;
+        Ok(())
+    }
+
+    /// Forgets what was read ahead: all of it (`None`), or one subscription's.
+    pub(crate) fn forget_prefetched(&mut self, subscription: Option<Uuid>) {
+        match subscription {
+            None if !self.prefetched.is_empty() => self.prefetched = Prefetched::default(),
+            None => {}
+            Some(id) => {
+                let p = &mut self.prefetched;
+                p.subs.remove(&id);
+                p.freezes.remove(&id);
+                p.changes.remove(&id);
+                p.cycles.remove(&id);
+            }
+        }
+    }
+
+    /// The subscription as read ahead, once, when it is of `branch`.
+    pub(crate) fn take_prefetched_subscription(&mut self, branch: BranchId, id: SubscriptionId) -> Option<Subscription> {
+        match self.prefetched.subs.get(&id.0) {
+            Some(s) if s.branch_id == branch => self.prefetched.subs.remove(&id.0),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn take_prefetched_freezes(&mut self, id: SubscriptionId) -> Option<Vec<Freeze>> {
+        self.prefetched.freezes.remove(&id.0)
+    }
+
+    pub(crate) fn take_prefetched_plan_change(&mut self, id: SubscriptionId) -> Option<Option<PlanChange>> {
+        self.prefetched.changes.remove(&id.0)
+    }
+
+    /// The invoice of a subscription's cycle as read ahead (`None`: not read ahead).
+    pub(crate) fn prefetched_cycle_invoice(&self, id: SubscriptionId, cycle: u32) -> Option<Option<InvoiceId>> {
+        let cycles = self.prefetched.cycles.get(&id.0)?;
+        Some(cycles.iter().find(|(n, _)| *n == cycle).map(|(_, i)| *i))
+    }
+
+    /// A consumer's latest active card as read ahead (`None`: not read ahead).
+    pub(crate) fn prefetched_card(&self, consumer: Uuid) -> Option<Option<TokenizedCard>> {
+        self.prefetched.cards.get(&consumer).cloned()
+    }
+}
