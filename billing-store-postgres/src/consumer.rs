@@ -206,6 +206,9 @@ impl billing_core::consumer::ConsumerTx for PgTx<'_> {
     }
 
     fn consumer(&mut self, branch: BranchId, id: ConsumerId) -> StoreResult<Option<Consumer>> {
+        if let Some(found) = self.take_prefetched_consumer(branch, id) {
+            return Ok(Some(found));
+        }
         use consumers::dsl as k;
         self.read_apart(|c| {
             k::consumers

@@ -312,7 +312,7 @@ fn invoices_matching<'a>(branch: uuid::Uuid, q: &'a ListQuery<InvoiceSort>, f: &
 }
 
 impl PgTx<'_> {
-    fn items_of(&mut self, rows: Vec<InvoiceRow>) -> StoreResult<Vec<Invoice>> {
+    pub(crate) fn items_of(&mut self, rows: Vec<InvoiceRow>) -> StoreResult<Vec<Invoice>> {
         use invoice_items::dsl as it;
         let ids: Vec<uuid::Uuid> = rows.iter().map(|r| r.id).collect();
         let items: Vec<ItemRow> = self.read_apart(|c| {
@@ -391,6 +391,9 @@ impl billing_core::invoice::InvoiceTx for PgTx<'_> {
     fn invoice(&mut self, branch: BranchId, id: InvoiceId) -> StoreResult<Option<Invoice>> {
         use invoices::dsl as i;
         self.flush_if_invoice_pending(id.0)?;
+        if let Some(inv) = self.take_prefetched_invoice(Some(branch), id) {
+            return Ok(Some(inv));
+        }
         let row = self.read_apart(|c| {
             i::invoices
                 .filter(i::id.eq(id.0))
@@ -408,11 +411,18 @@ impl billing_core::invoice::InvoiceTx for PgTx<'_> {
     fn invoice_by_id(&mut self, id: InvoiceId) -> StoreResult<Option<Invoice>> {
         use invoices::dsl as i;
         self.flush_if_invoice_pending(id.0)?;
+        if let Some(inv) = self.take_prefetched_invoice(None, id) {
+            return Ok(Some(inv));
+        }
         let row = self.read_apart(|c| i::invoices.filter(i::id.eq(id.0)).select(InvoiceRow::as_select()).first(c).optional())?;
         match row {
             Some(r) => Ok(self.items_of(vec![r])?.pop()),
             None => Ok(None),
         }
+    }
+
+    fn prefetch_invoices(&mut self, ids: &[InvoiceId]) -> StoreResult<()> {
+        PgTx::prefetch_invoices(self, ids)
     }
 
     fn update_invoice(&mut self, inv: &Invoice) -> StoreResult<()> {
@@ -423,6 +433,7 @@ impl billing_core::invoice::InvoiceTx for PgTx<'_> {
     fn update_invoice_row(&mut self, inv: &Invoice) -> StoreResult<()> {
         use invoices::dsl as i;
         self.flush_if_invoice_pending(inv.id.0)?;
+        self.forget_prefetched(Some(inv.id.0));
         let row = InvoiceRow::new(inv)?;
         let n = self.write_apart(|c| diesel::update(i::invoices.filter(i::id.eq(row.id))).set(&row).execute(c))?;
         if n == 0 {

@@ -245,6 +245,7 @@ impl billing_core::payment::PaymentTx for PgTx<'_> {
         let Some(row) = self.merge_payment(PaymentRow::new(pay)?) else {
             return Ok(());
         };
+        self.forget_prefetched(Some(pay.invoice_id.0));
         let n = self.write_apart(|c| diesel::update(p::payments.filter(p::id.eq(row.id))).set(&row).execute(c))?;
         if n == 0 {
             return Err(StoreError::NotFound("payment".into()));
@@ -260,6 +261,9 @@ impl billing_core::payment::PaymentTx for PgTx<'_> {
     fn invoice_payments(&mut self, invoice: InvoiceId) -> StoreResult<Vec<Payment>> {
         use payments::dsl as p;
         self.flush_if_payments_pending()?;
+        if let Some(found) = self.take_prefetched_payments(invoice) {
+            return Ok(found);
+        }
         let rows = self.read_apart(|c| {
             p::payments
                 .filter(p::invoice_id.eq(invoice.0))

@@ -12,12 +12,16 @@
 //! - a subscription's row, freezes and plan change once taken (a second read goes to the
 //!   database).
 
-use crate::payment::{tokenized_cards, CardRow};
+use crate::consumer::{consumers, ConsumerRow};
+use crate::invoice::{invoices, InvoiceRow};
+use crate::payment::{payments, tokenized_cards, CardRow, PaymentRow};
 use crate::subscription::{subscription_cycles, subscription_plan_changes, subscriptions, PlanChangeRow, SubRow};
 use crate::subscription_freeze::{subscription_freezes, FreezeRow};
 use crate::support::*;
-use billing_core::ids::{BranchId, InvoiceId, SubscriptionId};
-use billing_core::payment::TokenizedCard;
+use billing_core::consumer::Consumer;
+use billing_core::ids::{BranchId, ConsumerId, InvoiceId, SubscriptionId};
+use billing_core::invoice::Invoice;
+use billing_core::payment::{Payment, TokenizedCard};
 use billing_core::subscription::{Freeze, PlanChange, PlanChangeStatus, Subscription};
 use diesel::prelude::*;
 use std::collections::HashMap;
@@ -30,11 +34,23 @@ pub(crate) struct Prefetched {
     changes: HashMap<Uuid, Option<PlanChange>>,
     cycles: HashMap<Uuid, Vec<(u32, InvoiceId)>>,
     cards: HashMap<Uuid, Option<TokenizedCard>>,
+    /// An outcome batch's invoices (with their lines), their payments (by invoice) and
+    /// consumers.
+    invoices: HashMap<Uuid, Invoice>,
+    payments: HashMap<Uuid, Vec<Payment>>,
+    consumers: HashMap<Uuid, Consumer>,
 }
 
 impl Prefetched {
     fn is_empty(&self) -> bool {
-        self.subs.is_empty() && self.freezes.is_empty() && self.changes.is_empty() && self.cycles.is_empty() && self.cards.is_empty()
+        self.subs.is_empty()
+            && self.freezes.is_empty()
+            && self.changes.is_empty()
+            && self.cycles.is_empty()
+            && self.cards.is_empty()
+            && self.invoices.is_empty()
+            && self.payments.is_empty()
+            && self.consumers.is_empty()
     }
 }
 
@@ -112,6 +128,66 @@ impl PgTx<'_> {
         Ok(())
     }
 
+    pub(crate) fn prefetch_invoices(&mut self, ids: &[InvoiceId]) -> StoreResult<()> {
+        let ids: Vec<Uuid> = ids.iter().map(|x| x.0).collect();
+        let rows: Vec<InvoiceRow> = self.read_apart(|c| {
+            use invoices::dsl as i;
+            i::invoices.filter(i::id.eq_any(&ids)).select(InvoiceRow::as_select()).load(c)
+        })?;
+        let invoices = self.items_of(rows)?;
+        let payments: Vec<PaymentRow> = self.read_apart(|c| {
+            use payments::dsl as p;
+            p::payments
+                .filter(p::invoice_id.eq_any(&ids))
+                .order_by((p::invoice_id, p::number, p::id))
+                .select(PaymentRow::as_select())
+                .load(c)
+        })?;
+        let consumer_ids: Vec<Uuid> = invoices.iter().map(|i| i.consumer_id.0).collect();
+        let consumers: Vec<ConsumerRow> = self.read_apart(|c| {
+            use consumers::dsl as k;
+            k::consumers.filter(k::id.eq_any(&consumer_ids)).select(ConsumerRow::as_select()).load(c)
+        })?;
+        let mut p = Prefetched::default();
+        for inv in &invoices {
+            p.payments.insert(inv.id.0, vec![]);
+        }
+        for row in payments {
+            let x = row.into_domain()?;
+            if let Some(list) = p.payments.get_mut(&x.invoice_id.0) {
+                list.push(x);
+            }
+        }
+        for row in consumers {
+            let c = row.into_domain()?;
+            p.consumers.insert(c.id.0, c);
+        }
+        p.invoices = invoices.into_iter().map(|i| (i.id.0, i)).collect();
+        self.prefetched = p;
+        Ok(())
+    }
+
+    /// The invoice as read ahead, once, when it is of `branch` (any, for `None`).
+    pub(crate) fn take_prefetched_invoice(&mut self, branch: Option<BranchId>, id: InvoiceId) -> Option<Invoice> {
+        match self.prefetched.invoices.get(&id.0) {
+            Some(i) if branch.is_none_or(|b| i.branch_id == b) => self.prefetched.invoices.remove(&id.0),
+            _ => None,
+        }
+    }
+
+    /// An invoice's payments as read ahead, once.
+    pub(crate) fn take_prefetched_payments(&mut self, invoice: InvoiceId) -> Option<Vec<Payment>> {
+        self.prefetched.payments.remove(&invoice.0)
+    }
+
+    /// The consumer as read ahead, once, when it is of `branch`.
+    pub(crate) fn take_prefetched_consumer(&mut self, branch: BranchId, id: ConsumerId) -> Option<Consumer> {
+        match self.prefetched.consumers.get(&id.0) {
+            Some(c) if c.branch_id == branch => self.prefetched.consumers.remove(&id.0),
+            _ => None,
+        }
+    }
+
     /// Forgets what was read ahead: all of it (`None`), or one subscription's.
     pub(crate) fn forget_prefetched(&mut self, subscription: Option<Uuid>) {
         match subscription {
@@ -123,6 +199,8 @@ impl PgTx<'_> {
                 p.freezes.remove(&id);
                 p.changes.remove(&id);
                 p.cycles.remove(&id);
+                p.invoices.remove(&id);
+                p.payments.remove(&id);
             }
         }
     }

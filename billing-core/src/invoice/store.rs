@@ -27,6 +27,14 @@ pub trait InvoiceTx {
     /// The invoice with this id, of any organization and branch (the public pay page's lookup:
     /// the invoice's id is its capability).
     fn invoice_by_id(&mut self, id: InvoiceId) -> StoreResult<Option<Invoice>>;
+    /// A hint: this transaction is about to read these invoices, their payments and their
+    /// consumers, one after the other (the outcomes of a batch of charges). A store may read them
+    /// all now; whatever it answers later must still be what a read at that moment would
+    /// answer. The default does nothing.
+    fn prefetch_invoices(&mut self, ids: &[InvoiceId]) -> StoreResult<()> {
+        let _ = ids;
+        Ok(())
+    }
     /// Writes the invoice and its items. What is fixed when the invoice is made (organization,
     /// branch, creator, consumer, number, creation time) never changes, and a store need not
     /// write it again.

@@ -613,7 +613,13 @@ impl<S: Store> Billing<S> {
             }
         }
         answered.sort_by_key(|(k, _)| *k);
-        let results = self.store.write_each(&answered, |tx, (k, outcome)| {
+        let invoices: Vec<InvoiceId> = answered.iter().map(|(k, _)| charges[*k].p.invoice_id).collect();
+        let results = self.store.write_each(&answered, |tx, answer| {
+            if std::ptr::eq(answer, &answered[0]) {
+                // Each run of the batch starts here.
+                tx.prefetch_invoices(&invoices)?;
+            }
+            let (k, outcome) = answer;
             let rc = &charges[*k];
             let p = &rc.p;
             let now = self.now(&rc.scope);

@@ -491,6 +491,7 @@ macro_rules! conformance_suite {
                 renewals_of_one_claim_run_together,
                 a_batch_reads_what_it_issued_and_issues_one_per_cycle,
                 prefetched_renewal_reads_follow_the_writes,
+                prefetched_outcome_reads_follow_the_writes,
                 cancel_and_uncancel,
                 until_cycle_number_ends_it,
                 declined_renewals_are_retried_then_inactivate,

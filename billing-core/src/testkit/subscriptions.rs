@@ -901,3 +901,53 @@ pub fn prefetched_renewal_reads_follow_the_writes<H: Harness>() {
     assert_eq!(results[2], Ok(want1.clone()), "read ahead after the writes");
     assert_eq!(results[3], Ok(want1));
 }
+
+/// `prefetch_invoices` is a hint: whatever a store read ahead, every later read in the
+/// transaction answers what the database holds then, after the transaction's own writes: an
+/// invoice's row changed, a payment changed, a consumer changed; and an invoice of another branch
+/// is not found.
+pub fn prefetched_outcome_reads_follow_the_writes<H: Harness>() {
+    let w = World::new(H::store());
+    let s = &w.admin;
+    let branch = s.branch.id;
+    let gym = monthly(&w, s, "100.00");
+    let c = consumer(&w, s, false);
+    let a = create_invoice(&w, s, invoice_body(c.id, &[(gym.id, 1)], &[]));
+    let b = create_invoice(&w, s, invoice_body(c.id, &[(gym.id, 2)], &[]));
+    let (_, b_pays) = w.billing.get_invoice(s, b.id).unwrap();
+    let c = w.read(|tx| tx.consumer(branch, c.id)).unwrap();
+    let other_branch = w.other_org("Elsewhere", false).branch.id;
+    let ids = [a.id, b.id];
+    type Seen = (Option<String>, Option<PaymentMethod>, String);
+    let results = w.billing.store.write_each(&[0usize, 1, 2], |tx, k| -> Result<Seen> {
+        tx.prefetch_invoices(&ids)?;
+        if *k == 0 {
+            assert_eq!(tx.invoice(other_branch, a.id)?, None, "another branch's");
+            // Written from copies read before the batch, so that what was read ahead is what
+            // the reads below would answer unless it is forgotten.
+            let mut row = a.clone();
+            row.description = Some("changed".into());
+            tx.update_invoice_row(&row)?;
+            let mut pay = b_pays[0].clone();
+            pay.method = Some(PaymentMethod::Cash);
+            tx.update_payment(&pay)?;
+        }
+        if *k == 1 {
+            let mut who = c.clone();
+            who.name = "Renamed".into();
+            tx.update_consumer(&who)?;
+        }
+        let inv = tx.invoice(branch, a.id)?.expect("a");
+        let method = tx.invoice_payments(b.id)?.first().and_then(|p| p.method);
+        let name = tx.consumer(branch, inv.consumer_id)?.expect("c").name;
+        Ok((inv.description, method, name))
+    });
+    let before = c.name.clone();
+    assert_eq!(results[0], Ok((Some("changed".into()), Some(PaymentMethod::Cash), before)));
+    assert_eq!(results[1], Ok((Some("changed".into()), Some(PaymentMethod::Cash), "Renamed".into())));
+    assert_eq!(
+        results[2],
+        Ok((Some("changed".into()), Some(PaymentMethod::Cash), "Renamed".into())),
+        "read ahead after the writes"
+    );
+}
