@@ -1,16 +1,19 @@
 //! A renewal batch's reads, made together (`SubscriptionTx::prefetch_renewals`): the
 //! subscriptions with their items, their freezes, scheduled plan changes and cycles, and their
 //! consumers' latest active cards, in six statements for the whole batch instead of six per
-//! renewal. Each renewal then takes its part.
+//! renewal. Each renewal then takes its part. And an outcome batch's
+//! (`InvoiceTx::prefetch_invoices`): the invoices with their lines, their payments and their
+//! consumers, in three.
 //!
 //! What a read then answers must be what the database would answer at that moment, so what was
 //! read is forgotten:
 //! - all of it, on any write that is not marked apart (`PgTx::write`, `change`) and when a
 //!   batch rolls an item back (`forget_reads`);
 //! - a subscription's, when it is written apart (`update_subscription_row`,
-//!   `mark_latest_invoice_paid`) or a cycle of it is recorded;
-//! - a subscription's row, freezes and plan change once taken (a second read goes to the
-//!   database).
+//!   `mark_latest_invoice_paid`) or a cycle of it is recorded; an invoice's row, when it is
+//!   written apart (`update_invoice_row`); an invoice's payments, when one of them is;
+//! - a subscription's row, freezes and plan change, an invoice, its payments and a consumer once
+//!   taken (a second read goes to the database).
 
 use crate::consumer::{consumers, ConsumerRow};
 use crate::invoice::{invoices, InvoiceRow};

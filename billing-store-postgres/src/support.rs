@@ -54,7 +54,7 @@ pub struct PgTx<'c> {
     /// organization's clock). Cleared when the transaction writes an organization, and when a
     /// batch rolls an item back to its savepoint.
     pub(crate) orgs: std::collections::HashMap<billing_core::ids::OrgId, Option<billing_core::org::Organization>>,
-    /// The events and queue items a batch's first pass has not sent yet (see `deferred`).
+    /// What a batch's first pass has appended and not sent yet (see `deferred`).
     pub(crate) deferred: Option<crate::deferred::Deferred>,
     /// What a renewal batch read ahead (see `prefetch`).
     pub(crate) prefetched: crate::prefetch::Prefetched,
