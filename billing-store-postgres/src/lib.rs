@@ -230,6 +230,8 @@ pub const EXCLUSIVE_AFTER: u32 = 3;
 /// processes: 132 conflicts and 28.7 s side by side, none and 23.3 s in turn. Only these
 /// batches take it: requests and the other background writes run beside them as before.
 pub const BATCH_LOCK: i64 = 0x0062_6174_6368_6573; // "batches" in ASCII
+/// How long a batch waits for the batch lock before it runs without it (see [`BATCH_LOCK`]).
+pub const BATCH_LOCK_WAIT: Duration = Duration::from_secs(20);
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Gate {
@@ -318,9 +320,15 @@ impl PgStore {
         if !batch {
             return self.attempt_in(conn, mode, f, state);
         }
-        // No transaction is open: the wait takes no snapshot.
-        if let Err(e) = conn.batch_execute(&format!("SELECT pg_advisory_lock({BATCH_LOCK})")) {
-            return Err(Attempt::Begin(e));
+        // No transaction is open: the wait takes no snapshot. It is bounded: the batch's items
+        // are leased, and a wait that ate their leases would have other runners claim them
+        // again (a slow machine, a debug build); past the bound, the batch runs beside the
+        // others, as it would without the lock.
+        let ms = BATCH_LOCK_WAIT.as_millis();
+        match conn.batch_execute(&format!("SET lock_timeout = {ms}; SELECT pg_advisory_lock({BATCH_LOCK}); RESET lock_timeout")) {
+            Ok(()) => {}
+            Err(e) if error::is_lock_timeout(&e) => return self.attempt_in(conn, mode, f, state),
+            Err(e) => return Err(Attempt::Begin(e)),
         }
         let out = self.attempt_in(conn, mode, f, state);
         // A failed unlock means a broken connection, which the pool drops (and the lock with it).

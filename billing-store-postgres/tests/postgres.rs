@@ -859,3 +859,30 @@ fn batches_take_turns_and_leave_the_batch_lock_free() {
         .unwrap();
     assert!(got.free, "the batch lock was left held");
 }
+
+/// A batch waits for the batch lock at most `BATCH_LOCK_WAIT` (its items' leases run while it
+/// waits), then runs without it, beside whatever holds it.
+#[test]
+fn a_batch_waits_for_the_batch_lock_a_bounded_time() {
+    use diesel::{Connection, RunQueryDsl};
+    let Some(server) = testing::server_url() else {
+        eprintln!("SKIPPED: {} is not set", testing::DATABASE_URL_ENV);
+        return;
+    };
+    let db = testing::TempDatabase::create(&server).expect("a temporary database");
+    let url = db.url().to_string();
+    let s = PgStore::open_temp(db).expect("a store");
+    let (o, _) = seed(&s);
+    let mut holder = diesel::PgConnection::establish(&url).expect("a connection of its own");
+    diesel::sql_query(format!("SELECT pg_advisory_lock({})", billing_store_postgres::BATCH_LOCK))
+        .execute(&mut holder)
+        .unwrap();
+    let started = std::time::Instant::now();
+    let results = s.write_each(&[0u32, 1], |tx, _| Ok(tx.org(o.id)?.is_some()));
+    let waited = started.elapsed();
+    assert_eq!(results, vec![Ok(true), Ok(true)]);
+    assert!(
+        waited >= billing_store_postgres::BATCH_LOCK_WAIT.mul_f32(0.9),
+        "it waited for the lock first ({waited:?})"
+    );
+}
