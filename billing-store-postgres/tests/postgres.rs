@@ -27,6 +27,17 @@ fn store() -> Option<PgStore> {
     Some(testing::temp_store().expect("a temporary database"))
 }
 
+/// [`store`], with the address of its database (for a connection of the test's own).
+fn store_and_url() -> Option<(PgStore, String)> {
+    let Some(server) = testing::server_url() else {
+        eprintln!("SKIPPED: {} is not set", testing::DATABASE_URL_ENV);
+        return None;
+    };
+    let db = testing::TempDatabase::create(&server).expect("a temporary database");
+    let url = db.url().to_string();
+    Some((PgStore::open_temp(db).expect("a store"), url))
+}
+
 fn t(s: &str) -> billing_core::clock::Timestamp {
     parse_datetime(s).unwrap()
 }
@@ -808,13 +819,8 @@ fn lone_reads_run_without_a_transaction_but_never_mix_snapshots() {
 #[test]
 fn batches_take_turns_and_leave_the_batch_lock_free() {
     use diesel::{Connection, RunQueryDsl};
-    let Some(server) = testing::server_url() else {
-        eprintln!("SKIPPED: {} is not set", testing::DATABASE_URL_ENV);
-        return;
-    };
-    let db = testing::TempDatabase::create(&server).expect("a temporary database");
-    let url = db.url().to_string();
-    let s = Arc::new(PgStore::open_temp(db).expect("a store"));
+    let Some((s, url)) = store_and_url() else { return };
+    let s = Arc::new(s);
     let (o, _) = seed(&s);
     let calls = Arc::new(AtomicU32::new(0));
     let (threads, batches) = (4, 5);
@@ -865,13 +871,7 @@ fn batches_take_turns_and_leave_the_batch_lock_free() {
 #[test]
 fn a_batch_waits_for_the_batch_lock_a_bounded_time() {
     use diesel::{Connection, RunQueryDsl};
-    let Some(server) = testing::server_url() else {
-        eprintln!("SKIPPED: {} is not set", testing::DATABASE_URL_ENV);
-        return;
-    };
-    let db = testing::TempDatabase::create(&server).expect("a temporary database");
-    let url = db.url().to_string();
-    let s = PgStore::open_temp(db).expect("a store");
+    let Some((s, url)) = store_and_url() else { return };
     let (o, _) = seed(&s);
     let mut holder = diesel::PgConnection::establish(&url).expect("a connection of its own");
     diesel::sql_query(format!("SELECT pg_advisory_lock({})", billing_store_postgres::BATCH_LOCK))

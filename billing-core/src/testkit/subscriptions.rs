@@ -902,17 +902,25 @@ pub fn prefetched_renewal_reads_follow_the_writes<H: Harness>() {
     assert_eq!(results[3], Ok(want1));
 }
 
+/// A new world with a monthly product of 100.00, a consumer, and an invoice of the one for the
+/// other.
+fn an_invoice_of_a_monthly_product<H: Harness>() -> (World<H::S>, crate::product::Product, crate::consumer::Consumer, Invoice) {
+    let w = World::new(H::store());
+    let s = &w.admin;
+    let gym = monthly(&w, s, "100.00");
+    let c = consumer(&w, s, false);
+    let a = create_invoice(&w, s, invoice_body(c.id, &[(gym.id, 1)], &[]));
+    (w, gym, c, a)
+}
+
 /// `prefetch_invoices` is a hint: whatever a store read ahead, every later read in the
 /// transaction answers what the database holds then, after the transaction's own writes: an
 /// invoice's row changed, a payment changed, a consumer changed; and an invoice of another branch
 /// is not found.
 pub fn prefetched_outcome_reads_follow_the_writes<H: Harness>() {
-    let w = World::new(H::store());
+    let (w, gym, c, a) = an_invoice_of_a_monthly_product::<H>();
     let s = &w.admin;
     let branch = s.branch.id;
-    let gym = monthly(&w, s, "100.00");
-    let c = consumer(&w, s, false);
-    let a = create_invoice(&w, s, invoice_body(c.id, &[(gym.id, 1)], &[]));
     let b = create_invoice(&w, s, invoice_body(c.id, &[(gym.id, 2)], &[]));
     let (_, b_pays) = w.billing.get_invoice(s, b.id).unwrap();
     let c = w.read(|tx| tx.consumer(branch, c.id)).unwrap();
@@ -959,12 +967,9 @@ pub fn prefetched_outcome_reads_follow_the_writes<H: Harness>() {
 /// exist fails that item alone.
 pub fn a_batch_updates_invoices_and_payments_as_each_would<H: Harness>() {
     use crate::error::{Error, StoreError};
-    let w = World::new(H::store());
+    let (w, _, _, a) = an_invoice_of_a_monthly_product::<H>();
     let s = &w.admin;
     let branch = s.branch.id;
-    let gym = monthly(&w, s, "100.00");
-    let c = consumer(&w, s, false);
-    let a = create_invoice(&w, s, invoice_body(c.id, &[(gym.id, 1)], &[]));
     let (_, a_pays) = w.billing.get_invoice(s, a.id).unwrap();
     let (d0, n0) = (a.description.clone().unwrap_or_default(), a_pays[0].note.clone().unwrap_or_default());
     let mut calls = 0;
