@@ -191,9 +191,11 @@ impl PgTx<'_> {
         }
     }
 
-    /// Forgets what was read ahead: all of it (`None`), or one subscription's.
-    pub(crate) fn forget_prefetched(&mut self, subscription: Option<Uuid>) {
-        match subscription {
+    /// Forgets what was read ahead: all of it (`None`), or what is kept under one id: a
+    /// subscription's parts, or an invoice with its payments (ids are never shared between the
+    /// two).
+    pub(crate) fn forget_prefetched(&mut self, id: Option<Uuid>) {
+        match id {
             None if !self.prefetched.is_empty() => self.prefetched = Prefetched::default(),
             None => {}
             Some(id) => {
