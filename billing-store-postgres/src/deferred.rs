@@ -28,6 +28,7 @@ use crate::payment::{payments, PaymentRow};
 use crate::subscription::subscription_cycles;
 use crate::support::*;
 use crate::work::{due_work, WorkRow, INSERT_CHUNK};
+use billing_core::clock::Timestamp;
 use billing_core::event::Event;
 use billing_core::invoice::Invoice;
 use billing_core::work::DueWork;
@@ -45,12 +46,24 @@ pub(crate) struct Deferred {
     events: Vec<Event>,
     /// Each item with whether it is inserted only if absent.
     work: Vec<(DueWork, bool)>,
+    /// Queue items completed (deleted while still leased as given), answered as done: a lease
+    /// found lost when they go out fails the pass.
+    completions: Vec<(Uuid, Option<Timestamp>)>,
+    /// Queue items deleted whoever holds them, if they exist.
+    drops: Vec<Uuid>,
+    /// The ids of `work`, `completions` and `drops`.
     work_ids: HashSet<Uuid>,
 }
 
 impl Deferred {
     fn is_empty(&self) -> bool {
-        self.invoices.is_empty() && self.payments.is_empty() && self.cycles.is_empty() && self.events.is_empty() && self.work.is_empty()
+        self.invoices.is_empty()
+            && self.payments.is_empty()
+            && self.cycles.is_empty()
+            && self.events.is_empty()
+            && self.work.is_empty()
+            && self.completions.is_empty()
+            && self.drops.is_empty()
     }
 }
 
@@ -157,6 +170,34 @@ impl PgTx<'_> {
         }
     }
 
+    /// Records the completion of queue item `id` under `lease` for the end of the batch, as if
+    /// the lease were held (the pass fails there if it was not); `false` when this transaction
+    /// does not defer. The caller has sent what was pending of `id`.
+    pub(crate) fn defer_completion(&mut self, id: Uuid, lease: Option<Timestamp>) -> bool {
+        match &mut self.deferred {
+            Some(d) => {
+                d.work_ids.insert(id);
+                d.completions.push((id, lease));
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Records the deletion of queue item `id` (whoever holds it, if it exists) for the end of
+    /// the batch; `false` when this transaction does not defer. The caller has sent what was
+    /// pending of `id`.
+    pub(crate) fn defer_drop(&mut self, id: Uuid) -> bool {
+        match &mut self.deferred {
+            Some(d) => {
+                d.work_ids.insert(id);
+                d.drops.push(id);
+                true
+            }
+            None => false,
+        }
+    }
+
     /// Sends what is pending when queue item `id` is among it.
     pub(crate) fn flush_if_pending(&mut self, id: Uuid) -> StoreResult<()> {
         match &self.deferred {
@@ -165,9 +206,11 @@ impl PgTx<'_> {
         }
     }
 
-    /// Sends everything pending, one INSERT per table and chunk, the referenced tables first
-    /// (invoices, their lines, payments, cycles, events, queue items). A plain queue item whose
-    /// id existed fails with `UniqueViolation("due_work_pkey")`.
+    /// Sends everything pending: the dropped and the completed queue items in a DELETE each, then one INSERT per
+    /// table and chunk, the referenced tables first (invoices, their lines, payments, cycles,
+    /// events, queue items). A completion whose lease was lost fails the pass (as
+    /// `StoreError::LeaseLost`), and so does a plain queue item whose id existed
+    /// (`UniqueViolation("due_work_pkey")`).
     pub(crate) fn flush(&mut self) -> StoreResult<()> {
         let Some(d) = &mut self.deferred else { return Ok(()) };
         if d.is_empty() {
@@ -175,6 +218,32 @@ impl PgTx<'_> {
         }
         let pending = std::mem::take(d);
         let (pending_events, pending_work) = (pending.events, pending.work);
+        if !pending.drops.is_empty() {
+            self.change_apart(|c| {
+                diesel::sql_query("DELETE FROM due_work WHERE id = ANY($1)")
+                    .bind::<diesel::sql_types::Array<diesel::sql_types::Uuid>, _>(&pending.drops)
+                    .execute(c)
+            })?;
+        }
+        if !pending.completions.is_empty() {
+            let (ids, leases): (Vec<Uuid>, Vec<Option<Timestamp>>) = pending.completions.iter().copied().unzip();
+            let deleted: Vec<crate::work::Held> = self.change_apart(|c| {
+                diesel::sql_query(
+                    "DELETE FROM due_work w USING unnest($1::uuid[], $2::timestamptz[]) AS u(id, lease) \
+                     WHERE w.id = u.id AND w.leased_until IS NOT DISTINCT FROM u.lease RETURNING u.id, u.lease",
+                )
+                .bind::<diesel::sql_types::Array<diesel::sql_types::Uuid>, _>(&ids)
+                .bind::<diesel::sql_types::Array<diesel::sql_types::Nullable<diesel::sql_types::Timestamptz>>, _>(&leases)
+                .load(c)
+            })?;
+            if deleted.len() != ids.len() {
+                let done: HashSet<Uuid> = deleted.into_iter().map(|h| h.pair().0 .0).collect();
+                let lost = ids.iter().find(|id| !done.contains(id)).copied().unwrap_or_default();
+                // The item went on as if its lease were held: the pass must not commit.
+                self.state.aborted.get_or_insert_with(|| "a completed item's lease was lost".into());
+                return Err(StoreError::LeaseLost(billing_core::ids::WorkId(lost)));
+            }
+        }
         // A row of a chunk is about 30 parameters at most (an invoice): 200 rows stay well
         // under PostgreSQL's 65,535.
         for chunk in pending.invoices.chunks(200) {

@@ -35,6 +35,12 @@ pub fn is_retryable(e: &DieselError) -> bool {
     }
 }
 
+/// Whether a statement gave up waiting for a lock (`lock_timeout`, 55P03), recognised by the
+/// server's message like a deadlock (see [`is_deadlock_message`]).
+pub fn is_lock_timeout(e: &DieselError) -> bool {
+    matches!(e, DieselError::DatabaseError(_, info) if info.message().starts_with("canceling statement due to lock timeout"))
+}
+
 fn conflict_inside(e: &DieselError) -> Option<String> {
     match e {
         DieselError::RollbackErrorOnCommit { commit_error, .. } if is_retryable(commit_error) => Some(commit_error.to_string()),

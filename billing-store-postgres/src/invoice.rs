@@ -365,18 +365,73 @@ pub(crate) fn item_rows(inv: &Invoice) -> StoreResult<Vec<ItemRow>> {
     inv.items.iter().enumerate().map(|(k, x)| ItemRow::new(inv, k, x)).collect()
 }
 
+/// Invoice numbers taken ahead by a batch's first pass (`Store::write_each` without savepoints):
+/// its first number of an organization moves the counter by as many numbers as the batch has
+/// items, the next ones are handed out from that range with no statement, and what is left is
+/// given back before the batch commits ([`PgTx::give_back_numbers`]).
+///
+/// Why: each number was a round trip made while holding the counter row, which the batches
+/// taking numbers of one organization hold in turn; a renewal batch of 256 sent 256.
+///
+/// Numbers stay gapless: the range is handed out in order from its start, the counter row stays
+/// locked by this transaction until it ends, so nothing else takes a number in between, and the
+/// rest of the range is given back in the same transaction. Only the first pass takes ahead: it
+/// commits or rolls back as a whole (an item rolled back to its savepoint would keep its numbers
+/// counted here while the database forgot them).
+#[derive(Debug, Default)]
+pub(crate) struct Numbers {
+    /// How many numbers a first take moves the counter by (0 or 1: no taking ahead).
+    ahead: usize,
+    /// Per organization: the next number to hand out and how many are left.
+    taken: std::collections::HashMap<OrgId, (i64, i64)>,
+}
+
+impl PgTx<'_> {
+    /// Has the first take of each organization's numbers move the counter by `n`.
+    pub(crate) fn take_numbers_ahead(&mut self, n: usize) {
+        self.numbers.ahead = n;
+    }
+
+    /// Gives back what is left of the numbers taken ahead (before the batch commits).
+    pub(crate) fn give_back_numbers(&mut self) -> StoreResult<()> {
+        use invoice_counters::dsl as ic;
+        for (org, (_, left)) in std::mem::take(&mut self.numbers.taken) {
+            if left > 0 {
+                self.write_apart(|c| {
+                    diesel::update(ic::invoice_counters.filter(ic::org_id.eq(org.0)))
+                        .set(ic::last_number.eq(ic::last_number - left))
+                        .execute(c)
+                })?;
+            }
+        }
+        Ok(())
+    }
+}
+
 impl billing_core::invoice::InvoiceTx for PgTx<'_> {
     fn next_invoice_number(&mut self, org: OrgId) -> StoreResult<i64> {
         use invoice_counters::dsl as ic;
-        self.write_apart(|c| {
+        if let Some((next, left)) = self.numbers.taken.get_mut(&org).filter(|(_, left)| *left > 0) {
+            let n = *next;
+            *next += 1;
+            *left -= 1;
+            return Ok(n);
+        }
+        let take = self.numbers.ahead.max(1) as i64;
+        let last = self.write_apart(|c| {
             diesel::insert_into(ic::invoice_counters)
-                .values((ic::org_id.eq(org.0), ic::last_number.eq(1i64)))
+                .values((ic::org_id.eq(org.0), ic::last_number.eq(take)))
                 .on_conflict(ic::org_id)
                 .do_update()
-                .set(ic::last_number.eq(ic::last_number + 1i64))
+                .set(ic::last_number.eq(ic::last_number + take))
                 .returning(ic::last_number)
                 .get_result::<i64>(c)
-        })
+        })?;
+        let first = last - take + 1;
+        if take > 1 {
+            self.numbers.taken.insert(org, (first + 1, take - 1));
+        }
+        Ok(first)
     }
 
     fn insert_invoice(&mut self, inv: &Invoice) -> StoreResult<()> {

@@ -218,6 +218,21 @@ pub const WRITE_GATE: i64 = 0x0062_696c_6c69_6e67; // "billing" in ASCII
 /// Conflicted attempts before a write runs alone.
 pub const EXCLUSIVE_AFTER: u32 = 3;
 
+/// The batch lock: a session-level advisory lock (database-wide) that every pass of
+/// [`Store::write_each`] takes *before* its BEGIN, so the due-work engine's batches run one at a
+/// time, each with a snapshot taken after the one before it committed.
+///
+/// Why: a renewal batch and a charge-outcome batch of other subscriptions still touch the same
+/// rows and index pages (the organization's invoice counter, the newest pages of the payments',
+/// invoices' and queue's indexes, subscriptions sharing a heap page), so under SERIALIZABLE most
+/// of them, run side by side, failed on a conflict and ran again, and after [`EXCLUSIVE_AFTER`]
+/// failures stopped every writer of the database. Measured on a renewal day of 10,000 with two
+/// processes: 132 conflicts and 28.7 s side by side, none and 23.3 s in turn. Only these
+/// batches take it: requests and the other background writes run beside them as before.
+pub const BATCH_LOCK: i64 = 0x0062_6174_6368_6573; // "batches" in ASCII
+/// How long a batch waits for the batch lock before it runs without it (see [`BATCH_LOCK`]).
+pub const BATCH_LOCK_WAIT: Duration = Duration::from_secs(20);
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Gate {
     /// A read: no gate.
@@ -300,6 +315,34 @@ impl PgStore {
         mode: Gate,
         f: &mut impl FnMut(&mut PgTx<'_>) -> Result<R>,
         state: &mut TxState,
+        batch: bool,
+    ) -> std::result::Result<R, Attempt> {
+        if !batch {
+            return self.attempt_in(conn, mode, f, state);
+        }
+        // No transaction is open: the wait takes no snapshot. It is bounded: the batch's items
+        // are leased, and a wait that ate their leases would have other runners claim them
+        // again (a slow machine, a debug build); past the bound, the batch runs beside the
+        // others, as it would without the lock.
+        let ms = BATCH_LOCK_WAIT.as_millis();
+        match conn.batch_execute(&format!("SET lock_timeout = {ms}; SELECT pg_advisory_lock({BATCH_LOCK}); RESET lock_timeout")) {
+            Ok(()) => {}
+            Err(e) if error::is_lock_timeout(&e) => return self.attempt_in(conn, mode, f, state),
+            Err(e) => return Err(Attempt::Begin(e)),
+        }
+        let out = self.attempt_in(conn, mode, f, state);
+        // A failed unlock means a broken connection, which the pool drops (and the lock with it).
+        let _ = conn.batch_execute(&format!("SELECT pg_advisory_unlock({BATCH_LOCK})"));
+        out
+    }
+
+    /// [`Self::attempt`] without the batch lock.
+    fn attempt_in<R>(
+        &self,
+        conn: &mut PgConnection,
+        mode: Gate,
+        f: &mut impl FnMut(&mut PgTx<'_>) -> Result<R>,
+        state: &mut TxState,
     ) -> std::result::Result<R, Attempt> {
         let begin = match mode {
             Gate::None => "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY".to_string(),
@@ -355,7 +398,12 @@ impl PgStore {
         }
     }
 
-    fn run<R>(&self, kind: Gate, mut f: impl FnMut(&mut PgTx<'_>) -> Result<R>) -> Result<R> {
+    fn run<R>(&self, kind: Gate, f: impl FnMut(&mut PgTx<'_>) -> Result<R>) -> Result<R> {
+        self.run_as(kind, false, f)
+    }
+
+    /// [`Self::run`]; `batch`: each attempt holds the batch lock ([`BATCH_LOCK`]).
+    fn run_as<R>(&self, kind: Gate, batch: bool, mut f: impl FnMut(&mut PgTx<'_>) -> Result<R>) -> Result<R> {
         let mut conn = self.conn()?;
         let write = kind != Gate::None;
         let max = if write { self.max_write_attempts } else { 1 };
@@ -364,7 +412,7 @@ impl PgStore {
         loop {
             let mut state = TxState::default();
             let mode = if write && attempt > EXCLUSIVE_AFTER { Gate::Exclusive } else { kind };
-            let out = self.attempt(&mut conn, mode, &mut f, &mut state);
+            let out = self.attempt(&mut conn, mode, &mut f, &mut state, batch);
             if matches!(out, Err(Attempt::Begin(_))) && reconnects <= self.pool.max_size() && R2D2Connection::is_broken(&mut *conn) {
                 // An idle connection broke (a server restart, say): nothing ran, so try a new
                 // one. The pool discards the broken one when it comes back.
@@ -429,9 +477,10 @@ impl Store for PgStore {
         }
         let mut out: Vec<Result<R>> = Vec::with_capacity(items.len());
         let mut an_item_failed = false;
-        let direct = self.run(Gate::Shared, |tx: &mut PgTx<'_>| {
+        let direct = self.run_as(Gate::Shared, true, |tx: &mut PgTx<'_>| {
             tx.mode = TxMode::NoSavepoints;
             tx.defer_appends();
+            tx.take_numbers_ahead(items.len());
             out.clear();
             an_item_failed = false;
             for item in items {
@@ -448,7 +497,7 @@ impl Store for PgStore {
             }
             // What the items appended goes out now; a failure there is one item's (a
             // duplicate, a foreign key), which the pass with savepoints finds.
-            let sent = tx.flush();
+            let sent = tx.flush().and_then(|()| tx.give_back_numbers());
             if tx.state.conflict {
                 return Err(StoreError::Conflict("serialization conflict in a batch".into()).into());
             }
@@ -463,7 +512,7 @@ impl Store for PgStore {
             Err(e) if !an_item_failed => return items.iter().map(|_| Err(e.clone())).collect(),
             Err(_) => {}
         }
-        let ran = self.run(Gate::Shared, |tx: &mut PgTx<'_>| {
+        let ran = self.run_as(Gate::Shared, true, |tx: &mut PgTx<'_>| {
             out.clear();
             for item in items {
                 AnsiTransactionManager::begin_transaction(&mut *tx.conn).map_err(store_error)?;

@@ -59,6 +59,9 @@ impl Prefetched {
 
 impl PgTx<'_> {
     pub(crate) fn prefetch_renewals(&mut self, ids: &[SubscriptionId]) -> StoreResult<()> {
+        // Its reads see what the transaction has written, sent or not (at a batch's start,
+        // nothing is pending).
+        self.flush()?;
         let ids: Vec<Uuid> = ids.iter().map(|x| x.0).collect();
         let rows: Vec<SubRow> = self.read_apart(|c| {
             use subscriptions::dsl as v;
@@ -132,6 +135,9 @@ impl PgTx<'_> {
     }
 
     pub(crate) fn prefetch_invoices(&mut self, ids: &[InvoiceId]) -> StoreResult<()> {
+        // Its reads see what the transaction has written, sent or not (at a batch's start,
+        // nothing is pending).
+        self.flush()?;
         let ids: Vec<Uuid> = ids.iter().map(|x| x.0).collect();
         let rows: Vec<InvoiceRow> = self.read_apart(|c| {
             use invoices::dsl as i;

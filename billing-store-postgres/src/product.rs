@@ -307,6 +307,8 @@ impl billing_core::product::ProductTx for PgTx<'_> {
     // --- products ----------------------------------------------------------------------------
 
     fn insert_product(&mut self, p: &Product, default_currency: Currency) -> StoreResult<()> {
+        // Whatever this transaction knew of marks, a product written may have changed.
+        self.products_used.clear();
         let row = NewProductRow::new(p, default_currency)?;
         let prices = Self::price_rows(p)?;
         self.write(|c| {
@@ -317,7 +319,10 @@ impl billing_core::product::ProductTx for PgTx<'_> {
 
     fn mark_products_used(&mut self, branch: BranchId, ids: &[ProductId]) -> StoreResult<()> {
         use products::dsl as pr;
-        let ids: Vec<uuid::Uuid> = ids.iter().map(|i| i.0).collect();
+        let ids: Vec<uuid::Uuid> = ids.iter().filter(|i| !self.products_used.contains(&(branch, **i))).map(|i| i.0).collect();
+        if ids.is_empty() {
+            return Ok(());
+        }
         // Usually already marked: the filter then finds the rows and writes nothing.
         self.change_apart(|c| {
             diesel::update(
@@ -330,7 +335,9 @@ impl billing_core::product::ProductTx for PgTx<'_> {
             .set(pr::used_in_finalized_invoice.eq(true))
             .execute(c)
         })
-        .map(drop)
+        .map(drop)?;
+        self.products_used.extend(ids.iter().map(|i| (branch, ProductId(*i))));
+        Ok(())
     }
 
     fn product(&mut self, branch: BranchId, id: ProductId) -> StoreResult<Option<Product>> {
@@ -351,6 +358,8 @@ impl billing_core::product::ProductTx for PgTx<'_> {
     }
 
     fn update_product(&mut self, p: &Product, default_currency: Currency) -> StoreResult<()> {
+        // Whatever this transaction knew of marks, a product written may have changed.
+        self.products_used.clear();
         let row = NewProductRow::new(p, default_currency)?;
         let prices = Self::price_rows(p)?;
         self.write(|c| {

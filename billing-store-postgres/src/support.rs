@@ -58,6 +58,12 @@ pub struct PgTx<'c> {
     pub(crate) deferred: Option<crate::deferred::Deferred>,
     /// What a renewal batch read ahead (see `prefetch`).
     pub(crate) prefetched: crate::prefetch::Prefetched,
+    /// Invoice numbers a batch's first pass took ahead (see `invoice::Numbers`).
+    pub(crate) numbers: crate::invoice::Numbers,
+    /// Products this transaction has marked used in a finalized invoice (or found so): marking
+    /// them again changes nothing (the mark is never taken back), and a batch of renewals of
+    /// one product would ask once per renewal. Forgotten with the other reads.
+    pub(crate) products_used: std::collections::HashSet<(billing_core::ids::BranchId, billing_core::ids::ProductId)>,
 }
 
 /// How a [`PgTx`]'s statements run.
@@ -84,6 +90,8 @@ impl<'c> PgTx<'c> {
             orgs: Default::default(),
             deferred: None,
             prefetched: Default::default(),
+            numbers: Default::default(),
+            products_used: Default::default(),
         }
     }
 
@@ -92,6 +100,7 @@ impl<'c> PgTx<'c> {
     pub(crate) fn forget_reads(&mut self) {
         self.endpoints.clear();
         self.orgs.clear();
+        self.products_used.clear();
         self.forget_prefetched(None);
     }
 

@@ -78,7 +78,7 @@ struct DepthRow {
 
 /// An item and the lease it was held with (what the batch lease checks return).
 #[derive(QueryableByName)]
-struct Held {
+pub(crate) struct Held {
     #[diesel(sql_type = SqlUuid)]
     id: Uuid,
     #[diesel(sql_type = Nullable<Timestamptz>)]
@@ -86,7 +86,7 @@ struct Held {
 }
 
 impl Held {
-    fn pair(self) -> (WorkId, Option<Timestamp>) {
+    pub(crate) fn pair(self) -> (WorkId, Option<Timestamp>) {
         (WorkId(self.id), self.lease)
     }
 }
@@ -353,6 +353,9 @@ impl billing_core::work::WorkTx for PgTx<'_> {
 
     fn complete_work(&mut self, id: WorkId, lease: Option<Timestamp>) -> StoreResult<bool> {
         self.flush_if_pending(id.0)?;
+        if self.defer_completion(id.0, lease) {
+            return Ok(true);
+        }
         let n = self.change_apart(|c| {
             diesel::sql_query("DELETE FROM due_work WHERE id = $1 AND leased_until IS NOT DISTINCT FROM $2")
                 .bind::<SqlUuid, _>(id.0)
@@ -360,6 +363,14 @@ impl billing_core::work::WorkTx for PgTx<'_> {
                 .execute(c)
         })?;
         Ok(n > 0)
+    }
+
+    fn drop_work(&mut self, id: WorkId) -> StoreResult<()> {
+        self.flush_if_pending(id.0)?;
+        if self.defer_drop(id.0) {
+            return Ok(());
+        }
+        self.end_work(id).map(drop)
     }
 
     fn end_work(&mut self, id: WorkId) -> StoreResult<bool> {

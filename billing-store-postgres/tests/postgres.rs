@@ -27,6 +27,17 @@ fn store() -> Option<PgStore> {
     Some(testing::temp_store().expect("a temporary database"))
 }
 
+/// [`store`], with the address of its database (for a connection of the test's own).
+fn store_and_url() -> Option<(PgStore, String)> {
+    let Some(server) = testing::server_url() else {
+        eprintln!("SKIPPED: {} is not set", testing::DATABASE_URL_ENV);
+        return None;
+    };
+    let db = testing::TempDatabase::create(&server).expect("a temporary database");
+    let url = db.url().to_string();
+    Some((PgStore::open_temp(db).expect("a store"), url))
+}
+
 fn t(s: &str) -> billing_core::clock::Timestamp {
     parse_datetime(s).unwrap()
 }
@@ -799,4 +810,79 @@ fn lone_reads_run_without_a_transaction_but_never_mix_snapshots() {
     // And never a write.
     let r = s.read_one(|tx| Ok(tx.insert_org(&org())?));
     assert!(matches!(r, Err(Error::Store(StoreError::Backend { .. }))), "{r:?}");
+}
+
+/// The due-work engine's batches (`write_each`) take turns through the batch lock, taken before
+/// BEGIN: batches that read and write the same row all commit without one conflict (each
+/// closure runs once), and the lock is free again afterwards, also after a batch whose item
+/// failed (it ran twice: without and with savepoints).
+#[test]
+fn batches_take_turns_and_leave_the_batch_lock_free() {
+    use diesel::{Connection, RunQueryDsl};
+    let Some((s, url)) = store_and_url() else { return };
+    let s = Arc::new(s);
+    let (o, _) = seed(&s);
+    let calls = Arc::new(AtomicU32::new(0));
+    let (threads, batches) = (4, 5);
+    let workers: Vec<_> = (0..threads)
+        .map(|_| {
+            let (s, calls) = (s.clone(), calls.clone());
+            std::thread::spawn(move || {
+                for _ in 0..batches {
+                    let results = s.write_each(&[0u32, 1], |tx, _| {
+                        calls.fetch_add(1, Ordering::Relaxed);
+                        let mut org = tx.org(o.id)?.unwrap();
+                        std::thread::sleep(std::time::Duration::from_millis(2));
+                        org.clock_offset_us += 1;
+                        tx.update_org(&org)?;
+                        Ok(())
+                    });
+                    assert!(results.iter().all(|r| r.is_ok()), "{results:?}");
+                }
+            })
+        })
+        .collect();
+    for w in workers {
+        w.join().unwrap();
+    }
+    let org = s.read(|tx| Ok(tx.org(o.id)?)).unwrap().unwrap();
+    assert_eq!(org.clock_offset_us, 2 * threads * batches, "no increment may be lost");
+    assert_eq!(calls.load(Ordering::Relaxed) as i64, 2 * threads * batches, "no batch ran twice");
+
+    let failed = s.write_each(&[0u32, 1], |tx, k| match k {
+        0 => Err(Error::Store(StoreError::backend("item 0 fails"))),
+        _ => Ok(tx.org(o.id)?.is_some()),
+    });
+    assert_eq!(failed[1], Ok(true));
+    #[derive(diesel::QueryableByName)]
+    struct Free {
+        #[diesel(sql_type = diesel::sql_types::Bool)]
+        free: bool,
+    }
+    let mut other = diesel::PgConnection::establish(&url).expect("a connection of its own");
+    let got: Free = diesel::sql_query(format!("SELECT pg_try_advisory_lock({}) AS free", billing_store_postgres::BATCH_LOCK))
+        .get_result(&mut other)
+        .unwrap();
+    assert!(got.free, "the batch lock was left held");
+}
+
+/// A batch waits for the batch lock at most `BATCH_LOCK_WAIT` (its items' leases run while it
+/// waits), then runs without it, beside whatever holds it.
+#[test]
+fn a_batch_waits_for_the_batch_lock_a_bounded_time() {
+    use diesel::{Connection, RunQueryDsl};
+    let Some((s, url)) = store_and_url() else { return };
+    let (o, _) = seed(&s);
+    let mut holder = diesel::PgConnection::establish(&url).expect("a connection of its own");
+    diesel::sql_query(format!("SELECT pg_advisory_lock({})", billing_store_postgres::BATCH_LOCK))
+        .execute(&mut holder)
+        .unwrap();
+    let started = std::time::Instant::now();
+    let results = s.write_each(&[0u32, 1], |tx, _| Ok(tx.org(o.id)?.is_some()));
+    let waited = started.elapsed();
+    assert_eq!(results, vec![Ok(true), Ok(true)]);
+    assert!(
+        waited >= billing_store_postgres::BATCH_LOCK_WAIT.mul_f32(0.9),
+        "it waited for the lock first ({waited:?})"
+    );
 }

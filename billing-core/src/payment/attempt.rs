@@ -266,7 +266,7 @@ impl<S: Store> Billing<S> {
                 // Ended whoever holds it: its handler may hold it at this moment, waiting to
                 // see whether this attempt is alive (the payments decide who records, and they
                 // are this attempt's).
-                tx.end_work(WorkId(charge.id))?;
+                tx.drop_work(WorkId(charge.id))?;
             }
             let mut out = Vec::with_capacity(mine.len());
             for mut p in mine {

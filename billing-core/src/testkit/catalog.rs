@@ -3,7 +3,7 @@
 
 use super::{expect_code, expect_invalid, money, Harness, World};
 use crate::auth::Scope;
-use crate::error::{Code, Result};
+use crate::error::{Code, Error, Result};
 use crate::ids::{PriceId, ProductId};
 use crate::list::{Page, QueryParams};
 use crate::money::Currency;
@@ -685,4 +685,38 @@ pub fn metadata_filter_matches_scalars_by_json_text<H: Harness>() {
             "{query}: a JSON scalar matches its JSON text"
         );
     }
+}
+
+/// A transaction may remember which products it marked used (a batch of renewals of one
+/// product marks it once per renewal), but what it remembers follows its writes: a product
+/// written after a mark that missed it (it did not exist yet) is marked by the next one, and an
+/// item of a batch rolled back with its mark leaves the next item's mark to do.
+pub fn marking_products_used_follows_the_transaction<H: Harness>() {
+    let w = World::new(H::store());
+    let s = &w.admin;
+    let branch = w.boot.branch.id;
+    let body = json!({"name": "Plan", "type": "ONE_OFF", "price": 100, "prices": [{"currency": "KWD", "amount": "1.000"}]});
+    let a = create(&w, s, body.clone());
+    let mut late = a.clone();
+    late.id = ProductId::new();
+    late.prices.clear();
+    w.write(|tx| {
+        tx.mark_products_used(branch, &[a.id, late.id])?;
+        tx.insert_product(&late, w.boot.org.settings.default_currency)?;
+        tx.mark_products_used(branch, &[a.id, late.id])
+    });
+    let used = |id: ProductId| w.read(|tx| tx.product(branch, id)).expect("the product").used_in_finalized_invoice;
+    assert!(used(a.id) && used(late.id), "the product written after the first mark is marked by the second");
+
+    let b = create(&w, s, body);
+    let changed = Error::rule(Code::INVALID_STATUS, "item 0 changed its mind");
+    let results = w.billing.store.write_each(&[0u32, 1], |tx, k| {
+        tx.mark_products_used(branch, &[b.id])?;
+        match k {
+            0 => Err(changed.clone()),
+            _ => Ok(()),
+        }
+    });
+    assert_eq!(results, vec![Err(changed), Ok(())]);
+    assert!(used(b.id), "the item that was kept marked it");
 }

@@ -902,17 +902,25 @@ pub fn prefetched_renewal_reads_follow_the_writes<H: Harness>() {
     assert_eq!(results[3], Ok(want1));
 }
 
+/// A new world with a monthly product of 100.00, a consumer, and an invoice of the one for the
+/// other.
+fn an_invoice_of_a_monthly_product<H: Harness>() -> (World<H::S>, crate::product::Product, crate::consumer::Consumer, Invoice) {
+    let w = World::new(H::store());
+    let s = &w.admin;
+    let gym = monthly(&w, s, "100.00");
+    let c = consumer(&w, s, false);
+    let a = create_invoice(&w, s, invoice_body(c.id, &[(gym.id, 1)], &[]));
+    (w, gym, c, a)
+}
+
 /// `prefetch_invoices` is a hint: whatever a store read ahead, every later read in the
 /// transaction answers what the database holds then, after the transaction's own writes: an
 /// invoice's row changed, a payment changed, a consumer changed; and an invoice of another branch
 /// is not found.
 pub fn prefetched_outcome_reads_follow_the_writes<H: Harness>() {
-    let w = World::new(H::store());
+    let (w, gym, c, a) = an_invoice_of_a_monthly_product::<H>();
     let s = &w.admin;
     let branch = s.branch.id;
-    let gym = monthly(&w, s, "100.00");
-    let c = consumer(&w, s, false);
-    let a = create_invoice(&w, s, invoice_body(c.id, &[(gym.id, 1)], &[]));
     let b = create_invoice(&w, s, invoice_body(c.id, &[(gym.id, 2)], &[]));
     let (_, b_pays) = w.billing.get_invoice(s, b.id).unwrap();
     let c = w.read(|tx| tx.consumer(branch, c.id)).unwrap();
@@ -950,4 +958,58 @@ pub fn prefetched_outcome_reads_follow_the_writes<H: Harness>() {
         Ok((Some("changed".into()), Some(PaymentMethod::Cash), "Renamed".into())),
         "read ahead after the writes"
     );
+}
+
+/// A batch's updates of invoices and payments (which a store may send late, together: an
+/// outcome batch writes both per renewal) are what each item would have written alone: each
+/// item reads the rows as the items before it left them, no closure of a batch whose items all
+/// succeed runs twice, the rows are stored as written, and an update of a payment that does not
+/// exist fails that item alone.
+pub fn a_batch_updates_invoices_and_payments_as_each_would<H: Harness>() {
+    use crate::error::{Error, StoreError};
+    let (w, _, _, a) = an_invoice_of_a_monthly_product::<H>();
+    let s = &w.admin;
+    let branch = s.branch.id;
+    let (_, a_pays) = w.billing.get_invoice(s, a.id).unwrap();
+    let (d0, n0) = (a.description.clone().unwrap_or_default(), a_pays[0].note.clone().unwrap_or_default());
+    let mut calls = 0;
+    let results = w
+        .billing
+        .store
+        .write_each(&[0usize, 1, 2], |tx, k| -> Result<(Option<String>, Option<String>)> {
+            calls += 1;
+            // The payments first: reading the invoice could send the payments' updates along.
+            let mut pay = tx.invoice_payments(a.id)?.remove(0);
+            let mut inv = tx.invoice(branch, a.id)?.expect("a");
+            inv.description = Some(format!("{}{k}", inv.description.unwrap_or_default()));
+            pay.note = Some(format!("{}{k}", pay.note.unwrap_or_default()));
+            tx.update_invoice_row(&inv)?;
+            // Twice: a row written again before anything is sent.
+            tx.update_payment(&pay)?;
+            tx.update_payment(&pay)?;
+            Ok((inv.description, pay.note))
+        });
+    let both = |tail: &str| Ok((Some(format!("{d0}{tail}")), Some(format!("{n0}{tail}"))));
+    assert_eq!(results, vec![both("0"), both("01"), both("012")], "each item reads the one before it");
+    assert_eq!(calls, 3, "no item ran twice");
+    let (stored, pays) = w.billing.get_invoice(s, a.id).unwrap();
+    assert_eq!((stored.description, pays[0].note.clone()), (Some(format!("{d0}012")), Some(format!("{n0}012"))));
+    assert_eq!(pays.len(), a_pays.len(), "no payment added");
+
+    let mut ghost = a_pays[0].clone();
+    ghost.id = crate::ids::PaymentId::new();
+    let results = w.billing.store.write_each(&[0usize, 1], |tx, k| -> Result<()> {
+        match k {
+            0 => Ok(tx.update_payment(&ghost)?),
+            _ => {
+                let mut inv = tx.invoice(branch, a.id)?.expect("a");
+                inv.description = Some("kept".into());
+                Ok(tx.update_invoice_row(&inv)?)
+            }
+        }
+    });
+    assert!(matches!(results[0], Err(Error::Store(StoreError::NotFound(_)))), "{:?}", results[0]);
+    assert_eq!(results[1], Ok(()));
+    assert_eq!(w.read(|tx| tx.payment(branch, ghost.id)), None, "the missing payment is not made");
+    assert_eq!(w.billing.get_invoice(s, a.id).unwrap().0.description.as_deref(), Some("kept"));
 }

@@ -1361,3 +1361,99 @@ pub fn write_each_reads_its_appends_as_they_are<H: Harness>() {
         "the failed item's queue item is not kept (d is the earliest free)"
     );
 }
+
+/// [`Store::write_each`] completes, drops and numbers as each item would alone, even where the
+/// store sends those writes late in the batch or takes a batch's invoice numbers ahead
+/// (PostgreSQL's first pass):
+/// - a queue item completed under a lease it no longer holds is refused to that item alone
+///   (the others' completions stand), and an item completed or dropped earlier in the batch
+///   reads as gone;
+/// - invoice numbers stay gapless: the items that take one get consecutive numbers, whatever
+///   the items that take none or fail, and the next number after the batch follows the last.
+pub fn write_each_completes_drops_and_numbers_as_each_would<H: Harness>() {
+    use crate::error::StoreError;
+    use crate::ids::WorkId;
+    use crate::work::DueWork;
+    let w = World::new(H::store());
+    let org = w.boot.org.id;
+    let now = w.now();
+    let kind = "test.completions";
+    let items: Vec<DueWork> = (0..5)
+        .map(|n| DueWork::new(WorkId::new(), org, kind, now - chrono::Duration::seconds(60 - n), json!({ "n": n })))
+        .collect();
+    for x in &items {
+        w.write(|tx| tx.insert_work(x));
+    }
+    let lease = now + chrono::Duration::seconds(60);
+    let claimed = w.write(|tx| tx.claim_due_work(Some(org), &[kind], now, lease, 10));
+    assert_eq!(claimed.len(), 5);
+    let held = |id: WorkId| claimed.iter().find(|x| x.id == id).expect("claimed").leased_until;
+    let lost = |id: WorkId| Error::Store(StoreError::LeaseLost(id));
+    let complete = |tx: &mut dyn Tx, id: WorkId, lease: Option<crate::clock::Timestamp>| -> crate::Result<()> {
+        match tx.complete_work(id, lease)? {
+            true => Ok(()),
+            false => Err(lost(id)),
+        }
+    };
+    // No item fails: each run of the last one (a store may run a batch more than once) reads
+    // what the items before it completed and dropped as gone.
+    let mut seen = Vec::new();
+    let results = w.billing.store.write_each(&[0usize, 1, 2], |tx, k| match k {
+        0 => complete(tx, items[0].id, held(items[0].id)),
+        1 => {
+            tx.drop_work(items[2].id)?;
+            // Dropping what is gone is no error.
+            tx.drop_work(WorkId::new())?;
+            Ok(())
+        }
+        _ => {
+            complete(tx, items[3].id, held(items[3].id))?;
+            // The dropped one first (a read of another pending id could send it along).
+            seen.push([items[2].id, items[0].id, items[3].id].map(|id| tx.work(id).map(|x| x.is_some())));
+            Ok(())
+        }
+    });
+    assert_eq!(results, vec![Ok(()), Ok(()), Ok(())]);
+    assert!(
+        !seen.is_empty() && seen.iter().all(|s| *s == [Ok(false), Ok(false), Ok(false)]),
+        "read back: {seen:?}"
+    );
+    // Item 0 holds a lease that is no longer the item's (another claim took it since): it alone
+    // is refused; the other's completion stands.
+    let stale = held(items[1].id).map(|l| l - chrono::Duration::seconds(1));
+    let results = w.billing.store.write_each(&[0usize, 1], |tx, k| match k {
+        0 => complete(tx, items[1].id, stale),
+        _ => complete(tx, items[4].id, held(items[4].id)),
+    });
+    assert_eq!(results, vec![Err(lost(items[1].id)), Ok(())]);
+    let left: Vec<WorkId> = items.iter().filter(|x| w.read(|tx| tx.work(x.id)).is_some()).map(|x| x.id).collect();
+    assert_eq!(left, vec![items[1].id], "only the item whose lease was lost is left");
+    assert_eq!(
+        w.read(|tx| tx.work(items[1].id)).and_then(|x| x.leased_until),
+        held(items[1].id),
+        "as its claim left it"
+    );
+
+    // Numbers: 0 and 2 and 3 take one, 1 takes none.
+    let first = w.write(|tx| tx.next_invoice_number(org));
+    let take = |tx: &mut dyn Tx, k: &usize| -> crate::Result<Option<i64>> {
+        match k {
+            1 => Ok(None),
+            _ => Ok(Some(tx.next_invoice_number(org)?)),
+        }
+    };
+    let results = w.billing.store.write_each(&[0usize, 1, 2, 3], take);
+    assert_eq!(results, vec![Ok(Some(first + 1)), Ok(None), Ok(Some(first + 2)), Ok(Some(first + 3))]);
+    assert_eq!(w.write(|tx| tx.next_invoice_number(org)), first + 4, "no number is lost or skipped");
+    // An item that fails after taking a number gives it back with its other writes.
+    let failed = Error::rule(Code::INVALID_STATUS, "item 1 changed its mind");
+    let results = w.billing.store.write_each(&[0usize, 1, 2], |tx, k| match k {
+        1 => {
+            tx.next_invoice_number(org)?;
+            Err(failed.clone())
+        }
+        _ => Ok(Some(tx.next_invoice_number(org)?)),
+    });
+    assert_eq!(results, vec![Ok(Some(first + 5)), Err(failed), Ok(Some(first + 6))]);
+    assert_eq!(w.write(|tx| tx.next_invoice_number(org)), first + 7);
+}

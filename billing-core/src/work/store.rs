@@ -67,6 +67,12 @@ pub trait WorkTx {
             None => Ok(false),
         }
     }
+    /// [`Self::end_work`] for a caller that does not need the answer: a store may then send it
+    /// later in the transaction, with others (PostgreSQL does in a batch's first pass), as long
+    /// as everything the transaction reads or changes afterwards sees it.
+    fn drop_work(&mut self, id: WorkId) -> StoreResult<()> {
+        self.end_work(id).map(drop)
+    }
     /// Sets a new due time and payload and clears the lease, if the lease is still `lease`;
     /// returns whether it did.
     fn reschedule_work(&mut self, id: WorkId, lease: Option<Timestamp>, due_at: Timestamp, payload: &Value) -> StoreResult<bool>;
