@@ -39,6 +39,15 @@ impl Backend {
         Ok(Backend::Sqlite(SqliteStore::open_url(url)?))
     }
 
+    /// Fits the store's waits to how long the due-work engine's claims hold their items: on
+    /// PostgreSQL, a batch waits for the batch lock at most a quarter of `lease`, so that its
+    /// items are not claimed again while it waits (see `PgStore::set_batch_lock_wait`).
+    pub fn fit_to_work_lease(&self, lease: chrono::Duration) {
+        if let Backend::Postgres(store, _) = self {
+            store.set_batch_lock_wait(lease.to_std().unwrap_or_default() / 4);
+        }
+    }
+
     /// `url` as it may be logged: the password of a `postgres://user:password@…` URL replaced.
     pub fn redacted(url: &str) -> String {
         let Some((scheme, rest)) = url.split_once("://") else {

@@ -194,6 +194,8 @@ impl App {
             worker: Default::default(),
         });
         app.billing.set_webhook_transport(Arc::new(transport));
+        // Now the work lease is known (the webhook and notification time-outs and the margin).
+        app.billing.store.fit_to_work_lease(app.billing.work_lease());
         if app.config.worker {
             let options = worker::WorkerOptions {
                 poll_interval: app.config.worker_poll_interval,

@@ -54,7 +54,7 @@ use diesel::{Connection, RunQueryDsl};
 use diesel_migrations::{embed_migrations, EmbeddedMigrations, MigrationHarness};
 use error::{is_retryable, store_error};
 use std::hash::BuildHasher;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use support::{TxMode, TxState};
 
 /// The schema, compiled into the binary and applied by [`PgStore::connect`].
@@ -78,6 +78,9 @@ pub struct PgStoreOptions {
     /// root collation when the server has it, else the database's default; set it only to pin
     /// the choice (a test, or a server whose ICU differs between replicas).
     pub search_collation: Option<&'static str>,
+    /// How long a batch waits for the batch lock in all ([`DEFAULT_BATCH_LOCK_WAIT`]; see
+    /// [`PgStore::set_batch_lock_wait`]).
+    pub batch_lock_wait: Duration,
 }
 
 impl Default for PgStoreOptions {
@@ -88,6 +91,7 @@ impl Default for PgStoreOptions {
             connection_timeout: Duration::from_secs(30),
             max_write_attempts: 20,
             search_collation: None,
+            batch_lock_wait: DEFAULT_BATCH_LOCK_WAIT,
         }
     }
 }
@@ -102,6 +106,8 @@ pub struct PgStore {
     search_collation: &'static str,
     /// Announces changes of what authentication reads (see [`auth_feed`]).
     auth: auth_feed::AuthFeed,
+    /// See [`PgStore::set_batch_lock_wait`], in milliseconds.
+    batch_lock_wait_ms: std::sync::atomic::AtomicU64,
     _temp: Option<testing::TempDatabase>,
 }
 
@@ -164,7 +170,7 @@ fn apply_pending(conn: &mut PgConnection) -> std::result::Result<(), StoreError>
         return Ok(());
     }
     let fresh = conn.applied_migrations().map_err(failed_boxed)?.is_empty();
-    let started = std::time::Instant::now();
+    let started = Instant::now();
     match fresh {
         true => tracing::info!(migrations = pending.len(), "creating the database schema"),
         false => tracing::info!(migrations = pending.len(), "migrating the database; large tables can take a while"),
@@ -172,7 +178,7 @@ fn apply_pending(conn: &mut PgConnection) -> std::result::Result<(), StoreError>
     for migration in pending {
         let name = migration.name().to_string();
         tracing::debug!(migration = %name, "applying migration");
-        let t = std::time::Instant::now();
+        let t = Instant::now();
         conn.run_migration(&migration).map_err(failed_boxed)?;
         if t.elapsed() > std::time::Duration::from_secs(1) {
             tracing::info!(migration = %name, elapsed_ms = t.elapsed().as_millis() as u64, "migration applied");
@@ -230,8 +236,10 @@ pub const EXCLUSIVE_AFTER: u32 = 3;
 /// processes: 132 conflicts and 28.7 s side by side, none and 23.3 s in turn. Only these
 /// batches take it: requests and the other background writes run beside them as before.
 pub const BATCH_LOCK: i64 = 0x0062_6174_6368_6573; // "batches" in ASCII
-/// How long a batch waits for the batch lock before it runs without it (see [`BATCH_LOCK`]).
-pub const BATCH_LOCK_WAIT: Duration = Duration::from_secs(20);
+/// How long a [`Store::write_each`] waits for the batch lock, over all its attempts, before it
+/// runs without it (see [`BATCH_LOCK`] and [`PgStore::set_batch_lock_wait`]): a quarter of the
+/// due-work engine's default lease.
+pub const DEFAULT_BATCH_LOCK_WAIT: Duration = Duration::from_secs(15);
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Gate {
@@ -287,8 +295,24 @@ impl PgStore {
             max_write_attempts: options.max_write_attempts.max(1),
             search_collation,
             auth: auth_feed::AuthFeed::start(url),
+            batch_lock_wait_ms: (options.batch_lock_wait.as_millis() as u64).into(),
             _temp: None,
         })
+    }
+
+    /// Sets how long a [`Store::write_each`] waits for the batch lock ([`BATCH_LOCK`]), over
+    /// all its attempts, before it runs without it. The batch's items are leased while it
+    /// waits: a wait that ate their leases would have other runners claim them again, and
+    /// batches queued behind the lock would keep losing their items (on a slow machine, in a
+    /// debug build, with short leases). So set it well inside the due-work lease; the server
+    /// sets a quarter of its lease. Zero: a batch never waits for the lock, and runs without it.
+    pub fn set_batch_lock_wait(&self, wait: Duration) {
+        self.batch_lock_wait_ms.store(wait.as_millis() as u64, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// See [`Self::set_batch_lock_wait`].
+    pub fn batch_lock_wait(&self) -> Duration {
+        Duration::from_millis(self.batch_lock_wait_ms.load(std::sync::atomic::Ordering::Relaxed))
     }
 
     /// A store on a temporary database, which is dropped with the store.
@@ -315,19 +339,29 @@ impl PgStore {
         mode: Gate,
         f: &mut impl FnMut(&mut PgTx<'_>) -> Result<R>,
         state: &mut TxState,
-        batch: bool,
+        batch_wait: Option<&mut Duration>,
     ) -> std::result::Result<R, Attempt> {
-        if !batch {
+        let Some(left) = batch_wait else {
+            return self.attempt_in(conn, mode, f, state);
+        };
+        // No transaction is open: the wait takes no snapshot. It is bounded by what is left of
+        // the batch's budget (see `set_batch_lock_wait`); past it, the batch runs beside the
+        // others, as it would without the lock. (`lock_timeout = 0` would mean no bound: an
+        // empty budget does not wait at all.)
+        let ms = left.as_millis();
+        if ms == 0 {
             return self.attempt_in(conn, mode, f, state);
         }
-        // No transaction is open: the wait takes no snapshot. It is bounded: the batch's items
-        // are leased, and a wait that ate their leases would have other runners claim them
-        // again (a slow machine, a debug build); past the bound, the batch runs beside the
-        // others, as it would without the lock.
-        let ms = BATCH_LOCK_WAIT.as_millis();
-        match conn.batch_execute(&format!("SET lock_timeout = {ms}; SELECT pg_advisory_lock({BATCH_LOCK}); RESET lock_timeout")) {
+        let started = Instant::now();
+        let taken = conn.batch_execute(&format!("SET lock_timeout = {ms}; SELECT pg_advisory_lock({BATCH_LOCK}); RESET lock_timeout"));
+        *left = left.saturating_sub(started.elapsed());
+        match taken {
             Ok(()) => {}
-            Err(e) if error::is_lock_timeout(&e) => return self.attempt_in(conn, mode, f, state),
+            // The three statements are one implicit transaction: the failure undid the SET.
+            Err(e) if error::is_lock_timeout(&e) => {
+                *left = Duration::ZERO;
+                return self.attempt_in(conn, mode, f, state);
+            }
             Err(e) => return Err(Attempt::Begin(e)),
         }
         let out = self.attempt_in(conn, mode, f, state);
@@ -399,11 +433,12 @@ impl PgStore {
     }
 
     fn run<R>(&self, kind: Gate, f: impl FnMut(&mut PgTx<'_>) -> Result<R>) -> Result<R> {
-        self.run_as(kind, false, f)
+        self.run_as(kind, None, f)
     }
 
-    /// [`Self::run`]; `batch`: each attempt holds the batch lock ([`BATCH_LOCK`]).
-    fn run_as<R>(&self, kind: Gate, batch: bool, mut f: impl FnMut(&mut PgTx<'_>) -> Result<R>) -> Result<R> {
+    /// [`Self::run`]; with `batch_wait`, each attempt takes the batch lock ([`BATCH_LOCK`]),
+    /// waiting for it at most what is left of that budget.
+    fn run_as<R>(&self, kind: Gate, mut batch_wait: Option<&mut Duration>, mut f: impl FnMut(&mut PgTx<'_>) -> Result<R>) -> Result<R> {
         let mut conn = self.conn()?;
         let write = kind != Gate::None;
         let max = if write { self.max_write_attempts } else { 1 };
@@ -412,7 +447,7 @@ impl PgStore {
         loop {
             let mut state = TxState::default();
             let mode = if write && attempt > EXCLUSIVE_AFTER { Gate::Exclusive } else { kind };
-            let out = self.attempt(&mut conn, mode, &mut f, &mut state, batch);
+            let out = self.attempt(&mut conn, mode, &mut f, &mut state, batch_wait.as_deref_mut());
             if matches!(out, Err(Attempt::Begin(_))) && reconnects <= self.pool.max_size() && R2D2Connection::is_broken(&mut *conn) {
                 // An idle connection broke (a server restart, say): nothing ran, so try a new
                 // one. The pool discards the broken one when it comes back.
@@ -477,7 +512,9 @@ impl Store for PgStore {
         }
         let mut out: Vec<Result<R>> = Vec::with_capacity(items.len());
         let mut an_item_failed = false;
-        let direct = self.run_as(Gate::Shared, true, |tx: &mut PgTx<'_>| {
+        // One budget for every attempt of both passes (see `set_batch_lock_wait`).
+        let mut wait = self.batch_lock_wait();
+        let direct = self.run_as(Gate::Shared, Some(&mut wait), |tx: &mut PgTx<'_>| {
             tx.mode = TxMode::NoSavepoints;
             tx.defer_appends();
             tx.take_numbers_ahead(items.len());
@@ -512,7 +549,7 @@ impl Store for PgStore {
             Err(e) if !an_item_failed => return items.iter().map(|_| Err(e.clone())).collect(),
             Err(_) => {}
         }
-        let ran = self.run_as(Gate::Shared, true, |tx: &mut PgTx<'_>| {
+        let ran = self.run_as(Gate::Shared, Some(&mut wait), |tx: &mut PgTx<'_>| {
             out.clear();
             for item in items {
                 AnsiTransactionManager::begin_transaction(&mut *tx.conn).map_err(store_error)?;

@@ -866,23 +866,35 @@ fn batches_take_turns_and_leave_the_batch_lock_free() {
     assert!(got.free, "the batch lock was left held");
 }
 
-/// A batch waits for the batch lock at most `BATCH_LOCK_WAIT` (its items' leases run while it
-/// waits), then runs without it, beside whatever holds it.
+/// A batch waits for the batch lock at most its budget (`set_batch_lock_wait`; its items'
+/// leases run while it waits), over all its attempts, then runs without it, beside whatever
+/// holds it. Here the first pass fails on an item, so the batch runs twice: the second pass
+/// finds the budget spent and does not wait again.
 #[test]
-fn a_batch_waits_for_the_batch_lock_a_bounded_time() {
+fn a_batch_waits_for_the_batch_lock_a_bounded_time_in_all() {
     use diesel::{Connection, RunQueryDsl};
     let Some((s, url)) = store_and_url() else { return };
     let (o, _) = seed(&s);
+    let budget = std::time::Duration::from_secs(2);
+    s.set_batch_lock_wait(budget);
+    assert_eq!(s.batch_lock_wait(), budget);
     let mut holder = diesel::PgConnection::establish(&url).expect("a connection of its own");
     diesel::sql_query(format!("SELECT pg_advisory_lock({})", billing_store_postgres::BATCH_LOCK))
         .execute(&mut holder)
         .unwrap();
+    let runs = AtomicU32::new(0);
     let started = std::time::Instant::now();
-    let results = s.write_each(&[0u32, 1], |tx, _| Ok(tx.org(o.id)?.is_some()));
+    let results = s.write_each(&[0u32, 1], |tx, k| {
+        runs.fetch_add(1, Ordering::Relaxed);
+        match k {
+            0 => Err(Error::Store(StoreError::backend("item 0 fails"))),
+            _ => Ok(tx.org(o.id)?.is_some()),
+        }
+    });
     let waited = started.elapsed();
-    assert_eq!(results, vec![Ok(true), Ok(true)]);
-    assert!(
-        waited >= billing_store_postgres::BATCH_LOCK_WAIT.mul_f32(0.9),
-        "it waited for the lock first ({waited:?})"
-    );
+    assert_eq!(results[1], Ok(true));
+    assert!(results[0].is_err());
+    assert_eq!(runs.load(Ordering::Relaxed), 3, "item 0 alone in the first pass, then both with savepoints");
+    assert!(waited >= budget.mul_f32(0.9), "it waited for the lock first ({waited:?})");
+    assert!(waited < budget.mul_f32(1.75), "the second pass waited again ({waited:?})");
 }
