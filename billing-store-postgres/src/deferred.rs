@@ -1,6 +1,8 @@
 //! Appends a batch sends together: in the first pass of `Store::write_each` (no savepoints), the
 //! new invoices (with their lines), payments, subscription cycles, events and due-work items its
-//! items write go out as one multi-row INSERT per table, instead of one statement each.
+//! items write go out as one multi-row INSERT per table, instead of one statement each; so do
+//! the updates of invoices, payments and subscriptions (one UPDATE per table), the completions and the drops of
+//! queue items (one DELETE each).
 //!
 //! Why: on PostgreSQL a renewal day is bound by round trips, not by the database's work (one
 //! statement is about 0.2 ms on a 2-core machine, whatever it does), and a renewal appends an
@@ -16,7 +18,11 @@
 //!   of the tables above, or only rows that cannot be pending (they check: `flush_if_pending`,
 //!   `flush_if_cycle_pending`, `flush_if_invoice_pending`). Forgetting to mark a statement costs
 //!   a round trip, never a wrong answer.
-//! - An update of a payment still pending changes the pending row (`merge_payment`).
+//! - An update of an invoice or a payment still pending changes the pending row; an update of
+//!   one written before (or of a subscription's row) goes out at the end too, in one UPDATE per
+//!   table (`send_updates`), and the reads and conditional updates of that row (or of the
+//!   payments of that invoice) send what is pending first (`flush_if_updated`).
+//!   A row that turns out missing there fails the pass.
 //! - Queue items keep their meaning: one inserted with `insert_work` must be new (a row the
 //!   INSERT … ON CONFLICT DO NOTHING left out fails the pass), one with `insert_work_if_absent`
 //!   leaves an existing item alone. A second write of an id already pending sends the first
@@ -25,7 +31,7 @@
 use crate::event::{events, NewEventRow};
 use crate::invoice::{invoice_items, invoices, item_rows, InvoiceRow, ItemRow};
 use crate::payment::{payments, PaymentRow};
-use crate::subscription::subscription_cycles;
+use crate::subscription::{subscription_cycles, SubRow};
 use crate::support::*;
 use crate::work::{due_work, WorkRow, INSERT_CHUNK};
 use billing_core::clock::Timestamp;
@@ -53,6 +59,13 @@ pub(crate) struct Deferred {
     drops: Vec<Uuid>,
     /// The ids of `work`, `completions` and `drops`.
     work_ids: HashSet<Uuid>,
+    /// Updates of invoices, payments and subscriptions this pass did not insert: the newest row
+    /// of each.
+    invoice_updates: Vec<InvoiceRow>,
+    payment_updates: Vec<PaymentRow>,
+    subscription_updates: Vec<SubRow>,
+    /// The ids of the updated rows, and the invoices of the updated payments.
+    updated: HashSet<Uuid>,
 }
 
 impl Deferred {
@@ -64,6 +77,9 @@ impl Deferred {
             && self.work.is_empty()
             && self.completions.is_empty()
             && self.drops.is_empty()
+            && self.invoice_updates.is_empty()
+            && self.payment_updates.is_empty()
+            && self.subscription_updates.is_empty()
     }
 }
 
@@ -77,10 +93,11 @@ impl PgTx<'_> {
         Ok(true)
     }
 
-    /// Sends what is pending when a payment is among it.
-    pub(crate) fn flush_if_payments_pending(&mut self) -> StoreResult<()> {
+    /// Sends what is pending when a new payment, or an update of a payment of `invoice`, is
+    /// among it.
+    pub(crate) fn flush_if_payments_pending(&mut self, invoice: Uuid) -> StoreResult<()> {
         match &self.deferred {
-            Some(d) if !d.payments.is_empty() => self.flush(),
+            Some(d) if !d.payments.is_empty() || d.updated.contains(&invoice) => self.flush(),
             _ => Ok(()),
         }
     }
@@ -97,16 +114,45 @@ impl PgTx<'_> {
         }
     }
 
-    /// An update of a payment: changes the pending row when the payment is still pending, or
-    /// gives `row` back to be written.
-    pub(crate) fn merge_payment(&mut self, row: PaymentRow) -> Option<PaymentRow> {
+    /// An update of a payment: changes the pending row when the payment is still pending, else
+    /// records the update for the end of the batch (where a payment that is missing fails the
+    /// pass); gives `row` back to be written when this transaction does not defer.
+    pub(crate) fn defer_payment_update(&mut self, row: PaymentRow) -> Option<PaymentRow> {
         let Some(d) = &mut self.deferred else { return Some(row) };
-        match d.payments.iter_mut().find(|p| p.id == row.id) {
-            Some(p) => {
-                *p = row;
-                None
-            }
-            None => Some(row),
+        if let Some(p) = d.payments.iter_mut().find(|p| p.id == row.id) {
+            *p = row;
+            return None;
+        }
+        d.updated.insert(row.invoice_id);
+        replace_or_push(&mut d.payment_updates, &mut d.updated, row, |r| r.id);
+        None
+    }
+
+    /// An update of an invoice's row: [`Self::defer_payment_update`] for invoices.
+    pub(crate) fn defer_invoice_update(&mut self, row: InvoiceRow) -> Option<InvoiceRow> {
+        let Some(d) = &mut self.deferred else { return Some(row) };
+        if let Some(p) = d.invoices.iter_mut().find(|p| p.id == row.id) {
+            *p = row;
+            return None;
+        }
+        replace_or_push(&mut d.invoice_updates, &mut d.updated, row, |r| r.id);
+        None
+    }
+
+    /// An update of a subscription's row: [`Self::defer_payment_update`] for subscriptions
+    /// (none is inserted in a batch).
+    pub(crate) fn defer_subscription_update(&mut self, row: SubRow) -> Option<SubRow> {
+        let Some(d) = &mut self.deferred else { return Some(row) };
+        replace_or_push(&mut d.subscription_updates, &mut d.updated, row, |r| r.id);
+        None
+    }
+
+    /// Sends what is pending when an update of the row of `id` (a subscription's, an
+    /// invoice's) is among it.
+    pub(crate) fn flush_if_updated(&mut self, id: Uuid) -> StoreResult<()> {
+        match &self.deferred {
+            Some(d) if d.updated.contains(&id) => self.flush(),
+            _ => Ok(()),
         }
     }
 
@@ -130,10 +176,10 @@ impl PgTx<'_> {
         }
     }
 
-    /// Sends what is pending when invoice `id` is among it.
+    /// Sends what is pending when invoice `id` (new or updated) is among it.
     pub(crate) fn flush_if_invoice_pending(&mut self, id: Uuid) -> StoreResult<()> {
         match &self.deferred {
-            Some(d) if d.invoices.iter().any(|i| i.id == id) => self.flush(),
+            Some(d) if d.updated.contains(&id) || d.invoices.iter().any(|i| i.id == id) => self.flush(),
             _ => Ok(()),
         }
     }
@@ -244,6 +290,9 @@ impl PgTx<'_> {
                 return Err(StoreError::LeaseLost(billing_core::ids::WorkId(lost)));
             }
         }
+        self.send_updates("invoices", "invoice", &pending.invoice_updates)?;
+        self.send_updates("payments", "payment", &pending.payment_updates)?;
+        self.send_updates("subscriptions", "subscription", &pending.subscription_updates)?;
         // A row of a chunk is about 30 parameters at most (an invoice): 200 rows stay well
         // under PostgreSQL's 65,535.
         for chunk in pending.invoices.chunks(200) {
@@ -286,5 +335,45 @@ impl PgTx<'_> {
             }
         }
         Ok(())
+    }
+
+    /// One UPDATE of `table` for `rows` (each row's columns but `id`, by `id`), sent as one
+    /// JSON parameter. A row whose id is missing fails the pass, as its own UPDATE would have
+    /// failed its item (the savepoint pass finds which).
+    fn send_updates<R: serde::Serialize>(&mut self, table: &str, what: &str, rows: &[R]) -> StoreResult<()> {
+        if rows.is_empty() {
+            return Ok(());
+        }
+        let json = serde_json::to_value(rows).map_err(|e| StoreError::backend(format!("a {what} row as JSON: {e}")))?;
+        let columns: Vec<&String> = match json.get(0).and_then(|r| r.as_object()) {
+            Some(o) => o.keys().filter(|k| *k != "id").collect(),
+            None => return Err(StoreError::backend(format!("a {what} row is not a JSON object"))),
+        };
+        // The names are the row type's own fields, not input.
+        let set: Vec<String> = columns.iter().map(|c| format!("\"{c}\"")).collect();
+        let from: Vec<String> = columns.iter().map(|c| format!("v.\"{c}\"")).collect();
+        let sql = format!(
+            "UPDATE {table} AS t SET ({}) = ({}) FROM jsonb_populate_recordset(NULL::{table}, $1) AS v WHERE t.id = v.id",
+            set.join(", "),
+            from.join(", ")
+        );
+        let n = self.change_apart(|c| diesel::sql_query(&sql).bind::<diesel::sql_types::Jsonb, _>(&json).execute(c))?;
+        if n != rows.len() {
+            self.state.aborted.get_or_insert_with(|| format!("an updated {what} was missing"));
+            return Err(StoreError::NotFound(what.into()));
+        }
+        Ok(())
+    }
+}
+
+/// Replaces the row of `row`'s id in `rows` (when `ids` has it) or adds it.
+fn replace_or_push<R>(rows: &mut Vec<R>, ids: &mut HashSet<Uuid>, row: R, id: impl Fn(&R) -> Uuid) {
+    let key = id(&row);
+    if ids.insert(key) {
+        rows.push(row);
+    } else if let Some(r) = rows.iter_mut().find(|r| id(r) == key) {
+        *r = row;
+    } else {
+        rows.push(row);
     }
 }

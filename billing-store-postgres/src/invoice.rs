@@ -75,7 +75,7 @@ diesel::table! {
     }
 }
 
-#[derive(Queryable, Selectable, Insertable, AsChangeset, Debug)]
+#[derive(Queryable, Selectable, Insertable, AsChangeset, Debug, serde::Serialize)]
 #[diesel(table_name = invoices, treat_none_as_null = true, treat_none_as_default_value = false)]
 pub struct InvoiceRow {
     pub id: Uuid,
@@ -487,9 +487,10 @@ impl billing_core::invoice::InvoiceTx for PgTx<'_> {
 
     fn update_invoice_row(&mut self, inv: &Invoice) -> StoreResult<()> {
         use invoices::dsl as i;
-        self.flush_if_invoice_pending(inv.id.0)?;
         self.forget_prefetched(Some(inv.id.0));
-        let row = InvoiceRow::new(inv)?;
+        let Some(row) = self.defer_invoice_update(InvoiceRow::new(inv)?) else {
+            return Ok(());
+        };
         let n = self.write_apart(|c| diesel::update(i::invoices.filter(i::id.eq(row.id))).set(&row).execute(c))?;
         if n == 0 {
             return Err(StoreError::NotFound("invoice".into()));

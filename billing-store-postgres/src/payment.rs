@@ -53,7 +53,7 @@ diesel::table! {
     }
 }
 
-#[derive(Queryable, Selectable, Insertable, AsChangeset, Debug)]
+#[derive(Queryable, Selectable, Insertable, AsChangeset, Debug, serde::Serialize)]
 #[diesel(table_name = payments, treat_none_as_null = true, treat_none_as_default_value = false)]
 pub struct PaymentRow {
     pub id: Uuid,
@@ -240,12 +240,12 @@ impl billing_core::payment::PaymentTx for PgTx<'_> {
 
     fn update_payment(&mut self, pay: &Payment) -> StoreResult<()> {
         use payments::dsl as p;
-        // A payment this batch has not sent yet is changed where it waits; any other, by id,
-        // touches no pending row.
-        let Some(row) = self.merge_payment(PaymentRow::new(pay)?) else {
+        // A payment this batch has not sent yet is changed where it waits; an update in a
+        // batch's first pass goes out with the others at its end; any other, by id, now.
+        self.forget_prefetched(Some(pay.invoice_id.0));
+        let Some(row) = self.defer_payment_update(PaymentRow::new(pay)?) else {
             return Ok(());
         };
-        self.forget_prefetched(Some(pay.invoice_id.0));
         let n = self.write_apart(|c| diesel::update(p::payments.filter(p::id.eq(row.id))).set(&row).execute(c))?;
         if n == 0 {
             return Err(StoreError::NotFound("payment".into()));
@@ -260,7 +260,7 @@ impl billing_core::payment::PaymentTx for PgTx<'_> {
 
     fn invoice_payments(&mut self, invoice: InvoiceId) -> StoreResult<Vec<Payment>> {
         use payments::dsl as p;
-        self.flush_if_payments_pending()?;
+        self.flush_if_payments_pending(invoice.0)?;
         if let Some(found) = self.take_prefetched_payments(invoice) {
             return Ok(found);
         }

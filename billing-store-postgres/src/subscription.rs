@@ -100,7 +100,7 @@ fn count_of(what: &str, v: i64) -> StoreResult<u32> {
     u32::try_from(v).map_err(|_| unreadable(what, v))
 }
 
-#[derive(Queryable, Selectable, Insertable, AsChangeset, Debug)]
+#[derive(Queryable, Selectable, Insertable, AsChangeset, Debug, serde::Serialize)]
 #[diesel(table_name = subscriptions, treat_none_as_null = true, treat_none_as_default_value = false)]
 pub struct SubRow {
     pub id: Uuid,
@@ -371,6 +371,7 @@ impl PgTx<'_> {
     /// The subscription's row, if it is of `branch`.
     fn sub_row(&mut self, branch: BranchId, id: SubscriptionId) -> StoreResult<Option<SubRow>> {
         use subscriptions::dsl as v;
+        self.flush_if_updated(id.0)?;
         self.read_apart(|c| {
             v::subscriptions
                 .filter(v::id.eq(id.0))
@@ -458,7 +459,10 @@ impl SubscriptionTx for PgTx<'_> {
     fn update_subscription_row(&mut self, s: &Subscription) -> StoreResult<()> {
         use subscriptions::dsl as v;
         self.forget_prefetched(Some(s.id.0));
-        let row = SubRow::new(s)?;
+        // In a batch's first pass, it goes out with the others at the end.
+        let Some(row) = self.defer_subscription_update(SubRow::new(s)?) else {
+            return Ok(());
+        };
         let n = self.write_apart(|c| diesel::update(v::subscriptions.filter(v::id.eq(row.id))).set(&row).execute(c))?;
         if n == 0 {
             return Err(billing_core::error::StoreError::NotFound("subscription".into()));
@@ -477,6 +481,7 @@ impl SubscriptionTx for PgTx<'_> {
     ) -> StoreResult<bool> {
         use subscriptions::dsl as v;
         self.forget_prefetched(Some(id.0));
+        self.flush_if_updated(id.0)?;
         let statuses: Vec<String> = statuses.iter().map(|x| x.as_str().to_string()).collect();
         let n = self.change_apart(|c| {
             diesel::update(

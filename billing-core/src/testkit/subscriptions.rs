@@ -978,9 +978,18 @@ pub fn a_batch_updates_invoices_and_payments_as_each_would<H: Harness>() {
         .store
         .write_each(&[0usize, 1, 2], |tx, k| -> Result<(Option<String>, Option<String>)> {
             calls += 1;
-            // The payments first: reading the invoice could send the payments' updates along.
-            let mut pay = tx.invoice_payments(a.id)?.remove(0);
-            let mut inv = tx.invoice(branch, a.id)?.expect("a");
+            // The payments first (reading the invoice could send the payments' updates along),
+            // but in the last item, the invoice first.
+            let (mut pay, mut inv) = match k {
+                2 => {
+                    let inv = tx.invoice(branch, a.id)?.expect("a");
+                    (tx.invoice_payments(a.id)?.remove(0), inv)
+                }
+                _ => {
+                    let pay = tx.invoice_payments(a.id)?.remove(0);
+                    (pay, tx.invoice(branch, a.id)?.expect("a"))
+                }
+            };
             inv.description = Some(format!("{}{k}", inv.description.unwrap_or_default()));
             pay.note = Some(format!("{}{k}", pay.note.unwrap_or_default()));
             tx.update_invoice_row(&inv)?;
@@ -998,9 +1007,12 @@ pub fn a_batch_updates_invoices_and_payments_as_each_would<H: Harness>() {
 
     let mut ghost = a_pays[0].clone();
     ghost.id = crate::ids::PaymentId::new();
-    let results = w.billing.store.write_each(&[0usize, 1], |tx, k| -> Result<()> {
+    let mut ghost_invoice = a.clone();
+    ghost_invoice.id = crate::ids::InvoiceId::new();
+    let results = w.billing.store.write_each(&[0usize, 1, 2], |tx, k| -> Result<()> {
         match k {
             0 => Ok(tx.update_payment(&ghost)?),
+            2 => Ok(tx.update_invoice_row(&ghost_invoice)?),
             _ => {
                 let mut inv = tx.invoice(branch, a.id)?.expect("a");
                 inv.description = Some("kept".into());
@@ -1010,6 +1022,66 @@ pub fn a_batch_updates_invoices_and_payments_as_each_would<H: Harness>() {
     });
     assert!(matches!(results[0], Err(Error::Store(StoreError::NotFound(_)))), "{:?}", results[0]);
     assert_eq!(results[1], Ok(()));
+    assert!(matches!(results[2], Err(Error::Store(StoreError::NotFound(_)))), "{:?}", results[2]);
     assert_eq!(w.read(|tx| tx.payment(branch, ghost.id)), None, "the missing payment is not made");
+    assert_eq!(w.read(|tx| tx.invoice(branch, ghost_invoice.id)), None, "nor the missing invoice");
     assert_eq!(w.billing.get_invoice(s, a.id).unwrap().0.description.as_deref(), Some("kept"));
+}
+
+/// A subscription's row updated by an item of a `write_each` is what the items after it read
+/// and mark, even where a store sends the updates together at the end of the batch
+/// (PostgreSQL's first pass); a subscription that is not there fails its item alone.
+pub fn a_batch_updates_subscriptions_as_each_would<H: Harness>() {
+    use crate::error::{Error, StoreError};
+    let w = World::new(H::store());
+    let s = &w.admin;
+    let c = consumer(&w, s, false);
+    let gym = monthly(&w, s, "115.00");
+    let sub = create(&w, s, sub_body(c.id, &[(gym.id, 1)], "2026-01-31T10:00:00Z"));
+    let (branch, latest) = (sub.branch_id, sub.latest_invoice_id.expect("the first invoice"));
+    let d0 = sub.description.clone().unwrap_or_default();
+    let at = ts("2026-02-01T00:00:00Z");
+    let mut calls = 0;
+    let results = w.billing.store.write_each(&[0usize, 1, 2], |tx, k| -> Result<(Option<String>, bool)> {
+        calls += 1;
+        if *k == 2 {
+            // The last item marks the invoice paid before it reads anything: only if it sees
+            // the status the first item set.
+            let marked = tx.mark_latest_invoice_paid(branch, sub.id, latest, &[SubscriptionStatus::Active], at)?;
+            let row = tx.subscription(branch, sub.id)?.expect("the subscription");
+            return Ok((row.description, marked));
+        }
+        let mut row = tx.subscription(branch, sub.id)?.expect("the subscription");
+        row.description = Some(format!("{}{k}", row.description.unwrap_or_default()));
+        row.status = SubscriptionStatus::Active;
+        // Twice: a row written again before anything is sent.
+        tx.update_subscription_row(&row)?;
+        tx.update_subscription_row(&row)?;
+        Ok((row.description, row.latest_invoice_paid))
+    });
+    let seen = |tail: &str, paid| Ok((Some(format!("{d0}{tail}")), paid));
+    assert_eq!(results, vec![seen("0", false), seen("01", false), seen("01", true)], "each item reads the one before it");
+    assert_eq!(calls, 3, "no item ran twice");
+    let stored = w.read(|tx| tx.subscription(branch, sub.id)).expect("the subscription");
+    assert_eq!(stored.description, Some(format!("{d0}01")));
+    assert_eq!((stored.status, stored.latest_invoice_paid, stored.updated_at), (SubscriptionStatus::Active, true, Some(at)));
+    assert_eq!(stored.items, sub.items, "the items stay");
+
+    let mut ghost = stored.clone();
+    ghost.id = SubscriptionId::new();
+    let results = w.billing.store.write_each(&[0usize, 1], |tx, k| -> Result<()> {
+        match k {
+            0 => Ok(tx.update_subscription_row(&ghost)?),
+            _ => {
+                let mut row = tx.subscription(branch, sub.id)?.expect("the subscription");
+                row.description = Some("kept".into());
+                Ok(tx.update_subscription_row(&row)?)
+            }
+        }
+    });
+    assert!(matches!(results[0], Err(Error::Store(StoreError::NotFound(_)))), "{:?}", results[0]);
+    assert_eq!(results[1], Ok(()));
+    assert_eq!(w.read(|tx| tx.subscription(branch, ghost.id)), None, "the missing subscription is not made");
+    let stored = w.read(|tx| tx.subscription(branch, sub.id)).expect("the subscription");
+    assert_eq!(stored.description.as_deref(), Some("kept"));
 }
