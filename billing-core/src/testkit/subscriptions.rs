@@ -1060,11 +1060,18 @@ pub fn a_batch_updates_subscriptions_as_each_would<H: Harness>() {
         Ok((row.description, row.latest_invoice_paid))
     });
     let seen = |tail: &str, paid| Ok((Some(format!("{d0}{tail}")), paid));
-    assert_eq!(results, vec![seen("0", false), seen("01", false), seen("01", true)], "each item reads the one before it");
+    assert_eq!(
+        results,
+        vec![seen("0", false), seen("01", false), seen("01", true)],
+        "each item reads the one before it"
+    );
     assert_eq!(calls, 3, "no item ran twice");
     let stored = w.read(|tx| tx.subscription(branch, sub.id)).expect("the subscription");
     assert_eq!(stored.description, Some(format!("{d0}01")));
-    assert_eq!((stored.status, stored.latest_invoice_paid, stored.updated_at), (SubscriptionStatus::Active, true, Some(at)));
+    assert_eq!(
+        (stored.status, stored.latest_invoice_paid, stored.updated_at),
+        (SubscriptionStatus::Active, true, Some(at))
+    );
     assert_eq!(stored.items, sub.items, "the items stay");
 
     let mut ghost = stored.clone();
