@@ -21,7 +21,9 @@
 //! - An update of an invoice or a payment still pending changes the pending row; an update of
 //!   one written before (or of a subscription's row) goes out at the end too, in one UPDATE per
 //!   table (`send_updates`), and the reads and conditional updates of that row (or of the
-//!   payments of that invoice) send what is pending first (`flush_if_updated`).
+//!   payments of that invoice) send what is pending first (`flush_if_updated`). A subscription
+//!   marked paid from what an outcome batch read ahead is one of those updates too
+//!   (`defer_mark`).
 //!   A row that turns out missing there fails the pass.
 //! - Queue items keep their meaning: one inserted with `insert_work` must be new (a row the
 //!   INSERT … ON CONFLICT DO NOTHING left out fails the pass), one with `insert_work_if_absent`
@@ -64,6 +66,9 @@ pub(crate) struct Deferred {
     invoice_updates: Vec<InvoiceRow>,
     payment_updates: Vec<PaymentRow>,
     subscription_updates: Vec<SubRow>,
+    /// Subscriptions whose latest invoice is marked paid, with the time (`mark_latest_invoice_paid`
+    /// answered from what the batch read ahead).
+    marks: Vec<(Uuid, Timestamp)>,
     /// The ids of the updated rows, and the invoices of the updated payments.
     updated: HashSet<Uuid>,
 }
@@ -80,6 +85,7 @@ impl Deferred {
             && self.invoice_updates.is_empty()
             && self.payment_updates.is_empty()
             && self.subscription_updates.is_empty()
+            && self.marks.is_empty()
     }
 }
 
@@ -147,6 +153,16 @@ impl PgTx<'_> {
         None
     }
 
+    /// Records that subscription `id`'s latest invoice is marked paid at `at`, for the end of
+    /// the batch (where a row found otherwise fails the pass); `false` when this transaction
+    /// does not defer.
+    pub(crate) fn defer_mark(&mut self, id: Uuid, at: Timestamp) -> bool {
+        let Some(d) = &mut self.deferred else { return false };
+        d.updated.insert(id);
+        d.marks.push((id, at));
+        true
+    }
+
     /// Sends what is pending when an update of the row of `id` (a subscription's, an
     /// invoice's) is among it.
     pub(crate) fn flush_if_updated(&mut self, id: Uuid) -> StoreResult<()> {
@@ -182,6 +198,11 @@ impl PgTx<'_> {
             Some(d) if d.updated.contains(&id) || d.invoices.iter().any(|i| i.id == id) => self.flush(),
             _ => Ok(()),
         }
+    }
+
+    /// Whether this transaction defers (a batch's first pass).
+    pub(crate) fn deferring(&self) -> bool {
+        self.deferred.is_some()
     }
 
     /// Starts deferring the appends (the first pass of a batch).
@@ -292,6 +313,24 @@ impl PgTx<'_> {
         }
         self.send_updates("invoices", "invoice", &pending.invoice_updates)?;
         self.send_updates("payments", "payment", &pending.payment_updates)?;
+        // The marks first: a later update of the same row was written after it (a mark after
+        // an update reads the row, which sends the update first).
+        if !pending.marks.is_empty() {
+            let (ids, ats): (Vec<Uuid>, Vec<Timestamp>) = pending.marks.iter().copied().unzip();
+            let n = self.change_apart(|c| {
+                diesel::sql_query(
+                    "UPDATE subscriptions AS s SET latest_invoice_paid = true, updated_at = u.at \
+                     FROM unnest($1::uuid[], $2::timestamptz[]) AS u(id, at) WHERE s.id = u.id AND NOT s.latest_invoice_paid",
+                )
+                .bind::<diesel::sql_types::Array<diesel::sql_types::Uuid>, _>(&ids)
+                .bind::<diesel::sql_types::Array<diesel::sql_types::Timestamptz>, _>(&ats)
+                .execute(c)
+            })?;
+            if n != ids.len() {
+                self.state.aborted.get_or_insert_with(|| "a subscription marked paid had changed".into());
+                return Err(StoreError::NotFound("subscription".into()));
+            }
+        }
         self.send_updates("subscriptions", "subscription", &pending.subscription_updates)?;
         // A row of a chunk is about 30 parameters at most (an invoice): 200 rows stay well
         // under PostgreSQL's 65,535.

@@ -3,7 +3,7 @@
 //! consumers' latest active cards, in six statements for the whole batch instead of six per
 //! renewal. Each renewal then takes its part. And an outcome batch's
 //! (`InvoiceTx::prefetch_invoices`): the invoices with their lines, their payments and their
-//! consumers, in three.
+//! consumers, and what marking their subscriptions paid looks at, in four.
 //!
 //! What a read then answers must be what the database would answer at that moment, so what was
 //! read is forgotten:
@@ -42,6 +42,27 @@ pub(crate) struct Prefetched {
     invoices: HashMap<Uuid, Invoice>,
     payments: HashMap<Uuid, Vec<Payment>>,
     consumers: HashMap<Uuid, Consumer>,
+    /// What marking a subscription's latest invoice paid looks at, for the subscriptions of
+    /// an outcome batch's invoices.
+    marks: HashMap<Uuid, MarkState>,
+}
+
+/// The columns of a subscription's row that `mark_latest_invoice_paid` reads.
+#[derive(Debug, Clone, Queryable, Selectable)]
+#[diesel(table_name = subscriptions)]
+pub(crate) struct MarkState {
+    id: Uuid,
+    branch_id: Uuid,
+    latest_invoice_id: Option<Uuid>,
+    latest_invoice_paid: bool,
+    status: String,
+}
+
+impl MarkState {
+    /// Whether marking `invoice` paid, for `branch` and in one of `statuses`, would change it.
+    pub(crate) fn marks(&self, branch: BranchId, invoice: InvoiceId, statuses: &[&str]) -> bool {
+        self.branch_id == branch.0 && self.latest_invoice_id == Some(invoice.0) && !self.latest_invoice_paid && statuses.contains(&self.status.as_str())
+    }
 }
 
 impl Prefetched {
@@ -54,6 +75,7 @@ impl Prefetched {
             && self.invoices.is_empty()
             && self.payments.is_empty()
             && self.consumers.is_empty()
+            && self.marks.is_empty()
     }
 }
 
@@ -157,7 +179,16 @@ impl PgTx<'_> {
             use consumers::dsl as k;
             k::consumers.filter(k::id.eq_any(&consumer_ids)).select(ConsumerRow::as_select()).load(c)
         })?;
+        let subscription_ids: Vec<Uuid> = invoices.iter().filter_map(|i| i.subscription_id).collect();
+        let marks: Vec<MarkState> = match subscription_ids.is_empty() {
+            true => vec![],
+            false => self.read_apart(|c| {
+                use subscriptions::dsl as v;
+                v::subscriptions.filter(v::id.eq_any(&subscription_ids)).select(MarkState::as_select()).load(c)
+            })?,
+        };
         let mut p = Prefetched::default();
+        p.marks = marks.into_iter().map(|m| (m.id, m)).collect();
         for inv in &invoices {
             p.payments.insert(inv.id.0, vec![]);
         }
@@ -189,6 +220,11 @@ impl PgTx<'_> {
         self.prefetched.payments.remove(&invoice.0)
     }
 
+    /// What `mark_latest_invoice_paid` looks at of subscription `id`, as read ahead, once.
+    pub(crate) fn take_prefetched_mark(&mut self, id: Uuid) -> Option<MarkState> {
+        self.prefetched.marks.remove(&id)
+    }
+
     /// The consumer as read ahead, once, when it is of `branch`.
     pub(crate) fn take_prefetched_consumer(&mut self, branch: BranchId, id: ConsumerId) -> Option<Consumer> {
         match self.prefetched.consumers.get(&id.0) {
@@ -212,6 +248,7 @@ impl PgTx<'_> {
                 p.cycles.remove(&id);
                 p.invoices.remove(&id);
                 p.payments.remove(&id);
+                p.marks.remove(&id);
             }
         }
     }

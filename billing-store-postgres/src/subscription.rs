@@ -480,9 +480,19 @@ impl SubscriptionTx for PgTx<'_> {
         at: Ts,
     ) -> StoreResult<bool> {
         use subscriptions::dsl as v;
+        // In a batch's first pass, from what it read ahead (nothing has changed the row since:
+        // a write of it forgets that), the UPDATE sent with the others at the end.
+        let names: Vec<&str> = statuses.iter().map(|x| x.as_str()).collect();
+        if self.deferring() {
+            if let Some(m) = self.take_prefetched_mark(id.0) {
+                self.forget_prefetched(Some(id.0));
+                let marks = m.marks(branch, invoice, &names);
+                return Ok(marks && self.defer_mark(id.0, at));
+            }
+        }
         self.forget_prefetched(Some(id.0));
         self.flush_if_updated(id.0)?;
-        let statuses: Vec<String> = statuses.iter().map(|x| x.as_str().to_string()).collect();
+        let statuses: Vec<String> = names.iter().map(|x| x.to_string()).collect();
         let n = self.change_apart(|c| {
             diesel::update(
                 v::subscriptions

@@ -1092,3 +1092,72 @@ pub fn a_batch_updates_subscriptions_as_each_would<H: Harness>() {
     let stored = w.read(|tx| tx.subscription(branch, sub.id)).expect("the subscription");
     assert_eq!(stored.description.as_deref(), Some("kept"));
 }
+
+/// Marking subscriptions' latest invoices paid in a `write_each` that read its invoices ahead
+/// (an outcome batch) answers and writes as each mark alone would, even where a store answers
+/// from what it read ahead and sends the marks at the end (PostgreSQL's first pass): a mark
+/// sees the marks and row updates of the items before it, and a refused mark writes nothing.
+pub fn a_batch_marks_latest_invoices_paid_as_each_would<H: Harness>() {
+    let w = World::new(H::store());
+    let s = &w.admin;
+    let gym = monthly(&w, s, "115.00");
+    let subs: Vec<Subscription> = (0..6)
+        .map(|_| {
+            let c = consumer(&w, s, false);
+            create(&w, s, sub_body(c.id, &[(gym.id, 1)], "2026-01-31T10:00:00Z"))
+        })
+        .collect();
+    let (a, b, c, d, e) = (&subs[0], &subs[1], &subs[2], &subs[3], &subs[4]);
+    let branch = a.branch_id;
+    let latest = |x: &Subscription| x.latest_invoice_id.expect("the first invoice");
+    // Marked before the batch.
+    let before = ts("2026-01-31T12:00:00Z");
+    assert!(w.write(|tx| tx.mark_latest_invoice_paid(branch, subs[5].id, latest(&subs[5]), &[SubscriptionStatus::Inactive], before)));
+    let f = &w.read(|tx| tx.subscription(branch, subs[5].id)).expect("f");
+    let invoices: Vec<InvoiceId> = subs.iter().map(latest).collect();
+    let at = ts("2026-02-01T00:00:00Z");
+    use SubscriptionStatus::{Active, Inactive};
+    let mut calls = 0;
+    let results = w.billing.store.write_each(&[0usize, 1, 2, 3, 4, 5], |tx, k| -> Result<bool> {
+        calls += 1;
+        if *k == 0 {
+            // Each run of the batch starts here.
+            tx.prefetch_invoices(&invoices)?;
+        }
+        let mark = |tx: &mut dyn crate::store::Tx, x: &Subscription, invoice, statuses: &[SubscriptionStatus]| {
+            tx.mark_latest_invoice_paid(branch, x.id, invoice, statuses, at)
+        };
+        Ok(match k {
+            0 => mark(tx, a, latest(a), &[Inactive])?,
+            // Marked already, by the item before.
+            1 => mark(tx, a, latest(a), &[Inactive, Active])?,
+            // The row changed first: the mark sees the new status.
+            2 => {
+                let mut row = tx.subscription(branch, b.id)?.expect("b");
+                row.status = Active;
+                tx.update_subscription_row(&row)?;
+                mark(tx, b, latest(b), &[Inactive])?
+            }
+            3 => mark(tx, b, latest(b), &[Active])?,
+            // Refused (each the first mark of its subscription): another invoice, no status,
+            // another branch, marked already.
+            4 => {
+                mark(tx, f, latest(f), &[Inactive])?
+                    || mark(tx, c, latest(a), &[Inactive])?
+                    || mark(tx, d, latest(d), &[])?
+                    || tx.mark_latest_invoice_paid(crate::ids::BranchId::new(), e.id, latest(e), &[Inactive], at)?
+            }
+            // What the marks wrote is what the next item reads.
+            _ => tx.subscription(branch, a.id)?.expect("a").latest_invoice_paid,
+        })
+    });
+    assert_eq!(results, vec![Ok(true), Ok(false), Ok(false), Ok(true), Ok(false), Ok(true)]);
+    assert_eq!(calls, 6, "no item ran twice");
+    let stored = |x: &Subscription| w.read(|tx| tx.subscription(branch, x.id)).expect("the subscription");
+    let (sa, sb) = (stored(a), stored(b));
+    assert_eq!((sa.status, sa.latest_invoice_paid, sa.updated_at), (Inactive, true, Some(at)));
+    assert_eq!((sb.status, sb.latest_invoice_paid, sb.updated_at), (Active, true, Some(at)));
+    for x in [c, d, e, f] {
+        assert_eq!(&stored(x), x, "a refused mark writes nothing");
+    }
+}
