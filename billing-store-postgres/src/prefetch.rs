@@ -187,8 +187,10 @@ impl PgTx<'_> {
                 v::subscriptions.filter(v::id.eq_any(&subscription_ids)).select(MarkState::as_select()).load(c)
             })?,
         };
-        let mut p = Prefetched::default();
-        p.marks = marks.into_iter().map(|m| (m.id, m)).collect();
+        let mut p = Prefetched {
+            marks: marks.into_iter().map(|m| (m.id, m)).collect(),
+            ..Default::default()
+        };
         for inv in &invoices {
             p.payments.insert(inv.id.0, vec![]);
         }
