@@ -20,6 +20,8 @@ const MIGRATIONS: &[(i64, &str)] = &[
     (13, include_str!("../migrations/0013_subscription_freezes_trials.sql")),
     (14, include_str!("../migrations/0014_notifications_sent.sql")),
     (15, include_str!("../migrations/0015_due_work_claim_order.sql")),
+    (16, include_str!("../migrations/0016_due_work_without_rowid.sql")),
+    (17, include_str!("../migrations/0017_orders_without_sorting.sql")),
 ];
 
 /// How long opening and migrating wait for another process's lock on the database file.
@@ -126,4 +128,67 @@ pub fn unique_constraint_names(conn: &Connection) -> Result<HashMap<String, Stri
         // A BLOB PRIMARY KEY on a rowid table shows as an automatic index with origin "pk".
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A database made before migration 16 keeps its queue through the rebuild (0016), and the
+    /// renewal path's ordered reads run without a sort after 0017.
+    #[test]
+    fn the_queue_survives_its_rebuild_and_ordered_reads_need_no_sort() {
+        let conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)")
+            .unwrap();
+        for (version, sql) in MIGRATIONS.iter().filter(|(v, _)| *v < 16) {
+            conn.execute_batch(sql).unwrap();
+            conn.execute("INSERT INTO schema_migrations (version, applied_at) VALUES (?1, 0)", [version])
+                .unwrap();
+        }
+        let items: Vec<(Vec<u8>, i64, Option<i64>)> = (0..50u8).map(|k| (vec![k; 16], 1_000 + i64::from(k % 7), (k % 3 == 0).then_some(5))).collect();
+        for (id, due, lease) in &items {
+            conn.execute(
+                "INSERT INTO due_work (id, org_id, kind, due_at, payload, attempts, leased_until) VALUES (?1, ?2, 'k', ?3, '{}', 2, ?4)",
+                rusqlite::params![id, vec![9u8; 16], due, lease],
+            )
+            .unwrap();
+        }
+
+        apply(&conn).unwrap();
+
+        let mut st = conn
+            .prepare("SELECT id, due_at, leased_until, attempts, kind FROM due_work ORDER BY id")
+            .unwrap();
+        let kept: Vec<(Vec<u8>, i64, Option<i64>)> = st
+            .query_map([], |r| {
+                assert_eq!(r.get::<_, i64>(3)?, 2);
+                assert_eq!(r.get::<_, String>(4)?, "k");
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+            })
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(kept, items);
+        let sql: String = conn
+            .query_row("SELECT sql FROM sqlite_master WHERE name = 'due_work'", [], |r| r.get(0))
+            .unwrap();
+        assert!(sql.contains("WITHOUT ROWID"), "{sql}");
+        let dup = conn.execute(
+            "INSERT INTO due_work (id, org_id, kind, due_at, payload) VALUES (?1, ?2, 'k', 1, '{}')",
+            rusqlite::params![vec![0u8; 16], vec![9u8; 16]],
+        );
+        assert!(dup.is_err(), "the id stays the key");
+
+        for read in [
+            "SELECT id FROM tokenized_cards WHERE consumer_id = ?1 AND is_active = 1 ORDER BY created_at DESC, id DESC LIMIT 1",
+            "SELECT id FROM payments WHERE invoice_id = ?1 ORDER BY number, id",
+            "SELECT id FROM subscription_freezes WHERE subscription_id = ?1 AND deleted_at IS NULL ORDER BY starts_at, id",
+            "SELECT id FROM due_work WHERE due_at <= ?1 ORDER BY due_at, id LIMIT 10",
+        ] {
+            let mut st = conn.prepare(&format!("EXPLAIN QUERY PLAN {read}")).unwrap();
+            let plan: Vec<String> = st.query_map([0], |r| r.get(3)).unwrap().collect::<Result<_, _>>().unwrap();
+            assert!(plan.iter().all(|p| !p.contains("TEMP B-TREE") && !p.starts_with("SCAN")), "{read}: {plan:?}");
+        }
+    }
 }
