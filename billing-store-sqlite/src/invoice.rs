@@ -111,25 +111,47 @@ impl SqliteTx<'_> {
     }
 }
 
+impl SqliteTx<'_> {
+    /// Gives back the invoice numbers this batch took ahead and did not hand out (see
+    /// `crate::numbers`), before it commits.
+    pub fn give_back_numbers(&self) -> StoreResult<()> {
+        crate::numbers::give_back(self.conn(), |org, left| {
+            self.update_one(
+                "UPDATE invoice_counters SET last_number = last_number - ?2 WHERE org_id = ?1",
+                vec![u(org), i(left)],
+                "invoice counter",
+            )
+        })
+    }
+}
+
 impl InvoiceTx for SqliteTx<'_> {
     fn next_invoice_number(&mut self, org: OrgId) -> StoreResult<i64> {
-        // The counter exists after the organization's first invoice: a keyed UPDATE, about a
-        // third of the upsert's work (which tries the insert, with its foreign key, every time).
-        let next = self.one(
-            "UPDATE invoice_counters SET last_number = last_number + 1 WHERE org_id = ?1 RETURNING last_number",
-            vec![u(org)],
-            |r| r.get::<_, i64>(0),
-        )?;
-        if let Some(n) = next {
+        if let Some(n) = crate::numbers::next(self.conn(), org) {
             return Ok(n);
         }
-        let n = self.one(
-            "INSERT INTO invoice_counters (org_id, last_number) VALUES (?1, 1)
-             ON CONFLICT(org_id) DO UPDATE SET last_number = last_number + 1 RETURNING last_number",
-            vec![u(org)],
+        // One number, or a batch's worth taken ahead (see `crate::numbers`).
+        let take = crate::numbers::take_size(self.conn());
+        // The counter exists after the organization's first invoice: a keyed UPDATE, about a
+        // third of the upsert's work (which tries the insert, with its foreign key, every time).
+        let last = self.one(
+            "UPDATE invoice_counters SET last_number = last_number + ?2 WHERE org_id = ?1 RETURNING last_number",
+            vec![u(org), i(take)],
             |r| r.get::<_, i64>(0),
         )?;
-        n.ok_or_else(|| billing_core::error::StoreError::backend("invoice counter returned no row"))
+        let last = match last {
+            Some(n) => n,
+            None => self
+                .one(
+                    "INSERT INTO invoice_counters (org_id, last_number) VALUES (?1, ?2)
+                     ON CONFLICT(org_id) DO UPDATE SET last_number = last_number + ?2 RETURNING last_number",
+                    vec![u(org), i(take)],
+                    |r| r.get::<_, i64>(0),
+                )?
+                .ok_or_else(|| billing_core::error::StoreError::backend("invoice counter returned no row"))?,
+        };
+        crate::numbers::took(self.conn(), org, last, take);
+        Ok(last - take + 1)
     }
 
     fn insert_invoice(&mut self, inv: &Invoice) -> StoreResult<()> {

@@ -20,6 +20,7 @@ mod executor;
 mod memo;
 mod memory;
 mod migrate;
+mod numbers;
 #[macro_use]
 mod sql;
 mod writer;
@@ -380,11 +381,21 @@ impl Store for SqliteStore {
         // savepoint (see `Writer::run_batch_optimistic`).
         let failed = self.inner.writer.run_batch_optimistic(|savepoints| {
             out.clear();
+            // The first pass takes invoice numbers a batch at a time (see `numbers`).
+            let _taking = (!savepoints).then(|| numbers::take_ahead(items.len()));
             for item in items {
                 let r = self.write(|tx| f(tx, item));
                 let ok = r.is_ok();
                 out.push(r);
                 if !ok && !savepoints {
+                    return false;
+                }
+            }
+            if !savepoints {
+                let Some(conn) = self.inner.writer.batch_connection() else { return false };
+                // SAFETY: the batch keeps its connection until this closure returns.
+                let tx = sql::SqliteTx::new(unsafe { &*conn }, &self.inner.constraints);
+                if tx.give_back_numbers().is_err() {
                     return false;
                 }
             }

@@ -1456,4 +1456,14 @@ pub fn write_each_completes_drops_and_numbers_as_each_would<H: Harness>() {
     });
     assert_eq!(results, vec![Ok(Some(first + 5)), Err(failed), Ok(Some(first + 6))]);
     assert_eq!(w.write(|tx| tx.next_invoice_number(org)), first + 7);
+    // Two organizations in one batch, the second with no invoice yet (no counter): each
+    // numbers its own items from where it stands, interleaved.
+    let other = w.other_org("Numbers Elsewhere", false).org.id;
+    let results = w
+        .billing
+        .store
+        .write_each(&[org, other, other, org, other], |tx, o| Ok(tx.next_invoice_number(*o)?));
+    assert_eq!(results, vec![Ok(first + 8), Ok(1), Ok(2), Ok(first + 9), Ok(3)]);
+    assert_eq!(w.write(|tx| tx.next_invoice_number(other)), 4);
+    assert_eq!(w.write(|tx| tx.next_invoice_number(org)), first + 10);
 }
