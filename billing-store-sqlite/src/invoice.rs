@@ -127,31 +127,27 @@ impl SqliteTx<'_> {
 
 impl InvoiceTx for SqliteTx<'_> {
     fn next_invoice_number(&mut self, org: OrgId) -> StoreResult<i64> {
-        if let Some(n) = crate::numbers::next(self.conn(), org) {
-            return Ok(n);
-        }
         // One number, or a batch's worth taken ahead (see `crate::numbers`).
-        let take = crate::numbers::take_size(self.conn());
-        // The counter exists after the organization's first invoice: a keyed UPDATE, about a
-        // third of the upsert's work (which tries the insert, with its foreign key, every time).
-        let last = self.one(
-            "UPDATE invoice_counters SET last_number = last_number + ?2 WHERE org_id = ?1 RETURNING last_number",
-            vec![u(org), i(take)],
-            |r| r.get::<_, i64>(0),
-        )?;
-        let last = match last {
-            Some(n) => n,
-            None => self
-                .one(
-                    "INSERT INTO invoice_counters (org_id, last_number) VALUES (?1, ?2)
-                     ON CONFLICT(org_id) DO UPDATE SET last_number = last_number + ?2 RETURNING last_number",
-                    vec![u(org), i(take)],
-                    |r| r.get::<_, i64>(0),
-                )?
-                .ok_or_else(|| billing_core::error::StoreError::backend("invoice counter returned no row"))?,
-        };
-        crate::numbers::took(self.conn(), org, last, take);
-        Ok(last - take + 1)
+        crate::numbers::next(self.conn(), org, |take| {
+            // The counter exists after the organization's first invoice: a keyed UPDATE, about a
+            // third of the upsert's work (which tries the insert, with its foreign key, every time).
+            let last = self.one(
+                "UPDATE invoice_counters SET last_number = last_number + ?2 WHERE org_id = ?1 RETURNING last_number",
+                vec![u(org), i(take)],
+                |r| r.get::<_, i64>(0),
+            )?;
+            match last {
+                Some(n) => Ok(n),
+                None => self
+                    .one(
+                        "INSERT INTO invoice_counters (org_id, last_number) VALUES (?1, ?2)
+                         ON CONFLICT(org_id) DO UPDATE SET last_number = last_number + ?2 RETURNING last_number",
+                        vec![u(org), i(take)],
+                        |r| r.get::<_, i64>(0),
+                    )?
+                    .ok_or_else(|| billing_core::error::StoreError::backend("invoice counter returned no row")),
+            }
+        })
     }
 
     fn insert_invoice(&mut self, inv: &Invoice) -> StoreResult<()> {

@@ -16,7 +16,7 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 
 struct Ahead {
-    /// The batch's connection, known from the first take: only its transactions use this.
+    /// The batch's connection, known from its first use: only its transactions use this.
     conn: Option<*const Connection>,
     /// How far a first take moves an organization's counter.
     size: i64,
@@ -50,56 +50,45 @@ impl Drop for Taking {
     }
 }
 
-/// The next number of `org` from what this batch took ahead; `None` when nothing is left (or
-/// no batch on `conn` takes ahead): then the caller moves the counter by [`take_size`].
-pub fn next(conn: &Connection, org: OrgId) -> Option<i64> {
+/// `f` on what the batch open on `conn` on this thread takes ahead, if it does.
+fn with<R>(conn: &Connection, f: impl FnOnce(&mut Ahead) -> R) -> Option<R> {
     AHEAD.with(|a| {
         let mut a = a.borrow_mut();
-        let ahead = a.as_mut().filter(|x| x.conn.is_none_or(|c| std::ptr::eq(c, conn)))?;
-        let (next, left) = ahead.taken.get_mut(&org).filter(|(_, left)| *left > 0)?;
-        let n = *next;
+        a.as_mut().filter(|x| x.conn.is_none_or(|c| std::ptr::eq(c, conn))).map(|x| {
+            x.conn = Some(conn);
+            f(x)
+        })
+    })
+}
+
+/// The next number of `org`: one kept from what this batch took ahead, else the first of a
+/// take made now by `move_counter(n)`, which moves the counter by `n` (the batch's size when it
+/// takes ahead, else 1) and answers where it now stands.
+pub fn next(conn: &Connection, org: OrgId, move_counter: impl FnOnce(i64) -> StoreResult<i64>) -> StoreResult<i64> {
+    let kept = with(conn, |x| {
+        let (next, left) = x.taken.get_mut(&org).filter(|(_, left)| *left > 0)?;
         *next += 1;
         *left -= 1;
-        Some(n)
-    })
-}
-
-/// How far the counter moves for a number asked on `conn`: the batch's size when it takes ahead.
-pub fn take_size(conn: &Connection) -> i64 {
-    AHEAD.with(|a| {
-        let mut a = a.borrow_mut();
-        match a.as_mut().filter(|x| x.conn.is_none_or(|c| std::ptr::eq(c, conn))) {
-            Some(ahead) => {
-                ahead.conn = Some(conn);
-                ahead.size
-            }
-            None => 1,
-        }
-    })
-}
-
-/// `org`'s counter moved to `last` by a take of `size`: the first number is the caller's, the
-/// rest are kept for the batch's next items.
-pub fn took(conn: &Connection, org: OrgId, last: i64, size: i64) {
-    if size > 1 {
-        AHEAD.with(|a| {
-            if let Some(ahead) = a.borrow_mut().as_mut().filter(|x| x.conn.is_some_and(|c| std::ptr::eq(c, conn))) {
-                ahead.taken.insert(org, (last - size + 2, size - 1));
-            }
-        });
+        Some(*next - 1)
+    });
+    if let Some(Some(n)) = kept {
+        return Ok(n);
     }
+    let size = with(conn, |x| x.size).unwrap_or(1);
+    let last = move_counter(size)?;
+    if size > 1 {
+        with(conn, |x| x.taken.insert(org, (last - size + 2, size - 1)));
+    }
+    Ok(last - size + 1)
 }
 
 /// Moves each counter back by what this batch took and did not hand out, in the batch's
 /// transaction (before it commits).
 pub fn give_back(conn: &Connection, mut exec: impl FnMut(OrgId, i64) -> StoreResult<()>) -> StoreResult<()> {
-    let left: Vec<(OrgId, i64)> = AHEAD.with(|a| {
-        a.borrow_mut()
-            .as_mut()
-            .filter(|x| x.conn.is_some_and(|c| std::ptr::eq(c, conn)))
-            .map(|x| x.taken.drain().map(|(org, (_, left))| (org, left)).filter(|(_, left)| *left > 0).collect())
-            .unwrap_or_default()
-    });
+    let left: Vec<(OrgId, i64)> = with(conn, |x| {
+        x.taken.drain().map(|(org, (_, left))| (org, left)).filter(|(_, left)| *left > 0).collect()
+    })
+    .unwrap_or_default();
     for (org, n) in left {
         exec(org, n)?;
     }
