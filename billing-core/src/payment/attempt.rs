@@ -73,6 +73,20 @@ struct Recorded {
     /// items recorded before this was kept: their time-out alone counts).
     #[serde(default)]
     started: Option<Timestamp>,
+    /// A charge: work to queue if it is given up unrecorded, in the transaction that marks it
+    /// FAILED (a renewal's next attempt: see [`Billing::record_charge_in`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    then: Option<FollowUp>,
+}
+
+/// Work that follows a charge given up unrecorded, queued (unless an item of its id is) due at
+/// `due_at` or at once if that has passed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct FollowUp {
+    id: WorkId,
+    kind: String,
+    due_at: Timestamp,
+    payload: serde_json::Value,
 }
 
 impl Recorded {
@@ -152,21 +166,40 @@ impl<S: Store> Billing<S> {
     /// Step 1 of a charge: in one transaction, `select` picks the payments (refusing what cannot
     /// be charged, and setting each one's method), and they become PROCESSING under a new
     /// attempt, with its work item.
-    pub(crate) fn record_charge(&self, org: OrgId, now: Timestamp, mut select: impl FnMut(&mut dyn Tx) -> Result<(Invoice, Vec<Payment>)>) -> Result<Charge> {
+    pub(crate) fn record_charge(&self, org: OrgId, now: Timestamp, select: impl FnMut(&mut dyn Tx) -> Result<(Invoice, Vec<Payment>)>) -> Result<Charge> {
+        self.record_charge_then(org, now, None, select)
+    }
+
+    /// [`Self::record_charge`], with the work that follows the charge if it is given up
+    /// unrecorded (see [`Self::record_charge_in`]).
+    pub(crate) fn record_charge_then(
+        &self,
+        org: OrgId,
+        now: Timestamp,
+        then: Option<&DueWork>,
+        mut select: impl FnMut(&mut dyn Tx) -> Result<(Invoice, Vec<Payment>)>,
+    ) -> Result<Charge> {
         // Refuse before anything is written: the gateway call below would be refused anyway.
         self.call_out("the payment gateway", || ())?;
         let id = Uuid::now_v7();
-        self.store.write(|tx| self.record_charge_in(tx, org, now, id, &mut select))
+        self.store.write(|tx| self.record_charge_in(tx, org, now, id, then, &mut select))
     }
 
     /// [`Self::record_charge`] in the caller's transaction, as attempt `id` (the caller makes
-    /// sure no transaction is open when it calls the gateway).
+    /// sure no transaction is open when it calls the gateway). `then` (of organization `org`)
+    /// is queued by the attempt's item if the charge is given up unrecorded (a crash, a gateway
+    /// that never answered), in the transaction that marks it FAILED; when an outcome is
+    /// recorded instead, queuing what follows it is the caller's part. So a renewal's next
+    /// attempt is written only once an attempt has failed, by whichever of the two records the
+    /// failure (they exclude each other: both require the payments PROCESSING under this
+    /// attempt).
     pub(crate) fn record_charge_in(
         &self,
         tx: &mut dyn Tx,
         org: OrgId,
         now: Timestamp,
         id: Uuid,
+        then: Option<&DueWork>,
         select: &mut impl FnMut(&mut dyn Tx) -> Result<(Invoice, Vec<Payment>)>,
     ) -> Result<Charge> {
         {
@@ -194,6 +227,12 @@ impl<S: Store> Billing<S> {
                 abandoned: false,
                 refund: None,
                 started: Some(self.clock().now()),
+                then: then.map(|w| FollowUp {
+                    id: w.id,
+                    kind: w.kind.clone(),
+                    due_at: w.due_at,
+                    payload: w.payload.clone(),
+                }),
             };
             tx.insert_work(&DueWork::new(WorkId(id), org, CHARGE_KIND, now + ATTEMPT_TIMEOUT, recorded.to_value()))?;
             Ok(Charge { id, invoice, payments })
@@ -252,6 +291,7 @@ impl<S: Store> Billing<S> {
                     abandoned: true,
                     refund: None,
                     started: None,
+                    then: None,
                 };
                 // Taken over whoever holds it (its handler may hold it, waiting to see whether
                 // this attempt is alive); a new item if it is gone.
@@ -331,6 +371,9 @@ impl<S: Store> Billing<S> {
                     emit_payment(tx, self.public_url(), EventType::PaymentFailed, &inv, &p, now)?;
                     any = true;
                 }
+                if let Some(f) = rec.then.as_ref().filter(|_| any) {
+                    tx.queue_work_if_absent(&DueWork::new(f.id, item.org_id, &f.kind, f.due_at.max(now), f.payload.clone()))?;
+                }
                 let mut next = rec.clone();
                 next.abandoned = true;
                 if !tx.reschedule_work(item.id, item.leased_until, now, &next.to_value())? {
@@ -398,6 +441,7 @@ impl<S: Store> Billing<S> {
             abandoned: false,
             refund: Some((reason.as_str().to_string(), note.clone())),
             started: None,
+            then: None,
         };
         let item = WorkId(first.0);
         self.store

@@ -38,6 +38,8 @@ mod wire;
 pub use freeze::{Freeze, FreezeRequest, FreezeSort, FreezeState, FreezeTx};
 pub use period_end::PREPARE_KIND;
 pub use plan_change::{PlanChange, PlanChangeStatus, PlanChangeTx, SubscriptionUpdate};
+#[cfg(feature = "testkit")]
+pub(crate) use renewal::charge_work_id;
 pub use renewal::{RENEWAL_KIND, RENEWAL_RETRY_DAYS, RENEW_CHARGE_KIND};
 pub use store::SubscriptionTx;
 pub use trial::{Trial, TrialTx};

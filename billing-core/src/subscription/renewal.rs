@@ -13,15 +13,19 @@
 //!   PAYMENT_SUCCEEDED, INVOICE_COMPLETED. Declined or no card: SUBSCRIPTION_CYCLE_RENEWAL_FAILED,
 //!   and the next attempt follows the organization's `subscription_renewal_retry_days` (as they
 //!   were at the first attempt; [`RENEWAL_RETRY_DAYS`] by default) after the first; after the last retry the
-//!   subscription becomes INACTIVE (SUBSCRIPTION_INACTIVATED). The next attempt's item is queued
-//!   in the transaction that starts this one, so a crash between the gateway call and the
-//!   recording of its outcome loses no retry (the attempt's own recovery fails the payment).
+//!   subscription becomes INACTIVE (SUBSCRIPTION_INACTIVATED). The next attempt's item is
+//!   written only once this one has failed, by whichever transaction records the failure: the
+//!   outcome's, for a decline; or, when the outcome is never recorded (a crash between the
+//!   gateway call and its recording), the attempt's own recovery item, which carries it and
+//!   queues it as it fails the payment. So no retry is lost, and an approved renewal leaves no
+//!   item behind to run days later for nothing.
 //! - A claim's renewals run together ([`Billing::renew_batch`]), and there a renewal that owes
 //!   its charge at once (with auto-renewal, to a consumer with a card) starts attempt 0 in its
 //!   own transaction rather than queue it: the attempt is recorded with the invoice, the
 //!   gateway is called once the batch has committed, and the outcomes are recorded together.
-//!   Money and events are those of the charge item (the attempt's recovery item and the next
-//!   attempt are written with the renewal), one transaction and one claim fewer per renewal.
+//!   Money and events are those of the charge item (the attempt's recovery item, carrying the
+//!   next attempt, is written with the renewal), one transaction and one claim fewer per
+//!   renewal.
 //! - An INACTIVE subscription is not renewed: its renewal is queued again when it is activated
 //!   (its overdue invoice paid).
 
@@ -102,7 +106,7 @@ struct RecordedCharge {
     charge: crate::payment::attempt::Charge,
 }
 
-fn charge_work_id(invoice: InvoiceId, attempt: u32) -> WorkId {
+pub(crate) fn charge_work_id(invoice: InvoiceId, attempt: u32) -> WorkId {
     WorkId(uuid::Uuid::from_u128(invoice.0.as_u128() ^ (u128::from(attempt) << 1 | 1)))
 }
 
@@ -129,7 +133,20 @@ fn queue_charge_of(
     due: Timestamp,
     retry_days: &[u32],
 ) -> Result<()> {
-    let id = charge_work_id(invoice, attempt);
+    tx.queue_work_if_absent(&charge_work(org, (branch, sid), invoice, attempt, first_at, due, retry_days))?;
+    Ok(())
+}
+
+/// The item of attempt `attempt` of charging `invoice` of subscription `(branch, id)`.
+fn charge_work(
+    org: OrgId,
+    (branch, sid): (BranchId, SubscriptionId),
+    invoice: InvoiceId,
+    attempt: u32,
+    first_at: Timestamp,
+    due: Timestamp,
+    retry_days: &[u32],
+) -> DueWork {
     let p = ChargePayload {
         branch_id: branch,
         subscription_id: sid,
@@ -139,15 +156,49 @@ fn queue_charge_of(
         retry_days: retry_days.to_vec(),
     };
     let payload = serde_json::to_value(&p).expect("plain data serializes");
-    tx.queue_work_if_absent(&DueWork::new(id, org, RENEW_CHARGE_KIND, due, payload))?;
-    Ok(())
+    DueWork::new(charge_work_id(invoice, attempt), org, RENEW_CHARGE_KIND, due, payload)
+}
+
+/// The item of the attempt after `p`'s (started at `now`), on its retry schedule.
+fn next_attempt(sub: (OrgId, BranchId, SubscriptionId), p: &ChargePayload, now: Timestamp) -> DueWork {
+    let next = p.attempt + 1;
+    let due = next_attempt_due(&p.retry_days, p.first_at, next, now);
+    charge_work(sub.0, (sub.1, sub.2), p.invoice_id, next, p.first_at, due, &p.retry_days)
+}
+
+/// What a renewal charge charges: the invoice's payable payment, by `card`'s network. Its next
+/// attempt is not queued with it: the charge's outcome queues it when declined, and the
+/// attempt's item when the charge is given up unrecorded (see `Billing::record_charge_in`), so
+/// an approved renewal leaves no item behind.
+fn select_renewal_payment(
+    inv: crate::invoice::Invoice,
+    payments: &[crate::payment::Payment],
+    card: &crate::payment::TokenizedCard,
+) -> Result<(crate::invoice::Invoice, Vec<crate::payment::Payment>)> {
+    let mut pay = payments
+        .iter()
+        .find(|x| x.status.is_payable())
+        .cloned()
+        .ok_or_else(|| Error::rule(crate::error::Code::PAYMENT_FINALIZED, format!("Invoice '{}' has nothing to charge", inv.id)))?;
+    pay.method = Some(PaymentMethod::parse(&card.network).unwrap_or(PaymentMethod::PgwCardUnspecified));
+    Ok((inv, vec![pay]))
 }
 
 /// Queues the attempt after `p`'s (started at `now`) on its retry schedule.
 fn queue_next_attempt(tx: &mut dyn Tx, sub: (OrgId, BranchId, SubscriptionId), p: &ChargePayload, now: Timestamp) -> Result<()> {
-    let next = p.attempt + 1;
-    let due = next_attempt_due(&p.retry_days, p.first_at, next, now);
-    queue_charge_of(tx, sub, p.invoice_id, next, p.first_at, due, &p.retry_days)
+    tx.queue_work_if_absent(&next_attempt(sub, p, now))?;
+    Ok(())
+}
+
+/// After a declined renewal charge (attempt `p.attempt`, recorded at `now`), in the
+/// transaction that records it: the next attempt, unless that was the last retry (the
+/// subscription has just become INACTIVE, and the check after the last retry is only for an
+/// attempt whose outcome was never recorded).
+fn queue_retry_after_decline(tx: &mut dyn Tx, sub: (OrgId, BranchId, SubscriptionId), p: &ChargePayload, now: Timestamp) -> Result<()> {
+    if (p.attempt as usize) < p.retry_days.len() {
+        queue_next_attempt(tx, sub, p, now)?;
+    }
+    Ok(())
 }
 
 /// When attempt `next` (after attempt `next - 1` started at `now`) is due.
@@ -361,8 +412,8 @@ impl<S: Store> Billing<S> {
     }
 
     /// The first charge of a renewal that owes it at once (`d`), in the renewal's transaction:
-    /// recorded as attempt 0 (its payment PROCESSING, the attempt's recovery item written) with
-    /// the next attempt queued, as a charge item would start it; `None` when the consumer has
+    /// recorded as attempt 0 (its payment PROCESSING, the attempt's recovery item written,
+    /// carrying the next attempt), as a charge item would start it; `None` when the consumer has
     /// no card with consent, and then attempt 0 is queued (its item records the failure and
     /// the retries follow).
     fn start_first_charge(&self, tx: &mut dyn Tx, scope: &Scope, sub: (OrgId, BranchId, SubscriptionId), d: DueCharge) -> Result<Option<RecordedCharge>> {
@@ -381,9 +432,10 @@ impl<S: Store> Billing<S> {
         };
         let now = d.now;
         let mut invoice = Some((d.invoice, d.payments));
-        let charge = self.record_charge_in(tx, sub.0, now, uuid::Uuid::now_v7(), &mut |tx: &mut dyn Tx| {
+        let then = next_attempt(sub, &p, now);
+        let charge = self.record_charge_in(tx, sub.0, now, uuid::Uuid::now_v7(), Some(&then), &mut |_: &mut dyn Tx| {
             let (inv, payments) = invoice.take().expect("selected once");
-            self.select_renewal_payment(tx, sub, inv, &payments, &p, &card, now)
+            select_renewal_payment(inv, &payments, &card)
         })?;
         Ok(Some(RecordedCharge {
             scope: scope.clone(),
@@ -391,30 +443,6 @@ impl<S: Store> Billing<S> {
             card,
             charge,
         }))
-    }
-
-    /// What a renewal charge (attempt `p.attempt`) charges: the invoice's payable payment, by
-    /// `card`'s network; the next attempt is queued here too (it finds nothing to do if this
-    /// one is approved).
-    #[allow(clippy::too_many_arguments)]
-    fn select_renewal_payment(
-        &self,
-        tx: &mut dyn Tx,
-        sub: (OrgId, BranchId, SubscriptionId),
-        inv: crate::invoice::Invoice,
-        payments: &[crate::payment::Payment],
-        p: &ChargePayload,
-        card: &crate::payment::TokenizedCard,
-        now: Timestamp,
-    ) -> Result<(crate::invoice::Invoice, Vec<crate::payment::Payment>)> {
-        let mut pay = payments
-            .iter()
-            .find(|x| x.status.is_payable())
-            .cloned()
-            .ok_or_else(|| Error::rule(crate::error::Code::PAYMENT_FINALIZED, format!("Invoice '{}' has nothing to charge", inv.id)))?;
-        pay.method = Some(PaymentMethod::parse(&card.network).unwrap_or(PaymentMethod::PgwCardUnspecified));
-        queue_next_attempt(tx, sub, p, now)?;
-        Ok((inv, vec![pay]))
     }
 
     /// Completes `item` in the transaction (refused when its lease was lost) and answers `what`.
@@ -468,11 +496,11 @@ impl<S: Store> Billing<S> {
 
     /// Runs the charge items of one claim together, with the attempt pattern of one charge but
     /// each step for all of them at once: one read finds what each charges, one
-    /// [`Store::write_each`] records every attempt (each completing its item and queuing the
-    /// next attempt, in a savepoint of its own), the gateway is called for each with no
+    /// [`Store::write_each`] records every attempt (each completing its item, its recovery
+    /// item carrying the next attempt), the gateway is called for each with no
     /// transaction open (side by side, like separate items), and one more `write_each`
-    /// records every outcome (with SUBSCRIPTION_CYCLE_RENEWAL_FAILED in the same transaction
-    /// for a decline). An item that is not a plain charge (nothing owed, no card, the check
+    /// records every outcome (with SUBSCRIPTION_CYCLE_RENEWAL_FAILED and the next attempt in
+    /// the same transaction for a decline). An item that is not a plain charge (nothing owed, no card, the check
     /// after the last retry), or whose reading failed, runs alone as before.
     fn charge_renewal_batch(&self, items: &[&DueWork], report: &mut WorkReport) {
         let alone = |report: &mut WorkReport, item: &DueWork| match self.charge_renewal(item) {
@@ -550,11 +578,12 @@ impl<S: Store> Billing<S> {
         for item in others {
             alone(report, item);
         }
-        // 1. Every attempt recorded, each with its item completed and its next attempt queued.
+        // 1. Every attempt recorded, each with its item completed.
         let recorded = self.store.write_each(&plans, |tx, pl| {
             let p = &pl.p;
-            self.record_charge_in(tx, pl.scope.org_id(), pl.now, pl.attempt, &mut |tx: &mut dyn Tx| {
-                self.start_renewal_charge(tx, pl.item, &pl.scope, p, &pl.card, pl.now)
+            let then = next_attempt((pl.item.org_id, p.branch_id, p.subscription_id), p, pl.now);
+            self.record_charge_in(tx, pl.scope.org_id(), pl.now, pl.attempt, Some(&then), &mut |tx: &mut dyn Tx| {
+                self.start_renewal_charge(tx, pl.item, &pl.scope, p, &pl.card)
             })
         });
         let mut charges = Vec::with_capacity(plans.len());
@@ -575,9 +604,10 @@ impl<S: Store> Billing<S> {
 
     /// Steps 2 and 3 of recorded renewal charges, all at once: the gateway is called for each
     /// with no transaction open (side by side, like separate items), then one
-    /// [`Store::write_each`] records every outcome (with SUBSCRIPTION_CYCLE_RENEWAL_FAILED in
-    /// the same transaction for a decline). A charge whose gateway call failed is left to its
-    /// attempt's item, which fails and voids it.
+    /// [`Store::write_each`] records every outcome (with SUBSCRIPTION_CYCLE_RENEWAL_FAILED and
+    /// the next attempt in the same transaction for a decline). A charge whose gateway call
+    /// failed is left to its attempt's item, which fails and voids it and queues the next
+    /// attempt.
     fn charge_recorded(&self, charges: Vec<RecordedCharge>, report: &mut WorkReport) {
         if charges.is_empty() {
             return;
@@ -633,6 +663,7 @@ impl<S: Store> Billing<S> {
             )?;
             if !outcome.approved {
                 let payment = recorded.first().map(|x| x.id);
+                queue_retry_after_decline(tx, (rc.scope.org_id(), p.branch_id, p.subscription_id), p, now)?;
                 self.record_renewal_failure(tx, p.branch_id, p.subscription_id, p.invoice_id, p.attempt, p.retry_days.len(), payment, now)?;
             }
             Ok(outcome.approved)
@@ -647,8 +678,7 @@ impl<S: Store> Billing<S> {
     }
 
     /// What charge item `item` charges, in the transaction that records the attempt: done once,
-    /// the item ends here, and the next attempt is queued here too (it finds nothing to do if
-    /// this one is approved); the invoice's payable payment, charged to `card`.
+    /// the item ends here; the invoice's payable payment, charged to `card`.
     fn start_renewal_charge(
         &self,
         tx: &mut dyn Tx,
@@ -656,15 +686,12 @@ impl<S: Store> Billing<S> {
         scope: &Scope,
         p: &ChargePayload,
         card: &crate::payment::TokenizedCard,
-        now: Timestamp,
     ) -> Result<(crate::invoice::Invoice, Vec<crate::payment::Payment>)> {
         if !tx.complete_work(item.id, item.leased_until)? {
             return Err(lease_lost(item));
         }
         let (inv, all) = self.load_invoice(tx, scope, p.invoice_id)?;
-        // The next attempt is of the same subscription (a charge item is queued in the
-        // subscription's organization, and a subscription is never deleted): no need to read it.
-        self.select_renewal_payment(tx, (item.org_id, p.branch_id, p.subscription_id), inv, &all, p, card, now)
+        select_renewal_payment(inv, &all, card)
     }
 
     /// Runs one charge item: `Some(approved)` when a charge was made or failed, `None` when
@@ -719,18 +746,25 @@ impl<S: Store> Billing<S> {
             return Ok(if last_check { None } else { Some(false) });
         }
         let card = card.expect("checked");
-        let charge = self.record_charge(scope.org_id(), now, |tx| self.start_renewal_charge(tx, item, &scope, &p, &card, now))?;
+        // The next attempt is of the same subscription (a charge item is queued in the
+        // subscription's organization, and a subscription is never deleted): no need to read it.
+        let sub = (item.org_id, p.branch_id, p.subscription_id);
+        let then = next_attempt(sub, &p, now);
+        let charge = self.record_charge_then(scope.org_id(), now, Some(&then), |tx| self.start_renewal_charge(tx, item, &scope, &p, &card))?;
         let gw = self.gateway_for(&scope.org);
         let outcome = self.call_out("the payment gateway", || {
             gw.charge_token(&charge.reference(), &card.gateway_token, charge.total())
         })?;
-        let recorded = self.record_charge_outcome(&scope, &charge, &outcome)?;
-        if !outcome.approved {
-            let payment = recorded.first().map(|x| x.id);
+        // A decline's retry and failure are recorded with it (a crash after it loses neither).
+        let recorded = self.record_charge_outcome_and(&scope, &charge, &outcome, |tx, _, recorded| {
+            if outcome.approved {
+                return Ok(());
+            }
             let now = self.now(&scope);
-            self.store
-                .write(|tx| self.record_renewal_failure(tx, p.branch_id, p.subscription_id, p.invoice_id, p.attempt, retries, payment, now))?;
-        }
+            queue_retry_after_decline(tx, sub, &p, now)?;
+            let payment = recorded.first().map(|x| x.id);
+            self.record_renewal_failure(tx, p.branch_id, p.subscription_id, p.invoice_id, p.attempt, retries, payment, now)
+        })?;
         debug_assert!(recorded.iter().all(|x| x.status != PaymentStatus::Processing));
         Ok(Some(outcome.approved))
     }

@@ -315,3 +315,75 @@ pub fn refund_in_flight_is_recorded_and_finished<H: Harness>() {
     assert_eq!(w.read(|tx| tx.work(WorkId(pay.id.0))), None);
     expect_code(w.billing.refund_payment(s, pay.id, req), Code::PAYMENT_REFUNDED_ALREADY);
 }
+
+/// A renewal's charge is recorded with its recovery item and nothing more: approved, it leaves
+/// no item of its subscription behind (no next attempt to run days later for nothing); lost in
+/// flight (the process dies in the gateway call), its recovery item fails and voids it and
+/// queues the next attempt on the retry schedule, which charges it then, once.
+pub fn a_lost_renewal_charge_is_retried_by_its_recovery<H: Harness>() {
+    use super::subscriptions::{create as create_sub, monthly, pay_first, sub_body};
+    use crate::subscription::charge_work_id;
+    use crate::subscription::RENEW_CHARGE_KIND;
+    let w = World::new(H::store());
+    let s = &w.admin;
+    let gw = Scripted::new(Act::Sandbox);
+    w.billing.set_sandbox_gateway(gw.clone());
+    let gym = monthly(&w, s, "100.00");
+    let subscribe = |start: &str| {
+        let c = consumer(&w, s, false);
+        w.billing.save_card(s, c.id, "4111111111111111", 12, 2035, true).unwrap();
+        let sub = create_sub(&w, s, sub_body(c.id, &[(gym.id, 1)], start));
+        pay_first(&w, s, sub.latest_invoice_id.unwrap());
+        sub
+    };
+    let paid = subscribe("2026-01-15T09:00:00Z");
+    let lost = subscribe("2026-01-20T09:00:00Z");
+    let cycle_2 = |sub: &crate::subscription::Subscription| {
+        let got = w.billing.get_subscription(&w.fresh_admin(), sub.id).unwrap();
+        assert_eq!(got.current_cycle_number, 2);
+        w.billing.get_invoice(&w.fresh_admin(), got.latest_invoice_id.unwrap()).unwrap()
+    };
+    let attempt_item = |inv: crate::ids::InvoiceId, k: u32| w.read(|tx| tx.work(charge_work_id(inv, k)));
+
+    // Approved at renewal: no attempt item of its invoice is left.
+    w.billing.advance_sandbox_clock(s, Advance::To(super::ts("2026-02-15T09:00:01Z"))).unwrap();
+    let (inv, pays) = cycle_2(&paid);
+    assert_eq!(
+        (inv.status, pays[0].status),
+        (crate::invoice::InvoiceStatus::Completed, PaymentStatus::Succeeded)
+    );
+    assert_eq!(attempt_item(inv.id, 1), None, "an approved renewal queues no next attempt");
+    assert_eq!(
+        w.read(|tx| tx.work(WorkId(pays[0].transaction_id.unwrap()))),
+        None,
+        "nor keeps its recovery item"
+    );
+
+    // Lost in flight: PROCESSING with its recovery item, and no next attempt yet.
+    gw.set(Act::Die);
+    w.billing.advance_sandbox_clock(s, Advance::To(super::ts("2026-02-20T09:00:01Z"))).unwrap();
+    let (inv, pays) = cycle_2(&lost);
+    assert_eq!(pays[0].status, PaymentStatus::Processing);
+    let attempt = pays[0].transaction_id.expect("the attempt");
+    assert_eq!(w.read(|tx| tx.work(WorkId(attempt))).map(|i| i.kind), Some(CHARGE_KIND.to_string()));
+    assert_eq!(attempt_item(inv.id, 1), None, "the next attempt waits for this one's failure");
+    // Given up: FAILED, voided, and attempt 1 queued a day after attempt 0 was due.
+    gone_for_real(&w);
+    w.billing.advance_sandbox_clock(s, Advance::By(Duration::minutes(16))).unwrap();
+    let (_, pays) = cycle_2(&lost);
+    assert_eq!((pays[0].status, pays[0].transaction_id), (PaymentStatus::Failed, None));
+    let next = attempt_item(inv.id, 1).expect("the next attempt, queued by the recovery");
+    assert_eq!((next.kind.as_str(), next.due_at), (RENEW_CHARGE_KIND, super::ts("2026-02-21T09:00:00Z")));
+    assert_eq!(w.read(|tx| tx.work(WorkId(attempt))), None, "done once the void is confirmed");
+    // A day later the retry charges it, once.
+    w.billing.advance_sandbox_clock(s, Advance::By(Duration::days(1))).unwrap();
+    let (inv, pays) = cycle_2(&lost);
+    assert_eq!(
+        (inv.status, pays.len(), pays[0].status),
+        (crate::invoice::InvoiceStatus::Completed, 1, PaymentStatus::Succeeded)
+    );
+    let ops: Vec<&str> = gw.calls().iter().map(|c| c.0).collect();
+    assert_eq!(ops, vec!["charge", "charge", "void", "charge"]);
+    assert_eq!((attempt_item(inv.id, 1), attempt_item(inv.id, 2)), (None, None), "nothing left to run");
+    assert_eq!(payment_events(&w, pays[0].id.0), vec![EventType::PaymentFailed, EventType::PaymentSucceeded]);
+}

@@ -593,6 +593,7 @@ macro_rules! conformance_suite {
                 refused_void_is_retried_until_confirmed,
                 concurrent_payers_charge_once,
                 refund_in_flight_is_recorded_and_finished,
+                a_lost_renewal_charge_is_retried_by_its_recovery,
             ],
             idempotency: [
                 record_round_trip_and_scoping,
