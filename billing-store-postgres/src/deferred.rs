@@ -43,6 +43,9 @@ use billing_core::work::DueWork;
 use diesel::prelude::*;
 use std::collections::HashSet;
 
+/// A row as read, as the JSON object of its row type.
+pub(crate) type Original = serde_json::Map<String, serde_json::Value>;
+
 /// What a batch's first pass has written and not yet sent.
 #[derive(Debug, Default)]
 pub(crate) struct Deferred {
@@ -62,10 +65,11 @@ pub(crate) struct Deferred {
     /// The ids of `work`, `completions` and `drops`.
     work_ids: HashSet<Uuid>,
     /// Updates of invoices, payments and subscriptions this pass did not insert: the newest row
-    /// of each.
-    invoice_updates: Vec<InvoiceRow>,
-    payment_updates: Vec<PaymentRow>,
-    subscription_updates: Vec<SubRow>,
+    /// of each, with the row as the database holds it when this pass read it ahead (see
+    /// `prefetch`): then only the columns that differ are sent.
+    invoice_updates: Vec<(InvoiceRow, Option<Original>)>,
+    payment_updates: Vec<(PaymentRow, Option<Original>)>,
+    subscription_updates: Vec<(SubRow, Option<Original>)>,
     /// Subscriptions whose latest invoice is marked paid, with the time (`mark_latest_invoice_paid`
     /// answered from what the batch read ahead).
     marks: Vec<(Uuid, Timestamp)>,
@@ -123,33 +127,34 @@ impl PgTx<'_> {
     /// An update of a payment: changes the pending row when the payment is still pending, else
     /// records the update for the end of the batch (where a payment that is missing fails the
     /// pass); gives `row` back to be written when this transaction does not defer.
-    pub(crate) fn defer_payment_update(&mut self, row: PaymentRow) -> Option<PaymentRow> {
+    /// `original`: the row as read ahead and not written since (see `prefetch`).
+    pub(crate) fn defer_payment_update(&mut self, row: PaymentRow, original: Option<Original>) -> Option<PaymentRow> {
         let Some(d) = &mut self.deferred else { return Some(row) };
         if let Some(p) = d.payments.iter_mut().find(|p| p.id == row.id) {
             *p = row;
             return None;
         }
         d.updated.insert(row.invoice_id);
-        replace_or_push(&mut d.payment_updates, &mut d.updated, row, |r| r.id);
+        replace_or_push(&mut d.payment_updates, &mut d.updated, (row, original), |r| r.0.id);
         None
     }
 
     /// An update of an invoice's row: [`Self::defer_payment_update`] for invoices.
-    pub(crate) fn defer_invoice_update(&mut self, row: InvoiceRow) -> Option<InvoiceRow> {
+    pub(crate) fn defer_invoice_update(&mut self, row: InvoiceRow, original: Option<Original>) -> Option<InvoiceRow> {
         let Some(d) = &mut self.deferred else { return Some(row) };
         if let Some(p) = d.invoices.iter_mut().find(|p| p.id == row.id) {
             *p = row;
             return None;
         }
-        replace_or_push(&mut d.invoice_updates, &mut d.updated, row, |r| r.id);
+        replace_or_push(&mut d.invoice_updates, &mut d.updated, (row, original), |r| r.0.id);
         None
     }
 
     /// An update of a subscription's row: [`Self::defer_payment_update`] for subscriptions
     /// (none is inserted in a batch).
-    pub(crate) fn defer_subscription_update(&mut self, row: SubRow) -> Option<SubRow> {
+    pub(crate) fn defer_subscription_update(&mut self, row: SubRow, original: Option<Original>) -> Option<SubRow> {
         let Some(d) = &mut self.deferred else { return Some(row) };
-        replace_or_push(&mut d.subscription_updates, &mut d.updated, row, |r| r.id);
+        replace_or_push(&mut d.subscription_updates, &mut d.updated, (row, original), |r| r.0.id);
         None
     }
 
@@ -376,27 +381,40 @@ impl PgTx<'_> {
         Ok(())
     }
 
-    /// One UPDATE of `table` for `rows` (each row's columns but `id`, by `id`), sent as one
-    /// JSON parameter. A row whose id is missing fails the pass, as its own UPDATE would have
-    /// failed its item (the savepoint pass finds which).
-    fn send_updates<R: serde::Serialize>(&mut self, table: &str, what: &str, rows: &[R]) -> StoreResult<()> {
+    /// One UPDATE of `table` for `rows` (by `id`: the columns that changed from the rows'
+    /// originals, see [`changed_columns`]), sent as one JSON parameter. A row whose id is
+    /// missing fails the pass, as its own UPDATE would have failed its item (the savepoint pass
+    /// finds which).
+    fn send_updates<R: serde::Serialize>(&mut self, table: &str, what: &str, rows: &[(R, Option<Original>)]) -> StoreResult<()> {
         if rows.is_empty() {
             return Ok(());
         }
-        let json = serde_json::to_value(rows).map_err(|e| StoreError::backend(format!("a {what} row as JSON: {e}")))?;
-        let columns: Vec<&String> = match json.get(0).and_then(|r| r.as_object()) {
-            Some(o) => o.keys().filter(|k| *k != "id").collect(),
-            None => return Err(StoreError::backend(format!("a {what} row is not a JSON object"))),
-        };
+        let mut json: Vec<serde_json::Value> = Vec::with_capacity(rows.len());
+        for (row, _) in rows {
+            match serde_json::to_value(row) {
+                Ok(v @ serde_json::Value::Object(_)) => json.push(v),
+                Ok(_) => return Err(StoreError::backend(format!("a {what} row is not a JSON object"))),
+                Err(e) => return Err(StoreError::backend(format!("a {what} row as JSON: {e}"))),
+            }
+        }
+        let originals: Vec<Option<&Original>> = rows.iter().map(|(_, o)| o.as_ref()).collect();
+        let columns = changed_columns(&json, &originals);
+        // Only what is set, and the id, goes out.
+        for v in &mut json {
+            if let serde_json::Value::Object(o) = v {
+                o.retain(|k, _| k == "id" || columns.contains(k));
+            }
+        }
+        let json = serde_json::Value::Array(json);
         // The names are the row type's own fields, not input.
         let set: Vec<String> = columns.iter().map(|c| format!("\"{c}\"")).collect();
         let from: Vec<String> = columns.iter().map(|c| format!("v.\"{c}\"")).collect();
         let sql = format!(
-            "UPDATE {table} AS t SET ({}) = ({}) FROM jsonb_populate_recordset(NULL::{table}, $1) AS v WHERE t.id = v.id",
+            "UPDATE {table} AS t SET ({}) = ROW({}) FROM json_populate_recordset(NULL::{table}, $1) AS v WHERE t.id = v.id",
             set.join(", "),
             from.join(", ")
         );
-        let n = self.change_apart(|c| diesel::sql_query(&sql).bind::<diesel::sql_types::Jsonb, _>(&json).execute(c))?;
+        let n = self.change_apart(|c| diesel::sql_query(&sql).bind::<diesel::sql_types::Json, _>(&json).execute(c))?;
         if n != rows.len() {
             self.state.aborted.get_or_insert_with(|| format!("an updated {what} was missing"));
             return Err(StoreError::NotFound(what.into()));
@@ -405,14 +423,42 @@ impl PgTx<'_> {
     }
 }
 
-/// Replaces the row of `row`'s id in `rows` (when `ids` has it) or adds it.
-fn replace_or_push<R>(rows: &mut Vec<R>, ids: &mut HashSet<Uuid>, row: R, id: impl Fn(&R) -> Uuid) {
+/// Replaces the row of `row`'s id in `rows` (when `ids` has it) or adds it. A replaced update
+/// keeps the original it had: the database still holds that row (nothing was sent since).
+fn replace_or_push<R>(rows: &mut Vec<(R, Option<Original>)>, ids: &mut HashSet<Uuid>, row: (R, Option<Original>), id: impl Fn(&(R, Option<Original>)) -> Uuid) {
     let key = id(&row);
     if ids.insert(key) {
         rows.push(row);
     } else if let Some(r) = rows.iter_mut().find(|r| id(r) == key) {
-        *r = row;
+        r.0 = row.0;
     } else {
         rows.push(row);
     }
+}
+
+/// The columns of `rows` (JSON objects of one row type) to send: those that differ from the
+/// row's original in any row, or all of them (but `id`) when a row has no original or none
+/// differs (so the UPDATE still finds each row, and a missing one fails the pass).
+fn changed_columns(rows: &[serde_json::Value], originals: &[Option<&Original>]) -> Vec<String> {
+    let all = || -> Vec<String> {
+        rows.first()
+            .and_then(|r| r.as_object())
+            .map(|o| o.keys().filter(|k| *k != "id").cloned().collect())
+            .unwrap_or_default()
+    };
+    let mut changed: Vec<String> = Vec::new();
+    for (row, original) in rows.iter().zip(originals) {
+        let (Some(row), Some(original)) = (row.as_object(), original) else {
+            return all();
+        };
+        for (k, v) in row {
+            if k != "id" && original.get(k) != Some(v) && !changed.contains(k) {
+                changed.push(k.clone());
+            }
+        }
+    }
+    if changed.is_empty() {
+        return all();
+    }
+    changed
 }

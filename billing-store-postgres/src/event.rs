@@ -16,7 +16,7 @@ diesel::table! {
         event_type -> Text,
         entity_type -> Text,
         entity_id -> Uuid,
-        payload -> Jsonb,
+        payload -> Json,
         created_at -> Timestamptz,
     }
 }

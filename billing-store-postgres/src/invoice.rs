@@ -487,8 +487,9 @@ impl billing_core::invoice::InvoiceTx for PgTx<'_> {
 
     fn update_invoice_row(&mut self, inv: &Invoice) -> StoreResult<()> {
         use invoices::dsl as i;
+        let original = self.take_original(inv.id.0);
         self.forget_prefetched(Some(inv.id.0));
-        let Some(row) = self.defer_invoice_update(InvoiceRow::new(inv)?) else {
+        let Some(row) = self.defer_invoice_update(InvoiceRow::new(inv)?, original) else {
             return Ok(());
         };
         let n = self.write_apart(|c| diesel::update(i::invoices.filter(i::id.eq(row.id))).set(&row).execute(c))?;

@@ -242,8 +242,9 @@ impl billing_core::payment::PaymentTx for PgTx<'_> {
         use payments::dsl as p;
         // A payment this batch has not sent yet is changed where it waits; an update in a
         // batch's first pass goes out with the others at its end; any other, by id, now.
+        let original = self.take_original(pay.id.0);
         self.forget_prefetched(Some(pay.invoice_id.0));
-        let Some(row) = self.defer_payment_update(PaymentRow::new(pay)?) else {
+        let Some(row) = self.defer_payment_update(PaymentRow::new(pay)?, original) else {
             return Ok(());
         };
         let n = self.write_apart(|c| diesel::update(p::payments.filter(p::id.eq(row.id))).set(&row).execute(c))?;

@@ -14,6 +14,13 @@
 //!   written apart (`update_invoice_row`); an invoice's payments, when one of them is;
 //! - a subscription's row, freezes and plan change, an invoice, its payments and a consumer once
 //!   taken (a second read goes to the database).
+//!
+//! A row taken in a batch's first pass is also kept as it was read (`originals`), so that its
+//! update, sent at the end with the others, sets only the columns that changed (`deferred`,
+//! `send_updates`): fewer values for PostgreSQL to parse and convert, none of the JSON columns
+//! a renewal leaves alone. An original stays true until the row is written: every write of a
+//! subscription's, invoice's or payment's row apart takes it (`take_original`: the row updates
+//! and `mark_latest_invoice_paid`), and any other write forgets all of them with the rest.
 
 use crate::consumer::{consumers, ConsumerRow};
 use crate::invoice::{invoices, InvoiceRow};
@@ -45,6 +52,9 @@ pub(crate) struct Prefetched {
     /// What marking a subscription's latest invoice paid looks at, for the subscriptions of
     /// an outcome batch's invoices.
     marks: HashMap<Uuid, MarkState>,
+    /// Subscriptions', invoices' and payments' rows as this pass read them (see the module),
+    /// by the row's id, as the JSON of their row types.
+    originals: HashMap<Uuid, serde_json::Map<String, serde_json::Value>>,
 }
 
 /// The columns of a subscription's row that `mark_latest_invoice_paid` reads.
@@ -76,6 +86,7 @@ impl Prefetched {
             && self.payments.is_empty()
             && self.consumers.is_empty()
             && self.marks.is_empty()
+            && self.originals.is_empty()
     }
 }
 
@@ -212,14 +223,22 @@ impl PgTx<'_> {
     /// The invoice as read ahead, once, when it is of `branch` (any, for `None`).
     pub(crate) fn take_prefetched_invoice(&mut self, branch: Option<BranchId>, id: InvoiceId) -> Option<Invoice> {
         match self.prefetched.invoices.get(&id.0) {
-            Some(i) if branch.is_none_or(|b| i.branch_id == b) => self.prefetched.invoices.remove(&id.0),
+            Some(i) if branch.is_none_or(|b| i.branch_id == b) => {
+                let inv = self.prefetched.invoices.remove(&id.0)?;
+                self.keep_original(inv.id.0, InvoiceRow::new(&inv));
+                Some(inv)
+            }
             _ => None,
         }
     }
 
     /// An invoice's payments as read ahead, once.
     pub(crate) fn take_prefetched_payments(&mut self, invoice: InvoiceId) -> Option<Vec<Payment>> {
-        self.prefetched.payments.remove(&invoice.0)
+        let found = self.prefetched.payments.remove(&invoice.0)?;
+        for p in &found {
+            self.keep_original(p.id.0, PaymentRow::new(p));
+        }
+        Some(found)
     }
 
     /// What `mark_latest_invoice_paid` looks at of subscription `id`, as read ahead, once.
@@ -237,7 +256,9 @@ impl PgTx<'_> {
 
     /// Forgets what was read ahead: all of it (`None`), or what is kept under one id: a
     /// subscription's parts, or an invoice with its payments (ids are never shared between the
-    /// two).
+    /// two). The rows' originals stay with `Some`: the writes of a row apart take its original
+    /// themselves (`take_original`), and a write of a subscription's cycle or an invoice's
+    /// payment leaves the subscription's or invoice's row as it was.
     pub(crate) fn forget_prefetched(&mut self, id: Option<Uuid>) {
         match id {
             None if !self.prefetched.is_empty() => self.prefetched = Prefetched::default(),
@@ -257,10 +278,30 @@ impl PgTx<'_> {
 
     /// The subscription as read ahead, once, when it is of `branch`.
     pub(crate) fn take_prefetched_subscription(&mut self, branch: BranchId, id: SubscriptionId) -> Option<Subscription> {
-        match self.prefetched.subs.get(&id.0) {
-            Some(s) if s.branch_id == branch => self.prefetched.subs.remove(&id.0),
-            _ => None,
+        let s = match self.prefetched.subs.get(&id.0) {
+            Some(s) if s.branch_id == branch => self.prefetched.subs.remove(&id.0)?,
+            _ => return None,
+        };
+        self.keep_original(s.id.0, SubRow::new(&s));
+        Some(s)
+    }
+
+    /// Keeps `row` (of a row read ahead) as the database holds it, for its deferred update.
+    fn keep_original<R: serde::Serialize>(&mut self, id: Uuid, row: StoreResult<R>) {
+        if self.deferred.is_none() {
+            return;
         }
+        // A row that does not map is simply not kept: its update then sets every column.
+        if let Some(serde_json::Value::Object(o)) = row.ok().and_then(|r| serde_json::to_value(r).ok()) {
+            self.prefetched.originals.insert(id, o);
+        }
+    }
+
+    /// The row `id` as read ahead in this pass and not written since, taken: a write of the
+    /// row apart calls this first (its deferred update compares with it; any other write of it
+    /// makes it stale).
+    pub(crate) fn take_original(&mut self, id: Uuid) -> Option<serde_json::Map<String, serde_json::Value>> {
+        self.prefetched.originals.remove(&id)
     }
 
     pub(crate) fn take_prefetched_freezes(&mut self, id: SubscriptionId) -> Option<Vec<Freeze>> {

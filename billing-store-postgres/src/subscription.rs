@@ -138,7 +138,7 @@ pub struct SubRow {
 }
 
 impl SubRow {
-    fn new(v: &Subscription) -> StoreResult<Self> {
+    pub(crate) fn new(v: &Subscription) -> StoreResult<Self> {
         Ok(SubRow {
             id: v.id.0,
             org_id: v.org_id.0,
@@ -458,9 +458,10 @@ impl SubscriptionTx for PgTx<'_> {
 
     fn update_subscription_row(&mut self, s: &Subscription) -> StoreResult<()> {
         use subscriptions::dsl as v;
+        let original = self.take_original(s.id.0);
         self.forget_prefetched(Some(s.id.0));
         // In a batch's first pass, it goes out with the others at the end.
-        let Some(row) = self.defer_subscription_update(SubRow::new(s)?) else {
+        let Some(row) = self.defer_subscription_update(SubRow::new(s)?, original) else {
             return Ok(());
         };
         let n = self.write_apart(|c| diesel::update(v::subscriptions.filter(v::id.eq(row.id))).set(&row).execute(c))?;
@@ -483,6 +484,8 @@ impl SubscriptionTx for PgTx<'_> {
         // In a batch's first pass, from what it read ahead (nothing has changed the row since:
         // a write of it forgets that), the UPDATE sent with the others at the end.
         let names: Vec<&str> = statuses.iter().map(|x| x.as_str()).collect();
+        // The row is written apart here: what was read of it is no longer what it holds.
+        self.take_original(id.0);
         if self.deferring() {
             if let Some(m) = self.take_prefetched_mark(id.0) {
                 self.forget_prefetched(Some(id.0));

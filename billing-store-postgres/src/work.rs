@@ -9,7 +9,7 @@ use billing_core::store::StoreResult;
 use billing_core::work::{DueTimes, DueWork, QueueDepth, Reschedule};
 use diesel::connection::SimpleConnection;
 use diesel::prelude::*;
-use diesel::sql_types::{Array, BigInt, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid};
+use diesel::sql_types::{Array, BigInt, Json, Nullable, Text, Timestamptz, Uuid as SqlUuid};
 use serde_json::Value;
 use uuid::Uuid;
 
@@ -19,7 +19,7 @@ diesel::table! {
         org_id -> Uuid,
         kind -> Text,
         due_at -> Timestamptz,
-        payload -> Jsonb,
+        payload -> Json,
         attempts -> Int4,
         leased_until -> Nullable<Timestamptz>,
     }
@@ -386,7 +386,7 @@ impl billing_core::work::WorkTx for PgTx<'_> {
                 .bind::<SqlUuid, _>(id.0)
                 .bind::<Nullable<Timestamptz>, _>(lease)
                 .bind::<Timestamptz, _>(due_at)
-                .bind::<Jsonb, _>(payload)
+                .bind::<Json, _>(payload)
                 .execute(c)
         })?;
         Ok(n > 0)
@@ -426,7 +426,7 @@ impl billing_core::work::WorkTx for PgTx<'_> {
         let due: Vec<Timestamp> = items.iter().map(|r| r.due_at).collect();
         let held: Vec<Held> = self.change(|c| {
             diesel::sql_query(
-                "UPDATE due_work w SET due_at = u.due, payload = '{}'::jsonb, leased_until = NULL \
+                "UPDATE due_work w SET due_at = u.due, payload = '{}'::json, leased_until = NULL \
                  FROM unnest($1::uuid[], $2::timestamptz[], $3::timestamptz[]) AS u(id, lease, due) \
                  WHERE w.id = u.id AND w.leased_until IS NOT DISTINCT FROM u.lease RETURNING u.id, u.lease",
             )

@@ -497,6 +497,7 @@ macro_rules! conformance_suite {
                 a_batch_updates_invoices_and_payments_as_each_would,
                 a_batch_updates_subscriptions_as_each_would,
                 a_batch_marks_latest_invoices_paid_as_each_would,
+                rows_read_ahead_are_written_as_each_would,
                 cancel_and_uncancel,
                 until_cycle_number_ends_it,
                 declined_renewals_are_retried_then_inactivate,
