@@ -167,9 +167,14 @@ fn dispatch(app: &Weak<App>, options: WorkerOptions, idle: &Idle, send: &mpsc::S
         }
         let Some(app) = app.upgrade() else { return };
         let held = idle.by_org.lock().unwrap().clone();
-        let claimed = app
-            .billing
-            .claim_due_work_fairly(&app.billing.work_kinds(), app.billing.work_lease(), free.min(256) as u32, concurrency, &held);
+        let claimed = app.billing.claim_due_work_fairly(
+            &app.billing.work_kinds(),
+            app.billing.work_lease(),
+            free.min(256) as u32,
+            concurrency,
+            &held,
+            busy,
+        );
         let mut items = match claimed {
             Ok(items) => items,
             Err(e) => {
@@ -216,7 +221,8 @@ fn top_up_batches(app: &App, items: &mut Vec<DueWork>) {
     if batched.is_empty() || room == 0 {
         return;
     }
-    match app.billing.claim_due_work(None, &batched, app.billing.work_lease(), room as u32) {
+    // The claim before this one came back full: no need to ask whether anything is due.
+    match app.billing.claim_more_due_work(None, &batched, app.billing.work_lease(), room as u32) {
         Ok(more) => items.extend(more),
         Err(e) => tracing::warn!(error = %e, "claiming due work failed"),
     }

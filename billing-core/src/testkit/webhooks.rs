@@ -224,14 +224,24 @@ pub fn fair_claims_pass_over_busy_organizations<H: Harness>() {
     // Four runners, two held by `busy_org`: the other organization's item comes first, although
     // it is due last; the rest of the limit goes to the busy one, earliest first.
     let held = std::collections::HashMap::from([(busy_org, 2usize)]);
-    let got = w.billing.claim_due_work_fairly(&[KIND], Duration::seconds(30), 3, 4, &held).unwrap();
+    let got = w.billing.claim_due_work_fairly(&[KIND], Duration::seconds(30), 3, 4, &held, false).unwrap();
     assert_eq!(got.iter().map(|x| x.id).collect::<Vec<_>>(), vec![theirs.id, backlog[0].id, backlog[1].id]);
     // Nobody busy: due order, whatever the organization.
     let got = w
         .billing
-        .claim_due_work_fairly(&[KIND], Duration::seconds(30), 2, 4, &Default::default())
+        .claim_due_work_fairly(&[KIND], Duration::seconds(30), 2, 4, &Default::default(), false)
         .unwrap();
     assert_eq!(got.iter().map(|x| x.id).collect::<Vec<_>>(), vec![backlog[2].id, backlog[3].id]);
+    // After a full claim (no question first whether anything is due): the same items, in the
+    // same order, and nothing once nothing is due.
+    let got = w
+        .billing
+        .claim_due_work_fairly(&[KIND], Duration::seconds(30), 1, 4, &Default::default(), true)
+        .unwrap();
+    assert_eq!(got.iter().map(|x| x.id).collect::<Vec<_>>(), vec![backlog[4].id]);
+    let got = w.billing.claim_more_due_work(None, &[KIND], Duration::seconds(30), 5).unwrap();
+    assert_eq!(got.iter().map(|x| x.id).collect::<Vec<_>>(), vec![backlog[5].id]);
+    assert!(w.billing.claim_more_due_work(None, &[KIND], Duration::seconds(30), 5).unwrap().is_empty());
 }
 
 pub fn concurrent_claims_take_each_item_once<H: Harness>() {
