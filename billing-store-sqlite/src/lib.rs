@@ -23,6 +23,7 @@ mod migrate;
 mod numbers;
 #[macro_use]
 mod sql;
+mod statements;
 mod writer;
 
 // One file per resource, each implementing its slice of `billing_core::store::Tx`.

@@ -1,4 +1,5 @@
-//! What every table file shares: [`SqliteTx`] (statements through the connection's cache,
+//! What every table file shares: [`SqliteTx`] (statements through the connection's cache, or
+//! the batch's ([`crate::statements`]),
 //! errors mapped to the core's), list paging and filters, conversions between SQLite values and
 //! domain values, and the two macros that keep SQL in one place: [`table!`] declares each
 //! column of a table once, and [`sql!`] builds a statement once per process.
@@ -215,7 +216,7 @@ impl<'c> SqliteTx<'c> {
     }
 
     pub fn exec(&self, sql: &str, params: Vec<SqlValue>) -> StoreResult<usize> {
-        let mut st = self.conn.prepare_cached(sql).map_err(|e| self.err(e))?;
+        let mut st = crate::statements::prepare(self.conn, sql).map_err(|e| self.err(e))?;
         st.execute(params_from_iter(params)).map_err(|e| self.err(e))
     }
 
@@ -228,12 +229,12 @@ impl<'c> SqliteTx<'c> {
     }
 
     pub fn one<T>(&self, sql: &str, params: Vec<SqlValue>, map: impl FnOnce(&Row) -> rusqlite::Result<T>) -> StoreResult<Option<T>> {
-        let mut st = self.conn.prepare_cached(sql).map_err(|e| self.err(e))?;
+        let mut st = crate::statements::prepare(self.conn, sql).map_err(|e| self.err(e))?;
         st.query_row(params_from_iter(params), map).optional().map_err(|e| self.err(e))
     }
 
     pub fn all<T>(&self, sql: &str, params: Vec<SqlValue>, map: impl FnMut(&Row) -> rusqlite::Result<T>) -> StoreResult<Vec<T>> {
-        let mut st = self.conn.prepare_cached(sql).map_err(|e| self.err(e))?;
+        let mut st = crate::statements::prepare(self.conn, sql).map_err(|e| self.err(e))?;
         let rows = st.query_map(params_from_iter(params), map).map_err(|e| self.err(e))?;
         rows.collect::<Result<Vec<_>, _>>().map_err(|e| self.err(e))
     }

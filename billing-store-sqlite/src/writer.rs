@@ -364,6 +364,7 @@ mod batch_mark {
         pub fn new(writer: usize, conn: &Connection) -> Self {
             CURRENT.with(|c| c.set(Some((writer, conn as *const Connection, true))));
             crate::memo::open(conn);
+            crate::statements::open(conn);
             Open
         }
 
@@ -371,6 +372,7 @@ mod batch_mark {
         pub fn direct(writer: usize, conn: &Connection) -> Self {
             CURRENT.with(|c| c.set(Some((writer, conn as *const Connection, false))));
             crate::memo::open(conn);
+            crate::statements::open(conn);
             Open
         }
     }
@@ -379,6 +381,7 @@ mod batch_mark {
         fn drop(&mut self) {
             CURRENT.with(|c| c.set(None));
             crate::memo::close();
+            crate::statements::close();
         }
     }
 }
