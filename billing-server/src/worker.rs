@@ -208,11 +208,12 @@ fn dispatch(app: &Weak<App>, options: WorkerOptions, idle: &Idle, send: &mpsc::S
 
 /// How many items of batched kinds one claim takes at most, with its top-up. Each batch of
 /// renewals costs two claims and two commits whatever its size, and adjacent renewals share
-/// pages, so larger batches make a renewal day cheaper (SQLite, N = 100,000: 9.1-10.4 s with
-/// 512 against 10.7-12.0 s with 256; 1,024 gained little more). The price is how long one
-/// batch holds SQLite's one writer: about 50 ms for 512 renewals, which a request's write may
-/// wait during a renewal day. The items' leases only need to last until the batch's first
-/// transaction, which completes them.
+/// pages, so larger batches make a renewal day cheaper (SQLite, N = 100,000, alternating on one
+/// machine: 256 gave 10.7 to 12.0 s, 512 gave 9.1 to 10.4 s, and 1,024 about 10% less than 512).
+/// The price is how long one batch holds SQLite's one writer, which a request's write may wait
+/// during a renewal day: about 17 ms on average for 512 (6.6 s of batches in 392, measured).
+/// The items' leases need only last until the batch's first transaction, which completes them
+/// (the gateway is called after it).
 pub const BATCH_ITEMS: usize = 512;
 
 /// The items of a batched kind (renewals, renewal charges, fan-outs) run together on one
