@@ -205,10 +205,13 @@ impl SqliteStore {
         let constraints = Arc::new(migrate::unique_constraint_names(&conn)?);
         // Commits never checkpoint: the checkpoint thread does (see `checkpoint`).
         conn.pragma_update(None, "wal_autocheckpoint", 0).map_err(backend)?;
-        let checkpointer = checkpoint::Checkpointer::start(path.clone())?;
+        // A WAL started over is cut back to this size (see `checkpoint`).
+        conn.pragma_update(None, "journal_size_limit", checkpoint::WAL_SIZE_LIMIT).map_err(backend)?;
+        let writer = Writer::new(conn, true);
+        let checkpointer = checkpoint::Checkpointer::start(path.clone(), writer.restart_flag())?;
         Ok(SqliteStore {
             inner: Arc::new(Inner {
-                writer: Writer::new(conn, true),
+                writer,
                 path: Some(path),
                 readers: Mutex::new(Vec::new()),
                 constraints,

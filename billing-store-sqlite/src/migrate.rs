@@ -27,6 +27,9 @@ const MIGRATIONS: &[(i64, &str)] = &[
 /// How long opening and migrating wait for another process's lock on the database file.
 const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(120);
 
+/// How long a connection waits for another's lock, once open.
+pub(crate) const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// Called by SQLite while another connection holds the lock that opening and migrating need:
 /// says so in the log (once), then waits in steps of 10 ms, up to [`LOCK_WAIT`].
 pub(crate) fn wait_for_lock(tries: i32) -> bool {
@@ -44,7 +47,7 @@ pub fn apply(conn: &Connection) -> Result<(), StoreError> {
     conn.busy_handler(Some(wait_for_lock)).map_err(err)?;
     let applied = apply_pending(conn);
     // Back to the connection's usual wait (the handler above replaced it).
-    conn.busy_timeout(std::time::Duration::from_secs(10)).map_err(err)?;
+    conn.busy_timeout(BUSY_TIMEOUT).map_err(err)?;
     applied
 }
 

@@ -41,6 +41,9 @@ pub struct Writer {
     /// Moves after each commit that changed an auth table (`Store::auth_generation`): the
     /// writer is the only one that changes them, so it knows every change of the process.
     auth_generation: AtomicU64,
+    /// Set by the checkpoint thread when the WAL should start over (`checkpoint`): done by the
+    /// writer after its next commit, between two of its transactions.
+    restart_wal: Arc<AtomicBool>,
 }
 
 struct State {
@@ -50,6 +53,8 @@ struct State {
     /// Id of the open batch (or of the last one).
     batch: u64,
     in_batch: usize,
+    /// No WAL restart before then (readers kept the last one from finishing).
+    restart_not_before: std::time::Instant,
 }
 
 struct Outcome {
@@ -86,6 +91,7 @@ impl Writer {
                 open: false,
                 batch: 0,
                 in_batch: 0,
+                restart_not_before: std::time::Instant::now(),
             }),
             outcome: Mutex::new(Outcome { done: 0, failed: Vec::new() }),
             committed: Condvar::new(),
@@ -95,6 +101,30 @@ impl Writer {
             commits: AtomicU64::new(0),
             auth_dirty,
             auth_generation: AtomicU64::new(0),
+            restart_wal: Arc::new(AtomicBool::new(false)),
+        }
+    }
+
+    /// The flag that asks this writer to start the WAL over after its next commit.
+    pub fn restart_flag(&self) -> Arc<AtomicBool> {
+        self.restart_wal.clone()
+    }
+
+    /// Starts the WAL over if the checkpoint thread asked: a RESTART checkpoint on the writer's
+    /// own connection, between two of its transactions (no lock to win from it), which copies
+    /// what PASSIVE checkpoints left and waits for readers to leave the WAL, each for at most
+    /// [`crate::checkpoint::RESTART_WAIT`]; the next write then starts at the WAL's beginning.
+    /// When readers outlast that, it is tried again after [`crate::checkpoint::RESTART_BACKOFF`].
+    fn restart_wal_if_asked(&self, st: &mut State) {
+        if st.open || !self.restart_wal.swap(false, Ordering::SeqCst) || std::time::Instant::now() < st.restart_not_before {
+            return;
+        }
+        let _ = st.conn.busy_timeout(crate::checkpoint::RESTART_WAIT);
+        // (busy, frames, copied): busy is 1 when a reader kept it from finishing.
+        let done = st.conn.query_row("PRAGMA wal_checkpoint(RESTART)", [], |r| r.get::<_, i64>(0));
+        let _ = st.conn.busy_timeout(crate::migrate::BUSY_TIMEOUT);
+        if !matches!(done, Ok(0)) {
+            st.restart_not_before = std::time::Instant::now() + crate::checkpoint::RESTART_BACKOFF;
         }
     }
 
@@ -336,6 +366,7 @@ impl Writer {
         outcome.done = batch;
         drop(outcome);
         self.committed.notify_all();
+        self.restart_wal_if_asked(st);
     }
 }
 
