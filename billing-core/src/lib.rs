@@ -15,18 +15,11 @@
 pub mod auth;
 pub mod billing;
 pub mod branch;
-pub mod clock;
 pub mod consumer;
 pub mod coupon;
-pub mod error;
 pub mod event;
-pub mod fields;
 pub mod idempotency;
-pub mod ids;
 pub mod invoice;
-pub mod lane;
-pub mod list;
-pub mod money;
 pub mod notification;
 pub mod org;
 pub mod payment;
@@ -34,14 +27,14 @@ pub mod payment_link;
 pub mod pricing;
 pub mod product;
 pub mod sandbox;
-pub mod store;
 pub mod subscription;
 pub mod webhook;
-pub mod wire;
 pub mod work;
 
 #[cfg(feature = "testkit")]
 pub mod testkit;
+
+pub use billing_model::{clock, error, fields, ids, lane, list, money, store, wire, wire_enum};
 
 pub use billing::Billing;
 pub use error::{Code, Error, Result};

@@ -1,8 +1,7 @@
 //! The store the server runs on, chosen from the database URL scheme.
 
 use billing_core::error::{Result, StoreError};
-use billing_core::idempotency;
-use billing_core::store::{Store, Tx};
+use billing_core::store::{marking, Store, Tx};
 use billing_store_postgres::PgStore;
 use billing_store_sqlite::SqliteStore;
 
@@ -112,21 +111,21 @@ impl Store for Backend {
     // own transaction (`billing_core::idempotency::mark`): an operation that committed anything
     // under a key is never run again for it.
     fn write<R>(&self, f: impl FnMut(&mut dyn Tx) -> Result<R>) -> Result<R> {
-        let f = idempotency::marking(f);
+        let f = marking(f);
         match self {
             Backend::Sqlite(s) => s.write(f),
             Backend::Postgres(s, _) => s.write(f),
         }
     }
     fn write_leased<R>(&self, f: impl FnMut(&mut dyn Tx) -> Result<R>) -> Result<R> {
-        let f = idempotency::marking(f);
+        let f = marking(f);
         match self {
             Backend::Sqlite(s) => s.write_leased(f),
             Backend::Postgres(s, _) => s.write_leased(f),
         }
     }
     fn write_inserts<R>(&self, f: impl FnMut(&mut dyn Tx) -> Result<R>) -> Result<R> {
-        let f = idempotency::marking(f);
+        let f = marking(f);
         match self {
             Backend::Sqlite(s) => s.write_inserts(f),
             Backend::Postgres(s, _) => s.write_inserts(f),

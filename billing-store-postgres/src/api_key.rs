@@ -1,9 +1,9 @@
-//! API keys: `billing_core::auth::ApiKeyTx`.
+//! API keys: `billing_model::auth::ApiKeyTx`.
 
 use crate::support::*;
-use billing_core::auth::ApiKey;
-use billing_core::ids::{ApiKeyId, BranchId, OrgId};
-use billing_core::store::StoreResult;
+use billing_model::auth::ApiKey;
+use billing_model::ids::{ApiKeyId, BranchId, OrgId};
+use billing_model::store::StoreResult;
 use diesel::prelude::*;
 use uuid::Uuid;
 
@@ -93,7 +93,7 @@ impl ApiKeyRow {
     }
 }
 
-impl billing_core::auth::ApiKeyTx for PgTx<'_> {
+impl billing_model::auth::ApiKeyTx for PgTx<'_> {
     fn insert_api_key(&mut self, key: &ApiKey) -> StoreResult<()> {
         self.state.auth_changed = true;
         let row = NewApiKeyRow::new(key);
@@ -118,7 +118,7 @@ impl billing_core::auth::ApiKeyTx for PgTx<'_> {
         Ok(rows.into_iter().map(ApiKeyRow::into_domain).collect())
     }
 
-    fn revoke_api_key(&mut self, org: OrgId, id: ApiKeyId, at: billing_core::clock::Timestamp) -> StoreResult<()> {
+    fn revoke_api_key(&mut self, org: OrgId, id: ApiKeyId, at: billing_model::clock::Timestamp) -> StoreResult<()> {
         use api_keys::dsl as k;
         self.state.auth_changed = true;
         self.change(|c| {

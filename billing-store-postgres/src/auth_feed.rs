@@ -1,4 +1,4 @@
-//! The auth generation ([`billing_core::store::Store::auth_generation`]) on PostgreSQL.
+//! The auth generation ([`billing_model::store::Store::auth_generation`]) on PostgreSQL.
 //!
 //! Statement triggers on the tables authentication reads (organizations, branches, users,
 //! user_branches, api_keys; migration `0008_auth_changes`) `NOTIFY billing_auth` in the changing

@@ -1,10 +1,10 @@
-//! Branches: `billing_core::branch::BranchTx`. `user_count` is counted in the same query.
+//! Branches: `billing_model::branch::BranchTx`. `user_count` is counted in the same query.
 
 use crate::org::user_branches;
 use crate::support::*;
-use billing_core::branch::Branch;
-use billing_core::ids::{BranchId, OrgId};
-use billing_core::store::StoreResult;
+use billing_model::branch::Branch;
+use billing_model::ids::{BranchId, OrgId};
+use billing_model::store::StoreResult;
 use diesel::prelude::*;
 use uuid::Uuid;
 
@@ -85,7 +85,7 @@ fn branch_of((row, count): (BranchRow, Option<i64>)) -> Branch {
     row.into_domain(count.and_then(|n| u64::try_from(n).ok()).unwrap_or(0))
 }
 
-impl billing_core::branch::BranchTx for PgTx<'_> {
+impl billing_model::branch::BranchTx for PgTx<'_> {
     // --- branches ----------------------------------------------------------------------------
 
     fn insert_branch(&mut self, b: &Branch) -> StoreResult<()> {

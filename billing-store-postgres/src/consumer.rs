@@ -1,11 +1,11 @@
-//! Consumers: `billing_core::consumer::ConsumerTx`.
+//! Consumers: `billing_model::consumer::ConsumerTx`.
 
 use crate::support::*;
-use billing_core::consumer::{Address, CommunicationMethod, Consumer, ConsumerFilter, ConsumerSort, ConsumerType};
-use billing_core::fields::{Email, Iban, PhoneNumber};
-use billing_core::ids::{BranchId, ConsumerId};
-use billing_core::list::{Direction, ListQuery, Page};
-use billing_core::store::StoreResult;
+use billing_model::consumer::{Address, CommunicationMethod, Consumer, ConsumerFilter, ConsumerSort, ConsumerType};
+use billing_model::fields::{Email, Iban, PhoneNumber};
+use billing_model::ids::{BranchId, ConsumerId};
+use billing_model::list::{Direction, ListQuery, Page};
+use billing_model::store::StoreResult;
 use diesel::pg::Pg;
 use diesel::prelude::*;
 use uuid::Uuid;
@@ -197,7 +197,7 @@ pub fn consumers_page(
     Ok((rows, total))
 }
 
-impl billing_core::consumer::ConsumerTx for PgTx<'_> {
+impl billing_model::consumer::ConsumerTx for PgTx<'_> {
     // --- consumers ---------------------------------------------------------------------------
 
     fn insert_consumer(&mut self, cons: &Consumer) -> StoreResult<()> {

@@ -1,11 +1,11 @@
-//! Coupons: `billing_core::coupon::CouponTx`.
+//! Coupons: `billing_model::coupon::CouponTx`.
 
 use crate::support::*;
-use billing_core::coupon::{Coupon, CouponFilter, CouponSort, Discount};
-use billing_core::ids::{BranchId, CouponId};
-use billing_core::list::{Direction, ListQuery, Page};
-use billing_core::money::{self, Currency};
-use billing_core::store::StoreResult;
+use billing_model::coupon::{Coupon, CouponFilter, CouponSort, Discount};
+use billing_model::ids::{BranchId, CouponId};
+use billing_model::list::{Direction, ListQuery, Page};
+use billing_model::money::{self, Currency};
+use billing_model::store::StoreResult;
 use diesel::pg::Pg;
 use diesel::prelude::*;
 use uuid::Uuid;
@@ -178,7 +178,7 @@ pub fn coupons_page(
     Ok((rows, total))
 }
 
-impl billing_core::coupon::CouponTx for PgTx<'_> {
+impl billing_model::coupon::CouponTx for PgTx<'_> {
     // --- coupons -----------------------------------------------------------------------------
 
     fn insert_coupon(&mut self, cp: &Coupon) -> StoreResult<()> {

@@ -36,10 +36,10 @@ use crate::payment::{payments, PaymentRow};
 use crate::subscription::{subscription_cycles, SubRow};
 use crate::support::*;
 use crate::work::{due_work, WorkRow, INSERT_CHUNK};
-use billing_core::clock::Timestamp;
-use billing_core::event::Event;
-use billing_core::invoice::Invoice;
-use billing_core::work::DueWork;
+use billing_model::clock::Timestamp;
+use billing_model::event::Event;
+use billing_model::invoice::Invoice;
+use billing_model::work::DueWork;
 use diesel::prelude::*;
 use std::collections::HashSet;
 
@@ -313,7 +313,7 @@ impl PgTx<'_> {
                 let lost = ids.iter().find(|id| !done.contains(id)).copied().unwrap_or_default();
                 // The item went on as if its lease were held: the pass must not commit.
                 self.state.aborted.get_or_insert_with(|| "a completed item's lease was lost".into());
-                return Err(StoreError::LeaseLost(billing_core::ids::WorkId(lost)));
+                return Err(StoreError::LeaseLost(billing_model::ids::WorkId(lost)));
             }
         }
         self.send_updates("invoices", "invoice", &pending.invoice_updates)?;

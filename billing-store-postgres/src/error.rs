@@ -1,6 +1,6 @@
 //! Diesel's errors as billing-core's [`StoreError`]s.
 
-use billing_core::error::StoreError;
+use billing_model::error::StoreError;
 use diesel::result::{DatabaseErrorKind, Error as DieselError};
 
 /// Unique violations name the constraint (for a unique index, PostgreSQL reports the index's

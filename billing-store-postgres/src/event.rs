@@ -1,9 +1,9 @@
-//! The event outbox: `billing_core::event::EventTx`.
+//! The event outbox: `billing_model::event::EventTx`.
 
 use crate::support::*;
-use billing_core::event::{EntityType, Event, EventType};
-use billing_core::ids::{EventId, OrgId};
-use billing_core::store::StoreResult;
+use billing_model::event::{EntityType, Event, EventType};
+use billing_model::ids::{EventId, OrgId};
+use billing_model::store::StoreResult;
 use diesel::prelude::*;
 use uuid::Uuid;
 
@@ -80,7 +80,7 @@ impl EventRow {
     }
 }
 
-impl billing_core::event::EventTx for PgTx<'_> {
+impl billing_model::event::EventTx for PgTx<'_> {
     // --- events ------------------------------------------------------------------------------
 
     fn insert_event(&mut self, e: &Event) -> StoreResult<()> {

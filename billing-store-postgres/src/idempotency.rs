@@ -1,4 +1,4 @@
-//! Idempotency keys: `billing_core::idempotency::IdempotencyTx`. Claims and finishes run in
+//! Idempotency keys: `billing_model::idempotency::IdempotencyTx`. Claims and finishes run in
 //! `SERIALIZABLE` write transactions, so two claims of one key (in any process) are decided one
 //! after the other (the loser is retried by the store and then sees the winner's row); the
 //! primary key refuses a second insert of a new key. The mark in an operation's transaction is
@@ -6,9 +6,9 @@
 //! never both succeed.
 
 use crate::support::*;
-use billing_core::clock::Timestamp;
-use billing_core::idempotency::{Claim, IdempotencyRecord, IdempotencyTx, State, StoredResponse};
-use billing_core::ids::OrgId;
+use billing_model::clock::Timestamp;
+use billing_model::idempotency::{Claim, IdempotencyRecord, IdempotencyTx, State, StoredResponse};
+use billing_model::ids::OrgId;
 use diesel::prelude::*;
 
 diesel::table! {

@@ -1,15 +1,15 @@
 //! Invoices with their items, and the per-organization invoice counter:
-//! `billing_core::invoice::InvoiceTx`.
+//! `billing_model::invoice::InvoiceTx`.
 
 use crate::support::*;
-use billing_core::error::StoreError;
-use billing_core::ids::*;
-use billing_core::invoice::*;
-use billing_core::list::{Direction, ListQuery, Page};
-use billing_core::money::{Currency, Money};
-use billing_core::pricing::totals::{lines_from_stored, lines_to_stored};
-use billing_core::product::VatMode;
-use billing_core::store::StoreResult;
+use billing_model::error::StoreError;
+use billing_model::ids::*;
+use billing_model::invoice::*;
+use billing_model::list::{Direction, ListQuery, Page};
+use billing_model::money::{Currency, Money};
+use billing_model::pricing::totals::{lines_from_stored, lines_to_stored};
+use billing_model::product::VatMode;
+use billing_model::store::StoreResult;
 use diesel::dsl::sql;
 use diesel::pg::Pg;
 use diesel::prelude::*;
@@ -300,10 +300,10 @@ fn invoices_matching<'a>(branch: uuid::Uuid, q: &'a ListQuery<InvoiceSort>, f: &
         query = query.filter(i::scheduled_on.le(x));
     }
     if let Some(x) = f.from_price {
-        query = query.filter(i::total_amount.ge(billing_core::money::stored_bound(x, true)));
+        query = query.filter(i::total_amount.ge(billing_model::money::stored_bound(x, true)));
     }
     if let Some(x) = f.to_price {
-        query = query.filter(i::total_amount.le(billing_core::money::stored_bound(x, false)));
+        query = query.filter(i::total_amount.le(billing_model::money::stored_bound(x, false)));
     }
     if !f.currencies.is_empty() {
         query = query.filter(i::currency.eq_any(f.currencies.iter().map(|c| c.code().to_string()).collect::<Vec<_>>()));
@@ -408,7 +408,7 @@ impl PgTx<'_> {
     }
 }
 
-impl billing_core::invoice::InvoiceTx for PgTx<'_> {
+impl billing_model::invoice::InvoiceTx for PgTx<'_> {
     fn next_invoice_number(&mut self, org: OrgId) -> StoreResult<i64> {
         use invoice_counters::dsl as ic;
         if let Some((next, left)) = self.numbers.taken.get_mut(&org).filter(|(_, left)| *left > 0) {

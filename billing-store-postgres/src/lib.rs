@@ -22,7 +22,7 @@ mod schema;
 pub mod testing;
 
 // One file per resource: its tables (`diesel::table!`), rows and queries, and its slice of
-// `billing_core::store::Tx`.
+// `billing_model::store::Tx`.
 mod api_key;
 mod branch;
 mod consumer;
@@ -44,8 +44,8 @@ mod work;
 
 pub use support::PgTx;
 
-use billing_core::error::{Error, Result, StoreError};
-use billing_core::store::{Store, Tx};
+use billing_model::error::{Error, Result, StoreError};
+use billing_model::store::{Store, Tx};
 use diesel::connection::{AnsiTransactionManager, SimpleConnection, TransactionManager};
 use diesel::pg::PgConnection;
 use diesel::r2d2::{ConnectionManager, Pool, PooledConnection, R2D2Connection};
@@ -406,7 +406,7 @@ impl PgStore {
         };
         let mut tx = PgTx::new(conn, self.search_collation, tx_mode);
         let out = {
-            let _open = billing_core::store::OpenTransaction::new();
+            let _open = billing_model::store::OpenTransaction::new();
             f(&mut tx)
         };
         *state = std::mem::take(&mut tx.state);
@@ -591,7 +591,7 @@ impl Store for PgStore {
         let mut conn = self.conn()?;
         let before = statements_run();
         let out = {
-            let _open = billing_core::store::OpenTransaction::new();
+            let _open = billing_model::store::OpenTransaction::new();
             f(&mut PgTx::new(&mut conn, self.search_collation, TxMode::Autocommit))
         };
         if statements_run() - before <= 1 {

@@ -1,10 +1,10 @@
-//! Notifications and their attempts: `billing_core::notification::NotificationTx`.
+//! Notifications and their attempts: `billing_model::notification::NotificationTx`.
 
 use crate::support::*;
-use billing_core::ids::{NotificationId, OrgId};
-use billing_core::list::{Direction, Page};
-use billing_core::notification::{Channel, Kind, Notification, NotificationFilter, NotificationQuery, NotificationScope, NotificationSort, Status};
-use billing_core::store::StoreResult;
+use billing_model::ids::{NotificationId, OrgId};
+use billing_model::list::{Direction, Page};
+use billing_model::notification::{Channel, Kind, Notification, NotificationFilter, NotificationQuery, NotificationScope, NotificationSort, Status};
+use billing_model::store::StoreResult;
 use diesel::prelude::*;
 use uuid::Uuid;
 
@@ -91,7 +91,7 @@ impl<'a> NewNotificationRow<'a> {
 }
 
 fn attempts_json(n: &Notification) -> StoreResult<Value> {
-    serde_json::to_value(&n.attempts).map_err(|e| billing_core::error::StoreError::backend(format!("notification attempts: {e}")))
+    serde_json::to_value(&n.attempts).map_err(|e| billing_model::error::StoreError::backend(format!("notification attempts: {e}")))
 }
 
 impl NotificationRow {
@@ -108,7 +108,7 @@ impl NotificationRow {
             payload: self.payload,
             status: parse_enum!(Status, &self.status)?,
             attempts: serde_json::from_value(self.attempts)
-                .map_err(|e| billing_core::error::StoreError::backend(format!("stored notification attempts: {e}")))?,
+                .map_err(|e| billing_model::error::StoreError::backend(format!("stored notification attempts: {e}")))?,
             next_attempt_at: self.next_attempt_at,
             created_at: self.created_at,
             updated_at: self.updated_at,
@@ -146,7 +146,7 @@ fn matching<'a>(scope: &NotificationScope, f: &'a NotificationFilter) -> notific
     q
 }
 
-impl billing_core::notification::NotificationTx for PgTx<'_> {
+impl billing_model::notification::NotificationTx for PgTx<'_> {
     fn insert_notification(&mut self, n: &Notification) -> StoreResult<()> {
         let row = NewNotificationRow::new(n)?;
         self.write(|c| diesel::insert_into(notifications::table).values(&row).execute(c)).map(drop)

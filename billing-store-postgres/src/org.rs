@@ -1,11 +1,11 @@
 //! Organizations, their users (with `user_branches`) and invitations:
-//! `billing_core::org::OrgTx`.
+//! `billing_model::org::OrgTx`.
 
 use crate::support::*;
-use billing_core::fields::Email;
-use billing_core::ids::{InvitationId, OrgId, UserId};
-use billing_core::org::{Invitation, OrgSettings, Organization, Role, User};
-use billing_core::store::StoreResult;
+use billing_model::fields::Email;
+use billing_model::ids::{InvitationId, OrgId, UserId};
+use billing_model::org::{Invitation, OrgSettings, Organization, Role, User};
+use billing_model::store::StoreResult;
 use diesel::prelude::*;
 use uuid::Uuid;
 
@@ -261,7 +261,7 @@ impl<'a> NewInvitationRow<'a> {
     }
 }
 
-impl billing_core::org::OrgTx for PgTx<'_> {
+impl billing_model::org::OrgTx for PgTx<'_> {
     // --- organizations, users, keys ----------------------------------------------------------
 
     fn insert_org(&mut self, org: &Organization) -> StoreResult<()> {

@@ -1,12 +1,12 @@
-//! Payments and saved cards: `billing_core::payment::PaymentTx`.
+//! Payments and saved cards: `billing_model::payment::PaymentTx`.
 
 use crate::support::*;
-use billing_core::clock::Timestamp;
-use billing_core::ids::*;
-use billing_core::list::{Direction, ListQuery, Page};
-use billing_core::money::Money;
-use billing_core::payment::*;
-use billing_core::store::StoreResult;
+use billing_model::clock::Timestamp;
+use billing_model::ids::*;
+use billing_model::list::{Direction, ListQuery, Page};
+use billing_model::money::Money;
+use billing_model::payment::*;
+use billing_model::store::StoreResult;
 use diesel::dsl::sql;
 use diesel::pg::Pg;
 use diesel::prelude::*;
@@ -219,7 +219,7 @@ fn payments_matching<'a>(branch: uuid::Uuid, q: &'a ListQuery<PaymentSort>, f: &
     query
 }
 
-impl billing_core::payment::PaymentTx for PgTx<'_> {
+impl billing_model::payment::PaymentTx for PgTx<'_> {
     fn insert_payment(&mut self, p: &Payment) -> StoreResult<()> {
         let Some(row) = self.defer_payment(PaymentRow::new(p)?) else { return Ok(()) };
         self.write(|c| diesel::insert_into(payments::table).values(&row).execute(c)).map(drop)

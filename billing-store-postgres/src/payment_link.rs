@@ -1,13 +1,13 @@
-//! Payment links with their items: `billing_core::payment_link::PaymentLinkTx`.
+//! Payment links with their items: `billing_model::payment_link::PaymentLinkTx`.
 
 use crate::support::*;
-use billing_core::ids::*;
-use billing_core::invoice::InvoiceItem;
-use billing_core::list::{Direction, ListQuery, Page};
-use billing_core::money::{Currency, Money};
-use billing_core::payment_link::*;
-use billing_core::pricing::totals::{lines_from_stored, lines_to_stored};
-use billing_core::product::{RecurringInterval, VatMode};
+use billing_model::ids::*;
+use billing_model::invoice::InvoiceItem;
+use billing_model::list::{Direction, ListQuery, Page};
+use billing_model::money::{Currency, Money};
+use billing_model::payment_link::*;
+use billing_model::pricing::totals::{lines_from_stored, lines_to_stored};
+use billing_model::product::{RecurringInterval, VatMode};
 use diesel::pg::Pg;
 use diesel::prelude::*;
 use serde_json::Map;
@@ -347,10 +347,10 @@ fn links_matching<'a>(branch: Uuid, q: &'a ListQuery<PaymentLinkSort>, f: &'a Pa
         query = query.filter(l::created_at.le(x));
     }
     if let Some(x) = f.from_price {
-        query = query.filter(l::amount.ge(billing_core::money::stored_bound(x, true)));
+        query = query.filter(l::amount.ge(billing_model::money::stored_bound(x, true)));
     }
     if let Some(x) = f.to_price {
-        query = query.filter(l::amount.le(billing_core::money::stored_bound(x, false)));
+        query = query.filter(l::amount.le(billing_model::money::stored_bound(x, false)));
     }
     if let Some(x) = f.consumer_id {
         query = query.filter(l::consumer_id.eq(x.0));
@@ -417,7 +417,7 @@ impl PgTx<'_> {
     }
 }
 
-impl billing_core::payment_link::PaymentLinkTx for PgTx<'_> {
+impl billing_model::payment_link::PaymentLinkTx for PgTx<'_> {
     fn insert_payment_link(&mut self, l: &PaymentLink) -> StoreResult<()> {
         let row = LinkRow::new(l)?;
         self.write(|c| diesel::insert_into(payment_links::table).values(&row).execute(c))?;

@@ -28,11 +28,11 @@ use crate::payment::{payments, tokenized_cards, CardRow, PaymentRow};
 use crate::subscription::{subscription_cycles, subscription_plan_changes, subscriptions, PlanChangeRow, SubRow};
 use crate::subscription_freeze::{subscription_freezes, FreezeRow};
 use crate::support::*;
-use billing_core::consumer::Consumer;
-use billing_core::ids::{BranchId, ConsumerId, InvoiceId, SubscriptionId};
-use billing_core::invoice::Invoice;
-use billing_core::payment::{Payment, TokenizedCard};
-use billing_core::subscription::{Freeze, PlanChange, PlanChangeStatus, Subscription};
+use billing_model::consumer::Consumer;
+use billing_model::ids::{BranchId, ConsumerId, InvoiceId, SubscriptionId};
+use billing_model::invoice::Invoice;
+use billing_model::payment::{Payment, TokenizedCard};
+use billing_model::subscription::{Freeze, PlanChange, PlanChangeStatus, Subscription};
 use diesel::prelude::*;
 use std::collections::HashMap;
 

@@ -1,11 +1,11 @@
-//! Products and their prices: `billing_core::product::ProductTx`.
+//! Products and their prices: `billing_model::product::ProductTx`.
 
 use crate::support::*;
-use billing_core::ids::{BranchId, ProductId};
-use billing_core::list::{Direction, ListQuery, Page};
-use billing_core::money::{Currency, Money};
-use billing_core::product::{Product, ProductFilter, ProductPrice, ProductSort, ProductType, RecurringInterval, VatMode};
-use billing_core::store::StoreResult;
+use billing_model::ids::{BranchId, ProductId};
+use billing_model::list::{Direction, ListQuery, Page};
+use billing_model::money::{Currency, Money};
+use billing_model::product::{Product, ProductFilter, ProductPrice, ProductSort, ProductType, RecurringInterval, VatMode};
+use billing_model::store::StoreResult;
 use diesel::pg::Pg;
 use diesel::prelude::*;
 use diesel::upsert::excluded;
@@ -102,7 +102,7 @@ impl<'a> NewProductRow<'a> {
             external_metadata: Value::Object(p.external_metadata.clone()),
             sort_price: p
                 .primary_price(default_currency)
-                .map(|pp| billing_core::money::stored(pp.amount.amount()))
+                .map(|pp| billing_model::money::stored(pp.amount.amount()))
                 .transpose()?,
             used_in_finalized_invoice: p.used_in_finalized_invoice,
             is_deleted: p.is_deleted,
@@ -167,7 +167,7 @@ impl NewPriceRow {
             id: p.id.0,
             product_id: p.product_id.0,
             currency: p.currency().code(),
-            amount: billing_core::money::stored(p.amount.amount())?,
+            amount: billing_model::money::stored(p.amount.amount())?,
             vat_mode: VatMode::as_str(p.vat_mode),
             is_active: p.is_active,
             created_at: p.created_at,
@@ -303,7 +303,7 @@ impl PgTx<'_> {
     }
 }
 
-impl billing_core::product::ProductTx for PgTx<'_> {
+impl billing_model::product::ProductTx for PgTx<'_> {
     // --- products ----------------------------------------------------------------------------
 
     fn insert_product(&mut self, p: &Product, default_currency: Currency) -> StoreResult<()> {

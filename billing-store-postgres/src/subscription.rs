@@ -1,13 +1,13 @@
-//! Subscriptions with their items and billed cycles: `billing_core::subscription::SubscriptionTx`.
+//! Subscriptions with their items and billed cycles: `billing_model::subscription::SubscriptionTx`.
 
 use crate::support::*;
-use billing_core::ids::*;
-use billing_core::invoice::InvoiceItem;
-use billing_core::list::{Direction, ListQuery, Page};
-use billing_core::money::{Currency, Money};
-use billing_core::pricing::totals::{lines_from_stored, lines_to_stored};
-use billing_core::product::{RecurringInterval, VatMode};
-use billing_core::subscription::*;
+use billing_model::ids::*;
+use billing_model::invoice::InvoiceItem;
+use billing_model::list::{Direction, ListQuery, Page};
+use billing_model::money::{Currency, Money};
+use billing_model::pricing::totals::{lines_from_stored, lines_to_stored};
+use billing_model::product::{RecurringInterval, VatMode};
+use billing_model::subscription::*;
 use diesel::dsl::sql;
 use diesel::pg::Pg;
 use diesel::prelude::*;
@@ -345,10 +345,10 @@ fn subs_matching<'a>(branch: Uuid, q: &'a ListQuery<SubscriptionSort>, f: &'a Su
         query = query.filter(v::current_period_end.le(x));
     }
     if let Some(x) = f.from_price {
-        query = query.filter(v::amount.ge(billing_core::money::stored_bound(x, true)));
+        query = query.filter(v::amount.ge(billing_model::money::stored_bound(x, true)));
     }
     if let Some(x) = f.to_price {
-        query = query.filter(v::amount.le(billing_core::money::stored_bound(x, false)));
+        query = query.filter(v::amount.le(billing_model::money::stored_bound(x, false)));
     }
     if let Some(x) = f.consumer_id {
         query = query.filter(v::consumer_id.eq(x.0));
@@ -451,7 +451,7 @@ impl SubscriptionTx for PgTx<'_> {
         let row = SubRow::new(s)?;
         let n = self.write(|c| diesel::update(v::subscriptions.filter(v::id.eq(row.id))).set(&row).execute(c))?;
         if n == 0 {
-            return Err(billing_core::error::StoreError::NotFound("subscription".into()));
+            return Err(billing_model::error::StoreError::NotFound("subscription".into()));
         }
         self.write_sub_items(s)
     }
@@ -466,7 +466,7 @@ impl SubscriptionTx for PgTx<'_> {
         };
         let n = self.write_apart(|c| diesel::update(v::subscriptions.filter(v::id.eq(row.id))).set(&row).execute(c))?;
         if n == 0 {
-            return Err(billing_core::error::StoreError::NotFound("subscription".into()));
+            return Err(billing_model::error::StoreError::NotFound("subscription".into()));
         }
         Ok(())
     }
@@ -640,7 +640,7 @@ impl PlanChangeTx for PgTx<'_> {
         let row = PlanChangeRow::new(c)?;
         let n = self.write(|conn| diesel::update(pc::subscription_plan_changes.filter(pc::id.eq(row.id))).set(&row).execute(conn))?;
         if n == 0 {
-            return Err(billing_core::error::StoreError::NotFound("plan change".into()));
+            return Err(billing_model::error::StoreError::NotFound("plan change".into()));
         }
         Ok(())
     }

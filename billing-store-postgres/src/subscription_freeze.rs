@@ -1,8 +1,8 @@
-//! Freeze periods and trials of subscriptions: `billing_core::subscription::{FreezeTx, TrialTx}`.
+//! Freeze periods and trials of subscriptions: `billing_model::subscription::{FreezeTx, TrialTx}`.
 
 use crate::support::*;
-use billing_core::ids::{BranchId, FreezeId, SubscriptionId};
-use billing_core::subscription::*;
+use billing_model::ids::{BranchId, FreezeId, SubscriptionId};
+use billing_model::subscription::*;
 use diesel::prelude::*;
 
 diesel::table! {

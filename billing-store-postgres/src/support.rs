@@ -3,9 +3,9 @@
 //! case-insensitive search that folds case under the store's collation.
 
 use crate::error::{is_retryable, is_statement_level, store_error};
-use billing_core::fields::Language;
-use billing_core::list::{ListQuery, Page};
-use billing_core::money::Currency;
+use billing_model::fields::Language;
+use billing_model::list::{ListQuery, Page};
+use billing_model::money::Currency;
 use chrono::{DateTime, Utc};
 use diesel::expression::{AppearsOnTable, Expression, ValidGrouping};
 use diesel::pg::Pg;
@@ -16,8 +16,8 @@ use diesel::sql_types::{Bool, Nullable, Text};
 use serde_json::Map;
 
 // What the resource files use everywhere.
-pub use billing_core::error::StoreError;
-pub use billing_core::store::StoreResult;
+pub use billing_model::error::StoreError;
+pub use billing_model::store::StoreResult;
 pub use diesel::dsl::{exists, not};
 pub use serde_json::Value;
 pub use uuid::Uuid;
@@ -49,11 +49,11 @@ pub struct PgTx<'c> {
     /// recorded asks for them (whether to fan it out), so a batch of renewals would read them
     /// three times per renewal. Cleared when the transaction writes an endpoint, and when a
     /// batch rolls an item back to its savepoint.
-    pub(crate) endpoints: std::collections::HashMap<billing_core::ids::BranchId, Vec<billing_core::webhook::Endpoint>>,
+    pub(crate) endpoints: std::collections::HashMap<billing_model::ids::BranchId, Vec<billing_model::webhook::Endpoint>>,
     /// Organizations as read earlier in this transaction (every renewal of a batch reads its
     /// organization's clock). Cleared when the transaction writes an organization, and when a
     /// batch rolls an item back to its savepoint.
-    pub(crate) orgs: std::collections::HashMap<billing_core::ids::OrgId, Option<billing_core::org::Organization>>,
+    pub(crate) orgs: std::collections::HashMap<billing_model::ids::OrgId, Option<billing_model::org::Organization>>,
     /// What a batch's first pass has appended and not sent yet (see `deferred`).
     pub(crate) deferred: Option<crate::deferred::Deferred>,
     /// What a renewal batch read ahead (see `prefetch`).
@@ -63,7 +63,7 @@ pub struct PgTx<'c> {
     /// Products this transaction has marked used in a finalized invoice (or found so): marking
     /// them again changes nothing (the mark is never taken back), and a batch of renewals of
     /// one product would ask once per renewal. Forgotten with the other reads.
-    pub(crate) products_used: std::collections::HashSet<(billing_core::ids::BranchId, billing_core::ids::ProductId)>,
+    pub(crate) products_used: std::collections::HashSet<(billing_model::ids::BranchId, billing_model::ids::ProductId)>,
 }
 
 /// How a [`PgTx`]'s statements run.
@@ -216,10 +216,10 @@ pub fn parsed<T>(what: &str, s: &str, parse: impl Fn(&str) -> Option<T>) -> Stor
     parse(s).ok_or_else(|| unreadable(what, s))
 }
 
-/// An amount in stored thousandths ([`billing_core::money::stored`]): refused, not truncated,
+/// An amount in stored thousandths ([`billing_model::money::stored`]): refused, not truncated,
 /// when it cannot be kept exactly.
-pub fn m(v: billing_core::money::Money) -> StoreResult<i64> {
-    billing_core::money::stored(v.amount())
+pub fn m(v: billing_model::money::Money) -> StoreResult<i64> {
+    billing_model::money::stored(v.amount())
 }
 
 /// One page of items and the total across pages.
@@ -358,10 +358,10 @@ mod tests {
     use crate::consumer::{consumers_matching, consumers_page};
     use crate::coupon::coupons_matching;
     use crate::product::products_matching;
-    use billing_core::consumer::{ConsumerFilter, ConsumerSort};
-    use billing_core::coupon::{CouponFilter, CouponSort};
-    use billing_core::list::ListQuery;
-    use billing_core::product::{ProductFilter, ProductSort};
+    use billing_model::consumer::{ConsumerFilter, ConsumerSort};
+    use billing_model::coupon::{CouponFilter, CouponSort};
+    use billing_model::list::ListQuery;
+    use billing_model::product::{ProductFilter, ProductSort};
     use diesel::connection::SimpleConnection;
 
     /// `EXPLAIN (COSTS OFF) <query>`, one plan line per row.

@@ -9,7 +9,7 @@
 //! schema change makes a new one.
 
 use crate::{run_migrations, PgStore};
-use billing_core::error::StoreError;
+use billing_model::error::StoreError;
 use diesel::pg::PgConnection;
 use diesel::prelude::*;
 use diesel::sql_types::Text;

@@ -1,11 +1,11 @@
-//! Webhook endpoints and their deliveries: `billing_core::webhook::WebhookTx`.
+//! Webhook endpoints and their deliveries: `billing_model::webhook::WebhookTx`.
 
 use crate::support::*;
-use billing_core::event::EventType;
-use billing_core::ids::BranchId;
-use billing_core::list::Page;
-use billing_core::store::StoreResult;
-use billing_core::webhook::{Delivery, DeliveryContext, DeliveryFilter, DeliveryStatus, Endpoint};
+use billing_model::event::EventType;
+use billing_model::ids::BranchId;
+use billing_model::list::Page;
+use billing_model::store::StoreResult;
+use billing_model::webhook::{Delivery, DeliveryContext, DeliveryFilter, DeliveryStatus, Endpoint};
 use diesel::prelude::*;
 use uuid::Uuid;
 
@@ -146,7 +146,7 @@ impl DeliveryRow {
         })
     }
 }
-impl billing_core::webhook::WebhookTx for PgTx<'_> {
+impl billing_model::webhook::WebhookTx for PgTx<'_> {
     fn insert_webhook_endpoint(&mut self, e: &Endpoint) -> StoreResult<()> {
         self.endpoints.clear();
         let row = EndpointRow::new(e);

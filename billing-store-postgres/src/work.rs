@@ -1,12 +1,12 @@
-//! The due-work queue: `billing_core::work::WorkTx`. Claims lock the rows they take with
+//! The due-work queue: `billing_model::work::WorkTx`. Claims lock the rows they take with
 //! `FOR UPDATE SKIP LOCKED`, so processes claiming at the same time take different items and
 //! never wait on each other.
 
 use crate::support::*;
-use billing_core::clock::Timestamp;
-use billing_core::ids::{OrgId, WorkId};
-use billing_core::store::StoreResult;
-use billing_core::work::{DueTimes, DueWork, QueueDepth, Reschedule};
+use billing_model::clock::Timestamp;
+use billing_model::ids::{OrgId, WorkId};
+use billing_model::store::StoreResult;
+use billing_model::work::{DueTimes, DueWork, QueueDepth, Reschedule};
 use diesel::connection::SimpleConnection;
 use diesel::prelude::*;
 use diesel::sql_types::{Array, BigInt, Json, Nullable, Text, Timestamptz, Uuid as SqlUuid};
@@ -239,7 +239,7 @@ impl PgTx<'_> {
     }
 }
 
-impl billing_core::work::WorkTx for PgTx<'_> {
+impl billing_model::work::WorkTx for PgTx<'_> {
     fn insert_work(&mut self, w: &DueWork) -> StoreResult<()> {
         if self.defer_work(w, false)? {
             return Ok(());

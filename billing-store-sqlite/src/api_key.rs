@@ -1,15 +1,15 @@
-//! API keys: `billing_core::auth::ApiKeyTx`, with the one-statement lookup that authenticates
+//! API keys: `billing_model::auth::ApiKeyTx`, with the one-statement lookup that authenticates
 //! every API-key request.
 
 use crate::branch::Branches;
 use crate::org::Orgs;
 use crate::sql::*;
-use billing_core::auth::{ApiKey, ApiKeyTx};
-use billing_core::branch::Branch;
-use billing_core::clock::Timestamp;
-use billing_core::ids::{ApiKeyId, BranchId, OrgId};
-use billing_core::org::Organization;
-use billing_core::store::StoreResult;
+use billing_model::auth::{ApiKey, ApiKeyTx};
+use billing_model::branch::Branch;
+use billing_model::clock::Timestamp;
+use billing_model::ids::{ApiKeyId, BranchId, OrgId};
+use billing_model::org::Organization;
+use billing_model::store::StoreResult;
 use rusqlite::types::Value as SqlValue;
 use uuid::Uuid;
 

@@ -1,10 +1,10 @@
-//! Branches: `billing_core::branch::BranchTx`. A branch's `name_key` ([`Branch::name_key`]) is
+//! Branches: `billing_model::branch::BranchTx`. A branch's `name_key` ([`Branch::name_key`]) is
 //! unique among the organization's live branches; `user_count` is counted on read.
 
 use crate::sql::*;
-use billing_core::branch::{Branch, BranchTx};
-use billing_core::ids::{BranchId, OrgId};
-use billing_core::store::StoreResult;
+use billing_model::branch::{Branch, BranchTx};
+use billing_model::ids::{BranchId, OrgId};
+use billing_model::store::StoreResult;
 
 table! {
     pub Branches in "branches" for Branch |br, r, at| {

@@ -27,7 +27,7 @@
 //! 7.56 s against 9.53, 9.05 and 8.41 s with PASSIVE checkpoints alone; the writer started the
 //! WAL over 26 times, each time holding its next transaction back 5 to 25 ms.
 
-use billing_core::error::StoreError;
+use billing_model::error::StoreError;
 use rusqlite::{Connection, OpenFlags};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -1,13 +1,13 @@
-//! Consumers: `billing_core::consumer::ConsumerTx`. Search goes through the FTS5 trigram index
+//! Consumers: `billing_model::consumer::ConsumerTx`. Search goes through the FTS5 trigram index
 //! `consumers_search` (kept in step by triggers), or scans the branch for terms too short for
 //! trigrams.
 
 use crate::sql::*;
-use billing_core::consumer::{CommunicationMethod, Consumer, ConsumerFilter, ConsumerSort, ConsumerTx, ConsumerType};
-use billing_core::fields::{Email, Iban, Language, PhoneNumber};
-use billing_core::ids::{BranchId, ConsumerId};
-use billing_core::list::{ListQuery, Page};
-use billing_core::store::StoreResult;
+use billing_model::consumer::{CommunicationMethod, Consumer, ConsumerFilter, ConsumerSort, ConsumerTx, ConsumerType};
+use billing_model::fields::{Email, Iban, Language, PhoneNumber};
+use billing_model::ids::{BranchId, ConsumerId};
+use billing_model::list::{ListQuery, Page};
+use billing_model::store::StoreResult;
 
 table! {
     pub Consumers in "consumers" for Consumer |c, r, at| {

@@ -1,12 +1,12 @@
-//! Coupons: `billing_core::coupon::CouponTx`. `redemptions` is read but written only by
+//! Coupons: `billing_model::coupon::CouponTx`. `redemptions` is read but written only by
 //! `redeem_coupon`.
 
 use crate::sql::*;
-use billing_core::coupon::{Coupon, CouponFilter, CouponSort, CouponTx, Discount};
-use billing_core::ids::{BranchId, CouponId};
-use billing_core::list::{ListQuery, Page};
-use billing_core::money::{self, Currency};
-use billing_core::store::StoreResult;
+use billing_model::coupon::{Coupon, CouponFilter, CouponSort, CouponTx, Discount};
+use billing_model::ids::{BranchId, CouponId};
+use billing_model::list::{ListQuery, Page};
+use billing_model::money::{self, Currency};
+use billing_model::store::StoreResult;
 use std::str::FromStr;
 
 table! {

@@ -1,9 +1,9 @@
-//! The event outbox: `billing_core::event::EventTx`. Events keep their write order (`seq`).
+//! The event outbox: `billing_model::event::EventTx`. Events keep their write order (`seq`).
 
 use crate::sql::*;
-use billing_core::event::{EntityType, Event, EventTx, EventType};
-use billing_core::ids::{EventId, OrgId};
-use billing_core::store::StoreResult;
+use billing_model::event::{EntityType, Event, EventTx, EventType};
+use billing_model::ids::{EventId, OrgId};
+use billing_model::store::StoreResult;
 
 table! {
     pub Events in "events" for Event |e, r, at| {

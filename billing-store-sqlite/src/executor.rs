@@ -4,7 +4,7 @@
 //! await the answer instead of parking a thread per request.
 
 use crate::Inner;
-use billing_core::error::{Result, StoreError};
+use billing_model::error::{Result, StoreError};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::Weak;

@@ -1,12 +1,12 @@
-//! Idempotency keys: `billing_core::idempotency::IdempotencyTx`. Every write runs under the
+//! Idempotency keys: `billing_model::idempotency::IdempotencyTx`. Every write runs under the
 //! single writer, so a claim's read and its insert or update are never interleaved with
 //! another's.
 
 use crate::sql::*;
-use billing_core::clock::Timestamp;
-use billing_core::idempotency::{Claim, IdempotencyRecord, IdempotencyTx, State, StoredResponse};
-use billing_core::ids::OrgId;
-use billing_core::store::StoreResult;
+use billing_model::clock::Timestamp;
+use billing_model::idempotency::{Claim, IdempotencyRecord, IdempotencyTx, State, StoredResponse};
+use billing_model::ids::OrgId;
+use billing_model::store::StoreResult;
 use rusqlite::types::Value as SqlValue;
 
 table! {

@@ -1,15 +1,15 @@
 //! Invoices with their items, and the per-organization invoice counter:
-//! `billing_core::invoice::InvoiceTx`. Money is kept in thousandths beside the invoice's
+//! `billing_model::invoice::InvoiceTx`. Money is kept in thousandths beside the invoice's
 //! currency; an item's amounts are in its invoice's currency.
 
 use crate::sql::*;
-use billing_core::ids::{BranchId, ConsumerId, InvoiceId, OrgId};
-use billing_core::invoice::{Invoice, InvoiceFilter, InvoiceItem, InvoiceSort, InvoiceStatus, InvoiceTx};
-use billing_core::list::{ListQuery, Page};
-use billing_core::money::Money;
-use billing_core::pricing::totals::{lines_from_stored, lines_to_stored};
-use billing_core::product::VatMode;
-use billing_core::store::StoreResult;
+use billing_model::ids::{BranchId, ConsumerId, InvoiceId, OrgId};
+use billing_model::invoice::{Invoice, InvoiceFilter, InvoiceItem, InvoiceSort, InvoiceStatus, InvoiceTx};
+use billing_model::list::{ListQuery, Page};
+use billing_model::money::Money;
+use billing_model::pricing::totals::{lines_from_stored, lines_to_stored};
+use billing_model::product::VatMode;
+use billing_model::store::StoreResult;
 use serde_json::Value;
 
 table! {
@@ -145,7 +145,7 @@ impl InvoiceTx for SqliteTx<'_> {
                         vec![u(org), i(take)],
                         |r| r.get::<_, i64>(0),
                     )?
-                    .ok_or_else(|| billing_core::error::StoreError::backend("invoice counter returned no row")),
+                    .ok_or_else(|| billing_model::error::StoreError::backend("invoice counter returned no row")),
             }
         })
     }
@@ -233,10 +233,10 @@ impl InvoiceTx for SqliteTx<'_> {
             w.cmp("scheduled_on <=", t(x));
         }
         if let Some(x) = f.from_price {
-            w.cmp("total_amount >=", i(billing_core::money::stored_bound(x, true)));
+            w.cmp("total_amount >=", i(billing_model::money::stored_bound(x, true)));
         }
         if let Some(x) = f.to_price {
-            w.cmp("total_amount <=", i(billing_core::money::stored_bound(x, false)));
+            w.cmp("total_amount <=", i(billing_model::money::stored_bound(x, false)));
         }
         if !f.currencies.is_empty() {
             w.any("currency", f.currencies.iter().map(|c| s(c.code())).collect());

@@ -10,7 +10,7 @@
 //!
 //! Layout: `writer.rs`, `executor.rs` and `migrate.rs` are the plumbing; `sql.rs` is what the
 //! table files share (the `table!` macro declares each table's columns once); each resource has
-//! one file implementing its slice of `billing_core::store::Tx`. Adding a resource: one file
+//! one file implementing its slice of `billing_model::store::Tx`. Adding a resource: one file
 //! here and one migration in `migrations/`.
 
 // The plumbing: the writer (group commit), the executor that feeds it, migrations, and what
@@ -26,7 +26,7 @@ mod sql;
 mod statements;
 mod writer;
 
-// One file per resource, each implementing its slice of `billing_core::store::Tx`.
+// One file per resource, each implementing its slice of `billing_model::store::Tx`.
 mod api_key;
 mod auth_watch;
 mod branch;
@@ -46,8 +46,8 @@ mod subscription_freeze;
 mod webhook;
 mod work;
 
-use billing_core::error::{Result, StoreError};
-use billing_core::store::{Store, Tx};
+use billing_model::error::{Result, StoreError};
+use billing_model::store::{Store, Tx};
 use rusqlite::{Connection, OpenFlags};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -299,7 +299,7 @@ impl SqliteStore {
         }
         let result = {
             let _open = session::Open::new(self.id(), &conn);
-            let _tx = billing_core::store::OpenTransaction::new();
+            let _tx = billing_model::store::OpenTransaction::new();
             f()
         };
         if exec_cached(&conn, "COMMIT").is_ok() {
@@ -357,7 +357,7 @@ impl Store for SqliteStore {
         // An explicit transaction gives every statement of `f` the same snapshot.
         exec_cached(&conn, "BEGIN")?;
         let result = {
-            let _open = billing_core::store::OpenTransaction::new();
+            let _open = billing_model::store::OpenTransaction::new();
             let mut tx = sql::SqliteTx::new(&conn, &self.inner.constraints);
             f(&mut tx)
         };

@@ -11,9 +11,9 @@
 //! - when a savepoint rolls back (what was read may have been written by the rolled-back part);
 //! - when the batch ends or starts again (its rollback and second pass).
 
-use billing_core::ids::{BranchId, OrgId};
-use billing_core::org::Organization;
-use billing_core::webhook::Endpoint;
+use billing_model::ids::{BranchId, OrgId};
+use billing_model::org::Organization;
+use billing_model::webhook::Endpoint;
 use rusqlite::Connection;
 use std::cell::RefCell;
 use std::collections::HashMap;

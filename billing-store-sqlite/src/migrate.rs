@@ -1,6 +1,6 @@
 //! Embedded migrations, applied in order on open and recorded in `schema_migrations`.
 
-use billing_core::error::StoreError;
+use billing_model::error::StoreError;
 use rusqlite::Connection;
 use std::collections::HashMap;
 

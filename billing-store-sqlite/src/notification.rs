@@ -1,13 +1,13 @@
-//! Notifications and their attempts: `billing_core::notification::NotificationTx`.
+//! Notifications and their attempts: `billing_model::notification::NotificationTx`.
 
 use crate::sql::*;
-use billing_core::fields::Language;
-use billing_core::ids::{NotificationId, OrgId};
-use billing_core::list::Page;
-use billing_core::notification::{
+use billing_model::fields::Language;
+use billing_model::ids::{NotificationId, OrgId};
+use billing_model::list::Page;
+use billing_model::notification::{
     Channel, Kind, Notification, NotificationFilter, NotificationQuery, NotificationScope, NotificationSort, NotificationTx, Status,
 };
-use billing_core::store::StoreResult;
+use billing_model::store::StoreResult;
 
 table! {
     pub Notifications in "notifications" for Notification |n, r, at| {

@@ -9,8 +9,8 @@
 //! ends where it would have. A failed item fails the first pass, which is rolled back whole
 //! (counter included); the second pass, a savepoint per item, takes numbers one at a time.
 
-use billing_core::ids::OrgId;
-use billing_core::store::StoreResult;
+use billing_model::ids::OrgId;
+use billing_model::store::StoreResult;
 use rusqlite::Connection;
 use std::cell::RefCell;
 use std::collections::HashMap;

@@ -1,12 +1,12 @@
 //! Organizations, their users (with their branches, in `user_branches`) and invitations:
-//! `billing_core::org::OrgTx`.
+//! `billing_model::org::OrgTx`.
 
 use crate::sql::*;
-use billing_core::clock::Timestamp;
-use billing_core::fields::Email;
-use billing_core::ids::{BranchId, InvitationId, OrgId, UserId};
-use billing_core::org::{Invitation, OrgTx, Organization, Role, User};
-use billing_core::store::StoreResult;
+use billing_model::clock::Timestamp;
+use billing_model::fields::Email;
+use billing_model::ids::{BranchId, InvitationId, OrgId, UserId};
+use billing_model::org::{Invitation, OrgTx, Organization, Role, User};
+use billing_model::store::StoreResult;
 
 table! {
     pub Orgs in "organizations" for Organization |o, r, at| {
@@ -44,7 +44,7 @@ table! {
         role: s(inv.role.as_str()) => get_parsed(r, at, Role::parse)?,
         branch_ids: j(&inv.branches) => get_json(r, at)?,
         created_by: u(inv.created_by) => get_id(r, at)?,
-        language: s(inv.language.as_str()) => get_parsed(r, at, |l| billing_core::fields::Language::parse(l).ok())?,
+        language: s(inv.language.as_str()) => get_parsed(r, at, |l| billing_model::fields::Language::parse(l).ok())?,
         expire_at: t(&inv.expire_at) => get_ts(r, at)?,
         created_at: t(&inv.created_at) => get_ts(r, at)?,
         accepted_at: t_opt(&inv.accepted_at) => get_ts_opt(r, at)?,

@@ -1,12 +1,12 @@
-//! Payments and saved cards: `billing_core::payment::PaymentTx`.
+//! Payments and saved cards: `billing_model::payment::PaymentTx`.
 
 use crate::sql::*;
-use billing_core::clock::Timestamp;
-use billing_core::ids::{BranchId, ConsumerId, InvoiceId, PaymentId};
-use billing_core::list::{ListQuery, Page};
-use billing_core::money::Money;
-use billing_core::payment::{Payment, PaymentFilter, PaymentMethod, PaymentSort, PaymentStatus, PaymentTx, PaymentType, RefundReason, TokenizedCard};
-use billing_core::store::StoreResult;
+use billing_model::clock::Timestamp;
+use billing_model::ids::{BranchId, ConsumerId, InvoiceId, PaymentId};
+use billing_model::list::{ListQuery, Page};
+use billing_model::money::Money;
+use billing_model::payment::{Payment, PaymentFilter, PaymentMethod, PaymentSort, PaymentStatus, PaymentTx, PaymentType, RefundReason, TokenizedCard};
+use billing_model::store::StoreResult;
 
 table! {
     pub Payments in "payments" for Payment |p, r, at| {

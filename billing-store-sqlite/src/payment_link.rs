@@ -1,15 +1,15 @@
-//! Payment links with their items: `billing_core::payment_link::PaymentLinkTx`. Money is kept
+//! Payment links with their items: `billing_model::payment_link::PaymentLinkTx`. Money is kept
 //! in thousandths beside the link's currency; an item's amounts are in its link's currency.
 
 use crate::sql::*;
-use billing_core::ids::{BranchId, ConsumerId, InvoiceItemId, PaymentLinkId};
-use billing_core::invoice::InvoiceItem;
-use billing_core::list::{ListQuery, Page};
-use billing_core::money::Money;
-use billing_core::payment_link::*;
-use billing_core::pricing::totals::{lines_from_stored, lines_to_stored};
-use billing_core::product::{RecurringInterval, VatMode};
-use billing_core::store::StoreResult;
+use billing_model::ids::{BranchId, ConsumerId, InvoiceItemId, PaymentLinkId};
+use billing_model::invoice::InvoiceItem;
+use billing_model::list::{ListQuery, Page};
+use billing_model::money::Money;
+use billing_model::payment_link::*;
+use billing_model::pricing::totals::{lines_from_stored, lines_to_stored};
+use billing_model::product::{RecurringInterval, VatMode};
+use billing_model::store::StoreResult;
 use rusqlite::types::Value as SqlValue;
 use serde_json::{Map, Value};
 use uuid::Uuid;
@@ -211,10 +211,10 @@ impl PaymentLinkTx for SqliteTx<'_> {
             w.cmp("created_at <=", t(x));
         }
         if let Some(x) = f.from_price {
-            w.cmp("amount >=", i(billing_core::money::stored_bound(x, true)));
+            w.cmp("amount >=", i(billing_model::money::stored_bound(x, true)));
         }
         if let Some(x) = f.to_price {
-            w.cmp("amount <=", i(billing_core::money::stored_bound(x, false)));
+            w.cmp("amount <=", i(billing_model::money::stored_bound(x, false)));
         }
         if let Some(x) = f.consumer_id {
             w.cmp("consumer_id =", u(x));

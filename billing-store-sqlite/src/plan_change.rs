@@ -1,11 +1,11 @@
 //! Plan changes of subscriptions and the re-pointing of cycles:
-//! `billing_core::subscription::PlanChangeTx`. A change's target plan, diff and preview are one
+//! `billing_model::subscription::PlanChangeTx`. A change's target plan, diff and preview are one
 //! JSON body (`PlanChange::body_to_stored`).
 
 use crate::sql::*;
-use billing_core::ids::{InvoiceId, SubscriptionId};
-use billing_core::store::StoreResult;
-use billing_core::subscription::{PlanChange, PlanChangeTx};
+use billing_model::ids::{InvoiceId, SubscriptionId};
+use billing_model::store::StoreResult;
+use billing_model::subscription::{PlanChange, PlanChangeTx};
 use serde_json::Value;
 
 const COLUMNS: &str = "id, subscription_id, status, currency, effective_cycle, effective_at, body, created_at, updated_at";

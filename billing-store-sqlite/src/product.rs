@@ -1,12 +1,12 @@
-//! Products and their prices: `billing_core::product::ProductTx`. A product's `sort_price` is
+//! Products and their prices: `billing_model::product::ProductTx`. A product's `sort_price` is
 //! its primary price ([`Product::primary_price`]) in stored thousandths, for sorting by price.
 
 use crate::sql::*;
-use billing_core::ids::{BranchId, ProductId};
-use billing_core::list::{ListQuery, Page};
-use billing_core::money::{Currency, Money};
-use billing_core::product::{Product, ProductFilter, ProductPrice, ProductSort, ProductTx, ProductType, RecurringInterval, VatMode};
-use billing_core::store::StoreResult;
+use billing_model::ids::{BranchId, ProductId};
+use billing_model::list::{ListQuery, Page};
+use billing_model::money::{Currency, Money};
+use billing_model::product::{Product, ProductFilter, ProductPrice, ProductSort, ProductTx, ProductType, RecurringInterval, VatMode};
+use billing_model::store::StoreResult;
 
 table! {
     pub Products in "products" for Product |p, r, at| {

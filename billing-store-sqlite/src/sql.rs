@@ -5,11 +5,11 @@
 //! column of a table once, and [`sql!`] builds a statement once per process.
 
 use crate::ConstraintNames;
-use billing_core::clock::{from_micros, to_micros, Timestamp};
-use billing_core::error::StoreError;
-use billing_core::list::{Direction, Page};
-use billing_core::money::{Currency, Money};
-use billing_core::store::StoreResult;
+use billing_model::clock::{from_micros, to_micros, Timestamp};
+use billing_model::error::StoreError;
+use billing_model::list::{Direction, Page};
+use billing_model::money::{Currency, Money};
+use billing_model::store::StoreResult;
 use rusqlite::types::Value as SqlValue;
 use rusqlite::{params_from_iter, Connection, OptionalExtension, Row};
 use std::str::FromStr;
@@ -60,7 +60,7 @@ macro_rules! table {
 
             /// The parameters of INSERT and UPDATE, in [`Self::WRITTEN`] order.
             #[allow(unused_variables)]
-            pub fn params($v: $wty) -> billing_core::store::StoreResult<Vec<rusqlite::types::Value>> {
+            pub fn params($v: $wty) -> billing_model::store::StoreResult<Vec<rusqlite::types::Value>> {
                 Ok(vec![$($write,)+ $($($wexpr,)*)?])
             }
 
@@ -423,7 +423,7 @@ pub fn j<T: serde::Serialize>(v: &T) -> SqlValue {
     SqlValue::Text(serde_json::to_string(v).expect("serializable"))
 }
 
-/// An amount in stored thousandths ([`billing_core::money::stored`]): refused, not
+/// An amount in stored thousandths ([`billing_model::money::stored`]): refused, not
 /// truncated, when it cannot be kept exactly.
 pub fn m(v: &Money) -> StoreResult<SqlValue> {
     Ok(SqlValue::Integer(v.to_stored()?))

@@ -1,16 +1,16 @@
-//! Subscriptions with their items and billed cycles: `billing_core::subscription::SubscriptionTx`.
+//! Subscriptions with their items and billed cycles: `billing_model::subscription::SubscriptionTx`.
 //! Money is kept in thousandths beside the subscription's currency; an item's amounts are in its
 //! subscription's currency.
 
 use crate::sql::*;
-use billing_core::ids::{BranchId, ConsumerId, InvoiceId, InvoiceItemId, SubscriptionId};
-use billing_core::invoice::InvoiceItem;
-use billing_core::list::{ListQuery, Page};
-use billing_core::money::Money;
-use billing_core::pricing::totals::{lines_from_stored, lines_to_stored};
-use billing_core::product::{RecurringInterval, VatMode};
-use billing_core::store::StoreResult;
-use billing_core::subscription::*;
+use billing_model::ids::{BranchId, ConsumerId, InvoiceId, InvoiceItemId, SubscriptionId};
+use billing_model::invoice::InvoiceItem;
+use billing_model::list::{ListQuery, Page};
+use billing_model::money::Money;
+use billing_model::pricing::totals::{lines_from_stored, lines_to_stored};
+use billing_model::product::{RecurringInterval, VatMode};
+use billing_model::store::StoreResult;
+use billing_model::subscription::*;
 use rusqlite::types::Value as SqlValue;
 use serde_json::Value;
 
@@ -176,7 +176,7 @@ impl SubscriptionTx for SqliteTx<'_> {
         id: SubscriptionId,
         invoice: InvoiceId,
         statuses: &[SubscriptionStatus],
-        at: billing_core::clock::Timestamp,
+        at: billing_model::clock::Timestamp,
     ) -> StoreResult<bool> {
         if statuses.is_empty() {
             return Ok(false);
@@ -227,10 +227,10 @@ impl SubscriptionTx for SqliteTx<'_> {
             }
         }
         if let Some(x) = f.from_price {
-            w.cmp("amount >=", i(billing_core::money::stored_bound(x, true)));
+            w.cmp("amount >=", i(billing_model::money::stored_bound(x, true)));
         }
         if let Some(x) = f.to_price {
-            w.cmp("amount <=", i(billing_core::money::stored_bound(x, false)));
+            w.cmp("amount <=", i(billing_model::money::stored_bound(x, false)));
         }
         if let Some(x) = f.consumer_id {
             w.cmp("consumer_id =", u(x));

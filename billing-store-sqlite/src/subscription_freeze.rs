@@ -1,9 +1,9 @@
-//! Freeze periods and trials of subscriptions: `billing_core::subscription::{FreezeTx, TrialTx}`.
+//! Freeze periods and trials of subscriptions: `billing_model::subscription::{FreezeTx, TrialTx}`.
 
 use crate::sql::*;
-use billing_core::ids::{BranchId, FreezeId, SubscriptionId};
-use billing_core::store::StoreResult;
-use billing_core::subscription::*;
+use billing_model::ids::{BranchId, FreezeId, SubscriptionId};
+use billing_model::store::StoreResult;
+use billing_model::subscription::*;
 
 table! {
     pub Freezes in "subscription_freezes" for Freeze |v, r, at| {

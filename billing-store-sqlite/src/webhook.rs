@@ -1,11 +1,11 @@
-//! Webhook endpoints and their deliveries: `billing_core::webhook::WebhookTx`.
+//! Webhook endpoints and their deliveries: `billing_model::webhook::WebhookTx`.
 
 use crate::sql::*;
-use billing_core::event::EventType;
-use billing_core::ids::BranchId;
-use billing_core::list::{Direction, Page};
-use billing_core::store::StoreResult;
-use billing_core::webhook::{Delivery, DeliveryFilter, DeliveryStatus, Endpoint, WebhookTx};
+use billing_model::event::EventType;
+use billing_model::ids::BranchId;
+use billing_model::list::{Direction, Page};
+use billing_model::store::StoreResult;
+use billing_model::webhook::{Delivery, DeliveryFilter, DeliveryStatus, Endpoint, WebhookTx};
 use uuid::Uuid;
 
 table! {

@@ -1,13 +1,13 @@
-//! The due-work queue: `billing_core::work::WorkTx`. Claiming needs no row locks here: every
+//! The due-work queue: `billing_model::work::WorkTx`. Claiming needs no row locks here: every
 //! write transaction runs under the single writer (`BEGIN IMMEDIATE`), so a claim's read and
 //! update are never interleaved with another's. An item is due when its `due_at` (organization
 //! time) has passed on the organization's clock: the server time plus its test-clock offset.
 
 use crate::sql::*;
-use billing_core::clock::{from_micros, to_micros, Timestamp};
-use billing_core::ids::{OrgId, WorkId};
-use billing_core::store::StoreResult;
-use billing_core::work::{DueTimes, DueWork, QueueDepth, WorkTx};
+use billing_model::clock::{from_micros, to_micros, Timestamp};
+use billing_model::ids::{OrgId, WorkId};
+use billing_model::store::StoreResult;
+use billing_model::work::{DueTimes, DueWork, QueueDepth, WorkTx};
 use serde_json::Value;
 
 table! {

@@ -8,8 +8,8 @@
 
 use crate::sql::SqliteTx;
 use crate::ConstraintNames;
-use billing_core::error::{Result, StoreError};
-use billing_core::store::Tx;
+use billing_model::error::{Result, StoreError};
+use billing_model::store::Tx;
 use rusqlite::Connection;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -157,7 +157,7 @@ impl Writer {
         let st = self.lock();
         exec(&st.conn, "BEGIN")?;
         let result = catch_unwind(AssertUnwindSafe(|| {
-            let _open = billing_core::store::OpenTransaction::new();
+            let _open = billing_model::store::OpenTransaction::new();
             f(&mut SqliteTx::new(&st.conn, names))
         }));
         let ended = match &result {
@@ -188,7 +188,7 @@ impl Writer {
         };
         {
             let _open = batch_mark::Open::new(self.key(), &st.conn);
-            let _tx = billing_core::store::OpenTransaction::new();
+            let _tx = billing_model::store::OpenTransaction::new();
             f();
         }
         self.commit(&mut st);
@@ -224,7 +224,7 @@ impl Writer {
         };
         let all_ok = {
             let _open = batch_mark::Open::direct(self.key(), &st.conn);
-            let _tx = billing_core::store::OpenTransaction::new();
+            let _tx = billing_model::store::OpenTransaction::new();
             catch_unwind(AssertUnwindSafe(|| f(false))).unwrap_or(false)
         };
         if !all_ok {
@@ -237,7 +237,7 @@ impl Writer {
                 return Some(e);
             }
             let _open = batch_mark::Open::new(self.key(), &st.conn);
-            let _tx = billing_core::store::OpenTransaction::new();
+            let _tx = billing_model::store::OpenTransaction::new();
             f(true);
         }
         self.commit(&mut st);
@@ -263,7 +263,7 @@ impl Writer {
     fn in_savepoint<R>(&self, conn: &Connection, names: &ConstraintNames, f: &mut dyn FnMut(&mut dyn Tx) -> Result<R>) -> Result<R> {
         exec(conn, "SAVEPOINT op")?;
         let result = catch_unwind(AssertUnwindSafe(|| {
-            let _open = billing_core::store::OpenTransaction::new();
+            let _open = billing_model::store::OpenTransaction::new();
             f(&mut SqliteTx::new(conn, names))
         }));
         let ended = match &result {
@@ -309,7 +309,7 @@ impl Writer {
         let my_batch = st.batch;
         exec(&st.conn, "SAVEPOINT op")?;
         let result = catch_unwind(AssertUnwindSafe(|| {
-            let _open = billing_core::store::OpenTransaction::new();
+            let _open = billing_model::store::OpenTransaction::new();
             f(&mut SqliteTx::new(&st.conn, names))
         }));
         let kept = matches!(result, Ok(Ok(_)));

@@ -1,11 +1,10 @@
 //! Authentication (credentials and the requested branch into a [`Scope`]) and API keys.
 
-use super::{jwt, ApiKey, BranchAccess, Claims, Credential, KeyPair, NewApiKey, Scope};
+use super::{jwt, new_key, ApiKey, BranchAccess, Claims, Credential, KeyPair, NewApiKey, Scope};
 use crate::billing::Billing;
 use crate::branch::Branch;
-use crate::clock::Timestamp;
 use crate::error::{Code, Error, FieldError, Result};
-use crate::ids::{ApiKeyId, BranchId, OrgId};
+use crate::ids::{BranchId, OrgId};
 use crate::lane::Lane;
 use crate::org::{Organization, Role, User};
 use crate::store::{Store, Tx};
@@ -160,21 +159,4 @@ impl<S: Store> Billing<S> {
 fn admin_of(tx: &mut dyn Tx, org: &Organization) -> Result<User> {
     tx.first_org_admin(org.id)?
         .ok_or_else(|| Error::rule(Code::SERVICE_ERROR, format!("no administrator recorded for organization '{}'", org.id)))
-}
-
-#[allow(clippy::too_many_arguments)]
-pub fn new_key(org: &Organization, user: &User, pair: &KeyPair, name: &str, branch_ids: Vec<BranchId>, default: BranchId, all: bool, now: Timestamp) -> ApiKey {
-    ApiKey {
-        id: ApiKeyId::new(),
-        org_id: org.id,
-        user_id: user.id,
-        name: name.to_string(),
-        key: pair.key.clone(),
-        secret_hash: crate::auth::hash_secret(&pair.secret),
-        branch_ids,
-        default_branch_id: default,
-        is_all_branches: all,
-        created_at: now,
-        revoked_at: None,
-    }
 }

@@ -4,8 +4,10 @@ use super::*;
 use crate::auth::Scope;
 use crate::billing::Billing;
 use crate::error::StoreError;
+use crate::error::{Code, Error, Result};
 use crate::lane::Lane;
 use crate::store::Store;
+use uuid::Uuid;
 
 /// Where each operation of this module runs.
 pub mod lane {

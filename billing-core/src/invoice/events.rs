@@ -1,9 +1,10 @@
 //! Outbox events of invoices and payments, with the spec's payload (Events, Payload).
 
-use super::{Invoice, Payment};
+use super::Invoice;
 use crate::clock::{format_rfc3339, Timestamp};
 use crate::event::{EntityType, Event, EventType};
 use crate::ids::EventId;
+use crate::payment::Payment;
 use crate::payment_link::PaymentLink;
 use crate::store::Tx;
 use serde_json::{json, Value};

@@ -1,7 +1,7 @@
 //! Recording notifications, in the caller's transaction: the row and its due-work item (id =
 //! the notification's id, due at once), so they commit with the change that causes them.
 
-use super::{allowed, Channel, Kind, Notification, Status};
+use super::{Channel, Kind, Notification, Status};
 use crate::clock::Timestamp;
 use crate::consumer::{CommunicationMethod, Consumer};
 use crate::error::Result;
@@ -84,7 +84,7 @@ pub(crate) fn record(tx: &mut dyn Tx, n: &Notification) -> Result<()> {
 /// organization switched it off or the consumer is deleted or unreachable. `payload` gets the
 /// organization's and the consumer's names. Returns how many were recorded.
 pub(crate) fn to_consumer(tx: &mut dyn Tx, org: &Organization, c: &Consumer, kind: Kind, mut payload: Value, now: Timestamp) -> Result<usize> {
-    if !allowed(&org.settings, kind) || c.is_deleted || c.org_id != org.id {
+    if !org.settings.notifies(kind) || c.is_deleted || c.org_id != org.id {
         return Ok(0);
     }
     payload["organization"] = json!(org.name);
@@ -117,7 +117,7 @@ pub(crate) fn about_invoice(
     // `notify_consumer` is about sending the invoice: its creator sees to that (INVOICE_SENT
     // is recorded when the invoice is made with it, or sent on request). What follows (receipts,
     // reminders, failures) follows the organization's switches.
-    if !allowed(&org.settings, kind) {
+    if !org.settings.notifies(kind) {
         return Ok(0);
     }
     let Some(c) = tx.consumer(inv.branch_id, inv.consumer_id)? else {

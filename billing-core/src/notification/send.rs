@@ -3,11 +3,11 @@
 //! transaction is open while a sender runs.
 
 use super::template::{render, Rendered};
-use super::{allowed, Attempt, Channel, Kind, Notification, Status, ERROR_CHARS, MAX_AGE_HOURS, RETRY_DELAYS_MINUTES};
+use super::{Attempt, Channel, Kind, Notification, Status, ERROR_CHARS, MAX_AGE_HOURS, RETRY_DELAYS_MINUTES};
+use super::{Delivery, Message, NotificationSender};
 use crate::billing::Billing;
 use crate::clock::{format_rfc3339, Timestamp};
 use crate::error::{Error, Result, StoreError};
-use crate::fields::Language;
 use crate::ids::{NotificationId, WorkId};
 use crate::store::{Store, Tx};
 use crate::work::ops::is_lease_lost;
@@ -24,43 +24,6 @@ pub const WHATSAPP_KIND: &str = "notification.whatsapp";
 /// What the handlers count in a [`WorkReport`].
 pub const SENT: &str = "notification.sent";
 pub const FAILED_ATTEMPTS: &str = "notification.failed_attempts";
-
-/// One message to send.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Message {
-    pub id: NotificationId,
-    pub kind: Kind,
-    pub channel: Channel,
-    /// An e-mail address, or an E.164 phone number for SMS and WhatsApp.
-    pub to: String,
-    pub language: Language,
-    /// The organization's name (an e-mail's sender name).
-    pub organization: String,
-    pub texts: Rendered,
-}
-
-/// How a send ended.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Delivery {
-    /// The provider took the message (its id for it, when it gave one).
-    Sent { provider_id: Option<String> },
-    /// It failed in a way that may pass (no connection, a time-out, a 4xx SMTP answer, an HTTP
-    /// 5xx, 408 or 429): tried again later.
-    Retry(String),
-    /// The provider refused it for good (an SMTP 5xx, an HTTP 4xx): not tried again.
-    Refused(String),
-}
-
-/// Sends messages of one channel (blocking). Implemented by the server (SMTP, the SMS
-/// provider) and by tests.
-pub trait NotificationSender: Send + Sync {
-    fn send(&self, m: &Message) -> Delivery;
-    /// The longest a send may take (a claim's lease covers it).
-    fn timeout(&self) -> std::time::Duration {
-        std::time::Duration::from_secs(10)
-    }
-}
-
 /// The senders of an engine, by channel.
 #[derive(Default)]
 pub struct Senders {
@@ -187,7 +150,7 @@ impl<S: Store> Billing<S> {
             Some((n, _)) if n.status.is_final() => Plan::Nothing,
             Some((n, Some(org))) => {
                 let now = org.now(self.clock());
-                if !allowed(&org.settings, n.kind) {
+                if !org.settings.notifies(n.kind) {
                     Plan::Close(
                         Status::Canceled,
                         "canceled",

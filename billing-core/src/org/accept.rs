@@ -9,13 +9,14 @@
 //! transaction that creates the user; a second use is `INVITATION_EXPIRED`, 410) and until the
 //! invitation expires (7 days, organization time; then 410 too).
 
+pub use billing_model::org::accept::*;
+
 use super::{Role, User};
 use crate::billing::Billing;
 use crate::error::{Code, Error, Result};
 use crate::ids::{InvitationId, UserId};
 use crate::lane::Lane;
 use crate::store::Store;
-use crate::wire::Body;
 use base64::Engine;
 use chrono::Duration;
 use hmac::{Hmac, Mac};
@@ -27,45 +28,6 @@ pub mod lane {
     pub const ACCEPT: Lane = Lane::Write;
     pub const PAGE: Lane = Lane::Read;
 }
-
-/// How long the bearer token answered on acceptance is valid.
-pub const ACCEPT_TOKEN_DAYS: i64 = 30;
-
-/// The body of `POST /organization/invite/accept`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct AcceptRequest {
-    pub token: String,
-    pub first_name: Option<String>,
-    pub last_name: Option<String>,
-}
-
-impl AcceptRequest {
-    pub fn parse(v: &Value) -> Result<Self> {
-        let mut b = Body::new(v);
-        let token = b.req_str("token").map(|t| t.trim().to_string());
-        if token.as_ref().is_some_and(|t| t.is_empty() || t.len() > 200) {
-            b.fail("string_pattern_mismatch", "token", "Value error, not an invitation token");
-        }
-        let name = |b: &mut Body<'_>, field: &str| {
-            let v = b.opt_str(field).map(|s| s.trim().to_string());
-            if v.as_ref()
-                .is_some_and(|s| s.is_empty() || s.chars().count() > 100 || s.chars().any(char::is_control))
-            {
-                b.fail("string_too_long", field, "String should have 1 to 100 characters");
-            }
-            v
-        };
-        let first_name = name(&mut b, "first_name");
-        let last_name = name(&mut b, "last_name");
-        b.finish()?;
-        Ok(AcceptRequest {
-            token: token.expect("checked"),
-            first_name,
-            last_name,
-        })
-    }
-}
-
 fn mac(secret: &[u8], id: InvitationId) -> Hmac<Sha256> {
     let mut m = Hmac::<Sha256>::new_from_slice(secret).expect("HMAC takes any key length");
     m.update(b"invitation:");

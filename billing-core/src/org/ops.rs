@@ -1,7 +1,7 @@
 //! Organization operations: bootstrap (first run and `init`), the current user, invitations
 //! and directly added users.
 
-use super::{Bootstrap, BootstrapRequest, Invitation, InviteRequest, OrgSettings, Organization, Role, User, INVITATION_TTL_DAYS};
+use super::{BootstrapRequest, Invitation, InviteRequest, OrgSettings, Organization, Role, User, INVITATION_TTL_DAYS};
 use crate::auth::{new_key, KeyPair, Scope};
 use crate::billing::Billing;
 use crate::branch::Branch;
@@ -19,6 +19,17 @@ pub mod lane {
     use super::Lane;
     pub const ME: Lane = Lane::Read;
     pub const INVITE: Lane = Lane::Write;
+}
+
+/// What [`Billing::bootstrap`] made: the organization, its first branch and admin, an API key
+/// and a bearer token of the admin.
+#[derive(Debug, Clone)]
+pub struct Bootstrap {
+    pub org: Organization,
+    pub branch: Branch,
+    pub user: User,
+    pub api_key: KeyPair,
+    pub token: String,
 }
 
 impl<S: Store> Billing<S> {

@@ -17,13 +17,12 @@
 //! - an unclear gateway answer (an error or time-out: [`GatewayOutcome::is_unclear`]) is
 //!   recorded failed at once and its item is left to void the charge the same way.
 
-use super::{PaymentLink, PaymentLinkStatus};
+use super::{LinkAttempt, PaymentLink, PaymentLinkStatus};
 use crate::billing::Billing;
 use crate::clock::{format_rfc3339, Timestamp};
 use crate::error::{Result, StoreError};
 use crate::event::{EntityType, Event, EventType};
-use crate::ids::{BranchId, EventId, OrgId, PaymentLinkId};
-use crate::money::Money;
+use crate::ids::{BranchId, EventId, PaymentLinkId};
 use crate::payment::gateway::GatewayOutcome;
 use crate::payment::{org_now, ATTEMPT_TIMEOUT};
 use crate::store::{Store, Tx};
@@ -38,21 +37,6 @@ use uuid::Uuid;
 pub const LINK_CHARGE_KIND: &str = "payment_link.charge";
 /// What the handler counts in a [`crate::work::WorkReport`].
 pub const LINK_CHARGES_ABANDONED: &str = "payment_link.charges_abandoned";
-
-/// A payment of a link in flight: from the moment its charge is recorded until its outcome is.
-#[derive(Debug, Clone, PartialEq)]
-pub struct LinkAttempt {
-    /// Also the gateway reference and the work item's id.
-    pub id: Uuid,
-    pub org_id: OrgId,
-    pub branch_id: BranchId,
-    pub link_id: PaymentLinkId,
-    /// Who pays: `consumer:<id>`, `phone:<E.164>` or `email:<lower-case>`.
-    pub session_key: String,
-    /// What the gateway is asked to charge.
-    pub amount: Money,
-    pub created_at: Timestamp,
-}
 
 /// The payload of an attempt's work item.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

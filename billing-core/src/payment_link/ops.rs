@@ -5,13 +5,19 @@ use super::view::PaymentLinkView;
 use super::*;
 use crate::auth::Scope;
 use crate::billing::Billing;
+use crate::error::{Code, Error, Result};
 use crate::error::{FieldError, LocPart, StoreError};
 use crate::ids::InvoiceItemId;
+use crate::ids::{CouponId, PaymentLinkId, PaymentLinkItemId};
+use crate::invoice::InvoiceItem;
 use crate::lane::Lane;
 use crate::list::Page;
+use crate::money::{Currency, Money};
 use crate::pricing::{self, ItemRequest, Priced};
+use crate::product::RecurringInterval;
 use crate::product::{Product, ProductType};
 use crate::store::{Store, Tx};
+use serde_json::Value;
 
 /// Where each operation of this module runs.
 pub mod lane {

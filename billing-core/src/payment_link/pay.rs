@@ -6,8 +6,9 @@
 //! scheduled), the link's count (COMPLETED once used up) and the events; on a decline nothing
 //! but PAYMENT_LINK_PAY_ATTEMPT_FAILED.
 
-use super::attempt::{count_payment, emit_attempt_failed, LinkAttempt, Recorded};
+use super::attempt::{count_payment, emit_attempt_failed, Recorded};
 use super::checkout::{Customer, PayMethod, PayOutcome, PayRequest, PayStatus};
+use super::LinkAttempt;
 use super::{ContactInformationType, PaymentLink};
 use crate::auth::{Actor, BranchAccess, Scope};
 use crate::billing::Billing;

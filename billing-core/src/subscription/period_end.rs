@@ -53,7 +53,7 @@ pub(crate) enum Step {
 }
 
 /// The preparation item of cycle `cycle` of `s`: one id per subscription and cycle.
-pub(crate) fn prepare_work_id(s: super::SubscriptionId, cycle: u32) -> WorkId {
+pub(crate) fn prepare_work_id(s: crate::ids::SubscriptionId, cycle: u32) -> WorkId {
     WorkId(uuid::Uuid::from_u128(s.0.as_u128() ^ (u128::from(cycle) << 1 | 1) ^ (0x5052_4550u128 << 96)))
 }
 

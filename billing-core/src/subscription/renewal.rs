@@ -53,9 +53,6 @@ use std::collections::HashMap;
 pub const RENEWAL_KIND: &str = "subscription.renewal";
 /// Charge a renewal invoice (attempt `k`).
 pub const RENEW_CHARGE_KIND: &str = "subscription.renewal_charge";
-/// The default retries of a declined renewal charge, in days after the first attempt: 3 retries
-/// over 7 days (an organization changes them: `subscription_renewal_retry_days`).
-pub const RENEWAL_RETRY_DAYS: [i64; 3] = [1, 3, 7];
 
 /// Report keys.
 pub const RENEWED: &str = "subscription.renewed";

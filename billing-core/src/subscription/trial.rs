@@ -1,62 +1,23 @@
-//! Trials: a subscription created with `trial: true` is not billed until `period_start`.
-//!
-//! - The trial runs from the creation until `period_start` (which must be in the future, at
-//!   most [`MAX_TRIAL_DAYS`] days ahead): the subscription is `TRIALING` in cycle 0, whose
-//!   period is the trial (`current_period_start` = creation, `current_period_end` =
-//!   `trial_end` = `period_start`). No invoice is issued during the trial. Cycle 1, the first
-//!   paid one, starts at `period_start` as for any subscription (the cycles keep its calendar).
-//! - The trial's end is an item of the due-work queue ([`TRIAL_END_KIND`], due at
-//!   `period_start` in the organization's time): cycle 1's invoice is issued (INVOICE_CREATED,
-//!   `subscription_id` set) and the subscription is `TRIAL_PENDING` — the trial is over, its
-//!   first paid invoice is awaited. With auto-renewal the invoice is charged to the consumer's
-//!   card as a renewal is (declines retried 1, 3 and 7 days later; after the last, `INACTIVE`
-//!   with SUBSCRIPTION_INACTIVATED). Paid in full, by the charge or by any other means, the
-//!   subscription is `ACTIVE` (SUBSCRIPTION_ACTIVATED) and renews from then on. A zero total is
-//!   settled at once (ACTIVE at the trial's end).
-//! - Cancel of a TRIALING or TRIAL_PENDING subscription: CANCELED at once (with
-//!   `cancel_related_invoices`, the unpaid first invoice is voided). A trial cannot be frozen.
-//! - SubscriptionDetailed: `trial_end` (= `period_start`) and `trial_period_days` (its length
-//!   in whole days, rounded up), `null` for subscriptions without a trial.
+//! Trials' operations and due work: recording a trial and its end, and ending it (the first
+//! paid cycle's invoice). The rules are [`billing_model::subscription::trial`]'s.
 
-use super::{Subscription, SubscriptionId, SubscriptionStatus};
+pub use billing_model::subscription::trial::*;
+
+use super::{Subscription, SubscriptionStatus};
 use crate::billing::Billing;
-use crate::clock::{format_rfc3339, Timestamp};
-use crate::error::{Error, FieldError, Result, StoreError};
+use crate::error::{Error, Result, StoreError};
+use crate::ids::SubscriptionId;
 use crate::ids::{BranchId, WorkId};
 use crate::payment::org_now;
-use crate::store::{Store, StoreResult, Tx};
+use crate::store::{Store, Tx};
 use crate::work::ops::is_lease_lost;
 use crate::work::{DueWork, Handler};
-use chrono::Duration;
 use serde::{Deserialize, Serialize};
 
 /// End a trial: issue the first paid cycle's invoice.
 pub const TRIAL_END_KIND: &str = "subscription.trial_end";
 /// Report key.
 pub const TRIAL_ENDED: &str = "subscription.trial_ended";
-/// The longest trial.
-pub const MAX_TRIAL_DAYS: i64 = 3650;
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct Trial {
-    pub subscription_id: SubscriptionId,
-    pub start: Timestamp,
-    pub end: Timestamp,
-}
-
-impl Trial {
-    /// Its length in whole days, rounded up.
-    pub fn period_days(&self) -> i64 {
-        super::freeze::ceil_days(self.end - self.start)
-    }
-}
-
-/// Trial reads and writes inside one transaction (part of [`crate::store::Tx`]): one row per
-/// subscription that had a trial.
-pub trait TrialTx {
-    fn insert_trial(&mut self, t: &Trial) -> StoreResult<()>;
-    fn subscription_trial(&mut self, subscription: SubscriptionId) -> StoreResult<Option<Trial>>;
-}
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 struct TrialPayload {
@@ -67,33 +28,6 @@ struct TrialPayload {
 fn item_id(s: SubscriptionId) -> WorkId {
     // Renewal items flip the lowest bit (cycle << 1 | 1); this one is even.
     WorkId(uuid::Uuid::from_u128(s.0.as_u128() ^ 0b110))
-}
-
-/// A trial asks for a `period_start` after now and not too far ahead (a 422 at `period_start`).
-pub(crate) fn check(period_start: Timestamp, now: Timestamp) -> Result<()> {
-    let problem = if period_start <= now {
-        format!(
-            "with a trial, period_start is when the trial ends and billing starts: it must be after now ({})",
-            format_rfc3339(&now)
-        )
-    } else if period_start - now > Duration::days(MAX_TRIAL_DAYS) {
-        format!("a trial lasts at most {MAX_TRIAL_DAYS} days")
-    } else {
-        return Ok(());
-    };
-    Err(Error::invalid(FieldError::body(
-        "value_error",
-        "period_start",
-        format!("Value error, {problem}"),
-    )))
-}
-
-/// Makes a new subscription a trial: TRIALING in cycle 0, from now to its anchor.
-pub(crate) fn begin(s: &mut Subscription, now: Timestamp) {
-    s.status = SubscriptionStatus::Trialing;
-    s.current_cycle_number = 0;
-    s.current_period_start = now;
-    s.current_period_end = s.period_anchor;
 }
 
 /// Records the trial of a subscription just inserted and queues its end.

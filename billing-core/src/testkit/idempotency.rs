@@ -46,7 +46,7 @@ fn operation_write<S: Store>(w: &World<S>, claim: &Claim, fail: bool) -> crate::
     let _marking = w.billing.idempotency_marking(claim);
     let org = w.boot.org.id;
     let now = w.now();
-    w.billing.store.write(idempotency::marking(|tx| {
+    w.billing.store.write(crate::store::marking(|tx| {
         tx.insert_notification(&crate::notification::Notification {
             id: crate::ids::NotificationId::new(),
             org_id: org,
@@ -247,7 +247,7 @@ pub fn marks_commit_and_roll_back_with_the_operation<H: Harness>() {
     assert!(marked.lease_until > leased);
     // Without the marking guard, writes mark nothing.
     assert!(!idempotency::marking_active());
-    w.billing.store.write(idempotency::marking(|_| Ok(()))).unwrap();
+    w.billing.store.write(crate::store::marking(|_| Ok(()))).unwrap();
     assert_eq!(record(&w, &claim), Some(marked));
 }
 

@@ -24,16 +24,22 @@ use super::diff::{self, Names};
 use super::*;
 use crate::auth::Scope;
 use crate::billing::Billing;
+use crate::clock::{format_rfc3339, Timestamp};
 use crate::error::{Code, Error, FieldError, Problems, Result};
 use crate::event::EventType;
-use crate::ids::{InvoiceId, PlanChangeId};
+use crate::ids::InvoiceId;
+use crate::ids::{CouponId, InvoiceItemId, PlanChangeId, SubscriptionId, SubscriptionItemId};
 use crate::invoice::Invoice;
+use crate::invoice::InvoiceItem;
 use crate::lane::Lane;
+use crate::money::Money;
 use crate::pricing::{self, check_coupon, check_product, coupon_loc, ItemRequest, Loaded};
+use crate::product::RecurringInterval;
 use crate::product::{Product, ProductPrice};
 use crate::store::{Store, Tx};
 use crate::subscription::ops::{interval_of, subscription_event};
 use crate::subscription::period_end::is_open;
+use crate::subscription::{Subscription, SubscriptionItem, SubscriptionItemRequest};
 use serde_json::{json, Value};
 
 /// Where each operation of this module runs.

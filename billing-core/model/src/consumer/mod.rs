@@ -1,0 +1,83 @@
+//! Consumers: an organization's customers, one branch each. Phone and e-mail are unique among
+//! a branch's live consumers; delete is soft.
+//!
+//! - [`ops`]: create, get, list, update, delete.
+//! - [`store`]: the [`ConsumerTx`] slice of the store contract.
+//! - [`wire`]: request parsing and the ConsumerResponse view.
+
+pub mod store;
+pub mod wire;
+
+pub use store::ConsumerTx;
+pub use wire::{parse_consumer_list, BranchSummary, ConsumerIdentity, ConsumerResponse};
+
+use crate::clock::Timestamp;
+use crate::fields::{Email, Iban, Language, PhoneNumber};
+use crate::ids::{BranchId, ConsumerId, OrgId};
+use crate::wire_enum;
+use serde_json::{Map, Value};
+
+wire_enum!(CommunicationMethod { WhatsApp = "WHATSAPP", Email = "EMAIL", Sms = "SMS" });
+wire_enum!(ConsumerType { Individual = "INDIVIDUAL", Business = "BUSINESS" });
+wire_enum!(ConsumerSort { Name = "name", CreatedAt = "created_at", Email = "email", PhoneNumber = "phone_number", ExternalId = "external_id" });
+
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Address {
+    pub address_line_1: String,
+    pub address_line_2: Option<String>,
+    pub city: String,
+    pub postal_code: Option<String>,
+    pub country: String,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Consumer {
+    pub id: ConsumerId,
+    pub org_id: OrgId,
+    pub branch_id: BranchId,
+    pub name: String,
+    pub phone_number: Option<PhoneNumber>,
+    pub email: Option<Email>,
+    pub external_id: Option<String>,
+    pub iban: Option<Iban>,
+    pub alias: Option<String>,
+    pub comment: Option<String>,
+    pub preferred_language: Language,
+    pub communication_methods: Vec<CommunicationMethod>,
+    pub consumer_type: ConsumerType,
+    pub address: Option<Address>,
+    pub vat_number: Option<String>,
+    pub commercial_registration: Option<String>,
+    pub external_metadata: Map<String, Value>,
+    pub is_deleted: bool,
+    pub created_at: Timestamp,
+    pub updated_at: Option<Timestamp>,
+}
+
+/// Fields of a consumer that a client sets. On create, absent means empty; on update, `None`
+/// means "leave as is" (the public API treats an explicit `null` as not given).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ConsumerFields {
+    pub name: Option<String>,
+    pub phone_number: Option<PhoneNumber>,
+    pub email: Option<Email>,
+    pub external_id: Option<String>,
+    pub iban: Option<Iban>,
+    pub alias: Option<String>,
+    pub comment: Option<String>,
+    pub preferred_language: Option<Language>,
+    pub communication_methods: Option<Vec<CommunicationMethod>>,
+    pub consumer_type: Option<ConsumerType>,
+    pub address: Option<Address>,
+    pub vat_number: Option<String>,
+    pub commercial_registration: Option<String>,
+    pub external_metadata: Option<Map<String, Value>>,
+}
+
+/// Consumer list filters beyond the common parameters.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ConsumerFilter {
+    pub external_id: Option<String>,
+    /// `external_metadata.<key>=<value>`: exact, case-sensitive, all must match.
+    pub metadata: Vec<(String, String)>,
+}
