@@ -17,6 +17,7 @@ pub mod billing;
 pub mod branch;
 pub mod consumer;
 pub mod coupon;
+pub mod engine;
 pub mod event;
 pub mod idempotency;
 pub mod invoice;
@@ -37,6 +38,7 @@ pub mod testkit;
 pub use billing_model::{clock, error, fields, ids, lane, list, money, store, wire, wire_enum};
 
 pub use billing::Billing;
+pub use engine::Engine;
 pub use error::{Code, Error, Result};
 pub use lane::Lane;
 pub use store::{Store, Tx};

@@ -222,7 +222,7 @@ pub const BATCH_ITEMS: usize = 512;
 /// commits in batches of hundreds rather than of as many items as there are runners (one
 /// commit, and on SQLite one fsync, per batch).
 fn top_up_batches(app: &App, items: &mut Vec<DueWork>) {
-    let batched: Vec<&'static str> = billing_core::work::registry::<crate::backend::Backend>()
+    let batched: Vec<&'static str> = billing_core::billing::work_handlers::<crate::backend::Backend>()
         .iter()
         .filter(|h| h.batched && items.iter().any(|i| i.kind == h.kind))
         .map(|h| h.kind)

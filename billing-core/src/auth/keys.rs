@@ -3,7 +3,7 @@
 //! [`crate::store::Store::await_auth_propagation`]).
 
 use super::{ApiKey, KeyPair, NewApiKey, Scope};
-use crate::billing::Billing;
+use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::ids::{ApiKeyId, OrgId};
 use crate::lane::Lane;
@@ -24,7 +24,7 @@ fn require_org_admin(scope: &Scope) -> Result<()> {
     }
 }
 
-impl<S: Store> Billing<S> {
+impl<S: Store> Engine<S> {
     pub fn list_api_keys(&self, scope: &Scope) -> Result<Vec<ApiKey>> {
         require_org_admin(scope)?;
         self.api_keys_of(scope.org_id())

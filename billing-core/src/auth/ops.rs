@@ -1,8 +1,8 @@
 //! Authentication (credentials and the requested branch into a [`Scope`]) and API keys.
 
 use super::{jwt, new_key, ApiKey, BranchAccess, Claims, Credential, KeyPair, NewApiKey, Scope};
-use crate::billing::Billing;
 use crate::branch::Branch;
+use crate::engine::Engine;
 use crate::error::{Code, Error, FieldError, Result};
 use crate::ids::{BranchId, OrgId};
 use crate::lane::Lane;
@@ -11,7 +11,7 @@ use crate::store::{Store, Tx};
 use chrono::Duration;
 use std::sync::Arc;
 
-impl<S: Store> Billing<S> {
+impl<S: Store> Engine<S> {
     /// Resolves credentials and the requested branch (`x-branch-id`) into a [`Scope`], in one
     /// read. Bad credentials are 401; a branch the credential cannot use is 403. The branch must
     /// be live: see [`Self::authenticate_for`] for reading a deleted one.

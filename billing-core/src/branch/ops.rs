@@ -2,7 +2,7 @@
 
 use super::Branch;
 use crate::auth::Scope;
-use crate::billing::Billing;
+use crate::engine::Engine;
 use crate::error::{Code, Error, Result};
 use crate::ids::BranchId;
 use crate::lane::Lane;
@@ -19,7 +19,7 @@ pub mod lane {
     pub const DELETE: Lane = Lane::Write;
 }
 
-impl<S: Store> Billing<S> {
+impl<S: Store> Engine<S> {
     pub fn list_branches(&self, scope: &Scope) -> Result<Vec<Branch>> {
         let all = self.store.read(|tx| Ok(tx.list_branches(scope.org_id())?))?;
         Ok(all.into_iter().filter(|b| scope.actor.access.allows(b.id)).collect())

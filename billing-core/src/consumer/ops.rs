@@ -2,7 +2,7 @@
 
 use super::{Consumer, ConsumerFields, ConsumerFilter, ConsumerSort, ConsumerType};
 use crate::auth::Scope;
-use crate::billing::Billing;
+use crate::engine::Engine;
 use crate::error::{Code, Error, Result, StoreError};
 use crate::fields::{Email, PhoneNumber};
 use crate::ids::ConsumerId;
@@ -49,7 +49,7 @@ fn duplicate_from_index(e: Error, c: Option<&Consumer>) -> Error {
     Error::rule(Code::DUPLICATE_CONSUMER, info)
 }
 
-impl<S: Store> Billing<S> {
+impl<S: Store> Engine<S> {
     pub fn create_consumer(&self, scope: &Scope, f: ConsumerFields) -> Result<Consumer> {
         let now = self.now(scope);
         let c = Consumer {

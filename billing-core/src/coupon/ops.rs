@@ -2,7 +2,7 @@
 
 use super::{check_not_frozen, discount, Coupon, CouponFields, CouponFilter, CouponSort};
 use crate::auth::Scope;
-use crate::billing::Billing;
+use crate::engine::Engine;
 use crate::error::{Error, FieldError, Result};
 use crate::ids::CouponId;
 use crate::lane::Lane;
@@ -19,7 +19,7 @@ pub mod lane {
     pub const DELETE: Lane = Lane::Write;
 }
 
-impl<S: Store> Billing<S> {
+impl<S: Store> Engine<S> {
     pub fn create_coupon(&self, scope: &Scope, f: CouponFields) -> Result<Coupon> {
         let now = self.now(scope);
         let value = f

@@ -1,8 +1,8 @@
-//! Idempotency operations on [`Billing`]: claim a key, finish it.
+//! Idempotency operations on [`Engine`]: claim a key, finish it.
 
 use super::*;
 use crate::auth::Scope;
-use crate::billing::Billing;
+use crate::engine::Engine;
 use crate::error::StoreError;
 use crate::error::{Code, Error, Result};
 use crate::lane::Lane;
@@ -35,7 +35,7 @@ fn mismatch(key: &IdempotencyKey) -> Error {
     )
 }
 
-impl<S: Store> Billing<S> {
+impl<S: Store> Engine<S> {
     /// Claims `key` for a request of `scope` whose [`Fingerprint`] is `fingerprint`, in a
     /// transaction of its own, and forgets the organization's records older than
     /// [`retention`] on the way.

@@ -5,8 +5,8 @@ use super::installments::{self, InstallmentPlan, PaymentPlan};
 use super::ops::{check_no_charge_in_flight, pending_payment};
 use super::{Invoice, InvoiceStatus};
 use crate::auth::Scope;
-use crate::billing::Billing;
 use crate::clock::Timestamp;
+use crate::engine::Engine;
 use crate::error::{Code, Error, Result};
 use crate::event::EventType;
 use crate::ids::InvoiceId;
@@ -15,7 +15,7 @@ use crate::payment::{Payment, PaymentType};
 use crate::pricing::{InvoiceTotals, ItemInput};
 use crate::store::{Store, Tx};
 
-impl<S: Store> Billing<S> {
+impl<S: Store> Engine<S> {
     /// The payer chose how to pay: in full, or in 2, 3 or 4 installments. The invoice becomes
     /// ACCEPTED; with installments its single payment is replaced by one INSTALLMENT payment per
     /// part (`exclude_coupons_if_installments` recomputes the total without coupons first).

@@ -1,12 +1,12 @@
-//! Invoice operations on [`Billing`]. Each is one transaction with its events and
+//! Invoice operations on [`Engine`]. Each is one transaction with its events and
 //! notifications; amounts come from [`crate::pricing`].
 
 use super::events::{emit_invoice, emit_payment};
 use super::*;
 use crate::auth::Scope;
-use crate::billing::Billing;
 use crate::clock::Timestamp;
 use crate::consumer::{CommunicationMethod, Consumer};
+use crate::engine::Engine;
 use crate::error::{Code, Error, Result};
 use crate::event::EventType;
 use crate::ids::PaymentId;
@@ -30,7 +30,7 @@ pub mod lane {
     pub const UPDATE_INPLACE: Lane = Lane::Write;
     pub const VOID: Lane = Lane::Write;
     pub const SEND: Lane = Lane::Write;
-    /// [`Billing::accept_invoice`] (in `accept.rs`).
+    /// [`Engine::accept_invoice`] (in `accept.rs`).
     pub const ACCEPT: Lane = Lane::Write;
 }
 
@@ -86,7 +86,7 @@ pub(crate) fn pending_payment(inv: &Invoice, number: u32, amount: Money, payment
     }
 }
 
-impl<S: Store> Billing<S> {
+impl<S: Store> Engine<S> {
     pub(crate) fn load_invoice(&self, tx: &mut dyn Tx, scope: &Scope, id: InvoiceId) -> Result<(Invoice, Vec<Payment>)> {
         let inv = tx.invoice(scope.branch_id(), id)?.ok_or_else(|| Error::not_found("Invoice", id))?;
         let payments = tx.invoice_payments(id)?;

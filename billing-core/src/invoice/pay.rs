@@ -1,7 +1,7 @@
 //! The payer's side of an invoice (`/pay/invoices/{id}`, no credentials: the invoice's id is
-//! the capability): its page ([`Billing::invoice_pay_page`], the same [`CheckoutPage`] a link
-//! has), paying it ([`Billing::pay_invoice`], the same request and answer as a link's
-//! attempts) and declining it ([`Billing::decline_invoice`]).
+//! the capability): its page ([`Engine::invoice_pay_page`], the same [`CheckoutPage`] a link
+//! has), paying it ([`Engine::pay_invoice`], the same request and answer as a link's
+//! attempts) and declining it ([`Engine::decline_invoice`]).
 //!
 //! Paying follows the gateway-attempt pattern of [`crate::payment::attempt`]: in one
 //! transaction the invoice is accepted with the payer's plan (if it is not yet) and its next
@@ -17,7 +17,7 @@ use super::events::{invoice_event, link_metadata};
 use super::installments::{self, PaymentPlan};
 use super::{accept::installment_total, Invoice, InvoiceStatus};
 use crate::auth::{Actor, BranchAccess, Scope};
-use crate::billing::Billing;
+use crate::engine::Engine;
 use crate::error::{Code, Error, FieldError, Result};
 use crate::event::EventType;
 use crate::ids::InvoiceId;
@@ -86,7 +86,7 @@ fn next_payable(payments: &[Payment]) -> Option<&Payment> {
     payments.iter().filter(|p| p.status.is_payable()).min_by_key(|p| p.number)
 }
 
-impl<S: Store> Billing<S> {
+impl<S: Store> Engine<S> {
     /// The invoice of the public pages, with the scope its payer acts in: the invoice's branch,
     /// for the user who made it. 404 for an unknown one.
     fn public_invoice(&self, tx: &mut dyn Tx, id: InvoiceId) -> Result<(Invoice, Vec<Payment>, Scope)> {

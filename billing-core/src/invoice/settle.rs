@@ -5,8 +5,8 @@
 use super::events::{emit_invoice_with, emit_payment, emit_payment_with, link_metadata};
 use super::{Invoice, InvoiceStatus};
 use crate::auth::Scope;
-use crate::billing::Billing;
 use crate::clock::Timestamp;
+use crate::engine::Engine;
 use crate::error::Result;
 use crate::event::EventType;
 use crate::ids::{CouponId, ProductId};
@@ -14,7 +14,7 @@ use crate::money::Money;
 use crate::payment::{Payment, PaymentStatus, RefundReason};
 use crate::store::{Store, Tx};
 
-impl<S: Store> Billing<S> {
+impl<S: Store> Engine<S> {
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn record_paid(
         &self,

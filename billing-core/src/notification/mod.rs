@@ -7,5 +7,6 @@ pub mod ops;
 pub mod queue;
 pub mod reminder;
 pub mod send;
+pub mod senders;
 
-pub use send::Senders;
+pub use senders::Senders;

@@ -4,8 +4,8 @@
 
 use super::{Channel, Kind, Notification, NotificationFilter, NotificationQuery, NotificationScope, NotificationSort, Status};
 use crate::auth::Scope;
-use crate::billing::Billing;
 use crate::clock::format_rfc3339;
+use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::ids::NotificationId;
 use crate::lane::Lane;
@@ -46,7 +46,7 @@ pub fn parse_notification_list(params: &QueryParams) -> Result<(NotificationFilt
     Ok((f, list))
 }
 
-impl<S: Store> Billing<S> {
+impl<S: Store> Engine<S> {
     fn notification_scope(scope: &Scope) -> NotificationScope {
         NotificationScope {
             org_id: scope.org_id(),

@@ -5,7 +5,7 @@
 //! INSTALLMENT_REMINDER notifications are recorded (switches read then); otherwise nothing.
 
 use super::Kind;
-use crate::billing::Billing;
+use crate::engine::Engine;
 use crate::error::{Error, Result, StoreError};
 use crate::ids::{BranchId, PaymentId, WorkId};
 use crate::invoice::InvoiceStatus;
@@ -39,7 +39,7 @@ pub(crate) fn schedule(tx: &mut dyn Tx, p: &Payment) -> StoreResult<()> {
     tx.insert_work(&DueWork::new(WorkId::new(), p.org_id, REMINDER_KIND, due, payload))
 }
 
-pub(crate) fn work_handler<S: Store>() -> Handler<S> {
+pub(crate) fn work_handler<S: Store>() -> Handler<Engine<S>> {
     Handler {
         kind: REMINDER_KIND,
         batched: false,
@@ -57,7 +57,7 @@ pub(crate) fn work_handler<S: Store>() -> Handler<S> {
     }
 }
 
-impl<S: Store> Billing<S> {
+impl<S: Store> Engine<S> {
     /// Runs one reminder item: records the notifications when the installment is still to be
     /// charged, and ends the item in the same transaction.
     fn remind(&self, item: &DueWork) -> Result<bool> {

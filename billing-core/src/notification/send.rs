@@ -2,11 +2,12 @@
 //! schedule, and the senders a host plugs in (the server's SMTP and SMS/WhatsApp clients). No
 //! transaction is open while a sender runs.
 
+use super::senders::slot;
 use super::template::{render, Rendered};
 use super::{Attempt, Channel, Kind, Notification, Status, ERROR_CHARS, MAX_AGE_HOURS, RETRY_DELAYS_MINUTES};
 use super::{Delivery, Message, NotificationSender};
-use crate::billing::Billing;
 use crate::clock::{format_rfc3339, Timestamp};
+use crate::engine::Engine;
 use crate::error::{Error, Result, StoreError};
 use crate::ids::{NotificationId, WorkId};
 use crate::store::{Store, Tx};
@@ -14,7 +15,7 @@ use crate::work::ops::is_lease_lost;
 use crate::work::{DueWork, Handler};
 use chrono::Duration;
 use serde_json::json;
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
 
 /// The due-work kinds that send a notification (id = the notification's id), one per channel.
 pub const EMAIL_KIND: &str = "notification.email";
@@ -24,23 +25,6 @@ pub const WHATSAPP_KIND: &str = "notification.whatsapp";
 /// What the handlers count in a [`WorkReport`].
 pub const SENT: &str = "notification.sent";
 pub const FAILED_ATTEMPTS: &str = "notification.failed_attempts";
-/// The senders of an engine, by channel.
-#[derive(Default)]
-pub struct Senders {
-    by_channel: RwLock<[Option<Arc<dyn NotificationSender>>; 3]>,
-    /// Where an invitation's link points (the token is added as `?token=`); default
-    /// `<public URL>/invite/accept`.
-    invite_url: RwLock<Option<String>>,
-}
-
-fn slot(c: Channel) -> usize {
-    match c {
-        Channel::Email => 0,
-        Channel::Sms => 1,
-        Channel::WhatsApp => 2,
-    }
-}
-
 fn lease_lost(id: WorkId) -> Error {
     StoreError::LeaseLost(id).into()
 }
@@ -49,7 +33,7 @@ fn clip(s: &str) -> String {
     s.chars().take(ERROR_CHARS).collect()
 }
 
-fn handler<S: Store>(kind: &'static str, channel: Channel) -> Handler<S> {
+fn handler<S: Store>(kind: &'static str, channel: Channel) -> Handler<Engine<S>> {
     Handler {
         kind,
         batched: false,
@@ -73,7 +57,7 @@ fn handler<S: Store>(kind: &'static str, channel: Channel) -> Handler<S> {
 }
 
 /// The notification kinds of due work: sending, per channel, and installment reminders.
-pub(crate) fn work_handlers<S: Store>() -> Vec<Handler<S>> {
+pub(crate) fn work_handlers<S: Store>() -> Vec<Handler<Engine<S>>> {
     vec![
         handler(EMAIL_KIND, Channel::Email),
         handler(SMS_KIND, Channel::Sms),
@@ -82,7 +66,7 @@ pub(crate) fn work_handlers<S: Store>() -> Vec<Handler<S>> {
     ]
 }
 
-/// What [`Billing::send_notification_item`] does with a notification before any call.
+/// What [`Engine::send_notification_item`] does with a notification before any call.
 enum Plan {
     /// Gone, or final already: the item ends.
     Nothing,
@@ -91,7 +75,7 @@ enum Plan {
     Send(Box<Message>),
 }
 
-impl<S: Store> Billing<S> {
+impl<S: Store> Engine<S> {
     /// Sets the sender of `channel`: from now on this engine claims and sends its
     /// notifications.
     pub fn set_notification_sender(&self, channel: Channel, sender: Arc<dyn NotificationSender>) {

@@ -12,12 +12,12 @@
 pub use billing_model::org::accept::*;
 
 use super::{Role, User};
-use crate::billing::Billing;
+use crate::engine::Engine;
 use crate::error::{Code, Error, Result};
 use crate::ids::{InvitationId, UserId};
 use crate::lane::Lane;
 use crate::store::Store;
-use base64::Engine;
+use base64::Engine as _;
 use chrono::Duration;
 use hmac::{Hmac, Mac};
 use serde_json::{json, Value};
@@ -35,7 +35,7 @@ fn mac(secret: &[u8], id: InvitationId) -> Hmac<Sha256> {
     m
 }
 
-impl<S: Store> Billing<S> {
+impl<S: Store> Engine<S> {
     /// The token of an invitation's link; `None` without a JWT secret (no token can be made).
     pub fn invite_token(&self, id: InvitationId) -> Option<String> {
         if self.jwt_secret.is_empty() {

@@ -3,8 +3,8 @@
 
 use super::{BootstrapRequest, Invitation, InviteRequest, OrgSettings, Organization, Role, User, INVITATION_TTL_DAYS};
 use crate::auth::{new_key, KeyPair, Scope};
-use crate::billing::Billing;
 use crate::branch::Branch;
+use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::fields::{Email, Language};
 use crate::ids::{BranchId, InvitationId, OrgId, UserId};
@@ -21,7 +21,7 @@ pub mod lane {
     pub const INVITE: Lane = Lane::Write;
 }
 
-/// What [`Billing::bootstrap`] made: the organization, its first branch and admin, an API key
+/// What [`Engine::bootstrap`] made: the organization, its first branch and admin, an API key
 /// and a bearer token of the admin.
 #[derive(Debug, Clone)]
 pub struct Bootstrap {
@@ -32,7 +32,7 @@ pub struct Bootstrap {
     pub token: String,
 }
 
-impl<S: Store> Billing<S> {
+impl<S: Store> Engine<S> {
     /// The authenticated user and organization (MeResponse).
     pub fn me(&self, scope: &Scope) -> Result<Value> {
         let user = self

@@ -5,7 +5,7 @@ pub use billing_model::org::settings::*;
 
 use super::OrgSettings;
 use crate::auth::Scope;
-use crate::billing::Billing;
+use crate::engine::Engine;
 use crate::error::{Error, FieldError, Result};
 use crate::ids::OrgId;
 use crate::lane::Lane;
@@ -25,7 +25,7 @@ fn require_admin(scope: &Scope) -> Result<()> {
     }
 }
 
-impl<S: Store> Billing<S> {
+impl<S: Store> Engine<S> {
     /// The organization's settings (organization admins only), as stored now.
     pub fn organization_settings(&self, scope: &Scope) -> Result<OrgSettings> {
         require_admin(scope)?;

@@ -20,7 +20,7 @@
 //!
 //! A charge's item falls due in the organization's time, which a sandbox test clock moves in
 //! jumps: an advance of a day passes the time-out of a charge that started a millisecond ago.
-//! So the handler also waits until the attempt has had [`Billing::work_lease`] of server time
+//! So the handler also waits until the attempt has had [`Engine::work_lease`] of server time
 //! (the longest an outside call may take, with a margin) since it was recorded: before that, the
 //! attempt may be alive, and the handler leaves the item held by its claim (a clock advance
 //! waits for held items); step 3 ends the item whoever holds it. Only a process that is really
@@ -28,8 +28,8 @@
 
 use super::gateway::GatewayOutcome;
 use super::{Payment, PaymentMethod, PaymentStatus, RefundReason};
-use crate::billing::Billing;
 use crate::clock::Timestamp;
+use crate::engine::Engine;
 use crate::error::{Code, Error, Result, StoreError};
 use crate::event::EventType;
 use crate::ids::{BranchId, InvoiceId, OrgId, PaymentId, WorkId};
@@ -74,7 +74,7 @@ struct Recorded {
     #[serde(default)]
     started: Option<Timestamp>,
     /// A charge: work to queue if it is given up unrecorded, in the transaction that marks it
-    /// FAILED (a renewal's next attempt: see [`Billing::record_charge_in`]).
+    /// FAILED (a renewal's next attempt: see [`Engine::record_charge_in`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     then: Option<FollowUp>,
 }
@@ -99,7 +99,7 @@ impl Recorded {
 }
 
 /// The payment-attempt kinds of due work.
-pub(crate) fn work_handlers<S: Store>() -> Vec<Handler<S>> {
+pub(crate) fn work_handlers<S: Store>() -> Vec<Handler<Engine<S>>> {
     vec![
         Handler {
             kind: CHARGE_KIND,
@@ -162,7 +162,7 @@ fn attempt_lost(id: Uuid) -> Error {
     )
 }
 
-impl<S: Store> Billing<S> {
+impl<S: Store> Engine<S> {
     /// Step 1 of a charge: in one transaction, `select` picks the payments (refusing what cannot
     /// be charged, and setting each one's method), and they become PROCESSING under a new
     /// attempt, with its work item.

@@ -6,7 +6,7 @@
 use super::gateway::{self, CardDetails};
 use super::{Payment, PaymentMethod, PaymentStatus, TokenizedCard};
 use crate::auth::Scope;
-use crate::billing::Billing;
+use crate::engine::Engine;
 use crate::error::{Code, Error, FieldError, Result};
 use crate::ids::{ConsumerId, InvoiceId, PaymentId};
 use crate::invoice::InvoiceStatus;
@@ -22,7 +22,7 @@ pub mod lane {
     pub const AUTO_CHARGE: Lane = Lane::Io;
 }
 
-impl<S: Store> Billing<S> {
+impl<S: Store> Engine<S> {
     /// The payer pays some unpaid payments of an invoice by card in one gateway transaction (the
     /// hosted page's building block). Approved: each payment SUCCEEDED with the card's network
     /// and one shared transaction, one PAYMENT_SUCCEEDED per payment, then INVOICE_COMPLETED

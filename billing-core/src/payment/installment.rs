@@ -4,7 +4,7 @@
 //! sandbox clock drives it and any process may run it.
 //!
 //! Exactly once: the item is completed in the very transaction that starts the charge (the
-//! payment PROCESSING under a recorded attempt, [`Billing::record_charge`]); from there the
+//! payment PROCESSING under a recorded attempt, [`Engine::record_charge`]); from there the
 //! attempt's own recovery applies (a charge nobody recorded is voided and its payment FAILED).
 //! Approved: PAYMENT_SUCCEEDED (and INVOICE_COMPLETED with the last). Declined, or no card to
 //! charge: PAYMENT_FAILED, and the payment stays payable (the payer can still pay it from the
@@ -14,8 +14,8 @@
 
 use super::{Payment, PaymentMethod, PaymentStatus};
 use crate::auth::{Actor, BranchAccess, Scope};
-use crate::billing::Billing;
 use crate::clock::Timestamp;
+use crate::engine::Engine;
 use crate::error::{Error, Result, StoreError};
 use crate::event::EventType;
 use crate::ids::{BranchId, PaymentId, WorkId};
@@ -38,7 +38,7 @@ pub(crate) fn schedule(tx: &mut dyn Tx, p: &Payment) -> StoreResult<()> {
     crate::notification::reminder::schedule(tx, p)
 }
 
-pub(crate) fn work_handlers<S: Store>() -> Vec<Handler<S>> {
+pub(crate) fn work_handlers<S: Store>() -> Vec<Handler<Engine<S>>> {
     vec![Handler {
         kind: INSTALLMENT_KIND,
         batched: false,
@@ -61,7 +61,7 @@ fn lease_lost(item: &DueWork) -> Error {
     StoreError::LeaseLost(item.id).into()
 }
 
-impl<S: Store> Billing<S> {
+impl<S: Store> Engine<S> {
     /// Charges one due installment to the consumer's latest card with consent. `Some(approved)`
     /// when a charge was made or refused, `None` when there was nothing to charge any more.
     fn charge_due_installment(&self, item: &DueWork) -> Result<Option<bool>> {

@@ -31,7 +31,7 @@ pub fn invoice_target(id: crate::ids::InvoiceId) -> String {
 }
 
 /// Refuses an attempt from `client` on `target` once it failed `allowed` times (the
-/// [`crate::Billing`]'s setting, [`MAX_FAILED`] by default) within the window. No client
+/// [`crate::engine::Engine`]'s setting, [`MAX_FAILED`] by default) within the window. No client
 /// address (an embedding with no connection): no limit.
 pub(crate) fn check(tx: &mut dyn Tx, target: &str, client: &str, allowed: u64, now: Timestamp) -> Result<()> {
     if client.is_empty() {

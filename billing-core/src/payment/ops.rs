@@ -3,7 +3,7 @@
 
 use super::{MarkPaid, Payment, PaymentFilter, PaymentMethod, PaymentSort, PaymentStatus, RefundRequest};
 use crate::auth::Scope;
-use crate::billing::Billing;
+use crate::engine::Engine;
 use crate::error::{Code, Error, Result};
 use crate::event::EventType;
 use crate::ids::PaymentId;
@@ -24,7 +24,7 @@ pub mod lane {
     pub const REFUND: Lane = Lane::Io;
 }
 
-impl<S: Store> Billing<S> {
+impl<S: Store> Engine<S> {
     pub fn get_payment(&self, scope: &Scope, id: PaymentId) -> Result<Payment> {
         self.read_found("Payment", id, |tx| tx.payment(scope.branch_id(), id))
     }

@@ -18,8 +18,8 @@
 //!   recorded failed at once and its item is left to void the charge the same way.
 
 use super::{LinkAttempt, PaymentLink, PaymentLinkStatus};
-use crate::billing::Billing;
 use crate::clock::{format_rfc3339, Timestamp};
+use crate::engine::Engine;
 use crate::error::{Result, StoreError};
 use crate::event::{EntityType, Event, EventType};
 use crate::ids::{BranchId, EventId, PaymentLinkId};
@@ -74,7 +74,7 @@ impl Recorded {
 }
 
 /// The link payment kinds of due work.
-pub(crate) fn work_handlers<S: Store>() -> Vec<Handler<S>> {
+pub(crate) fn work_handlers<S: Store>() -> Vec<Handler<Engine<S>>> {
     vec![Handler {
         kind: LINK_CHARGE_KIND,
         batched: false,
@@ -132,7 +132,7 @@ pub(crate) fn emit_attempt_failed(
     crate::event::record(tx, &e)
 }
 
-impl<S: Store> Billing<S> {
+impl<S: Store> Engine<S> {
     /// The handler of a link charge nobody recorded: records it failed (if the request has
     /// not), then voids it at the gateway; the item stays until the gateway confirms the void.
     /// Returns whether this run gave the charge up.

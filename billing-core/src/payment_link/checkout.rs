@@ -50,7 +50,7 @@ pub struct PayRequest {
 }
 
 /// The refusal of a payment when the organization takes none: live, with no gateway configured
-/// ([`crate::Billing::takes_payments`]).
+/// ([`crate::engine::Engine::takes_payments`]).
 pub(crate) fn no_gateway() -> crate::error::Error {
     crate::error::Error::rule(
         crate::error::Code::PAYMENT_FLOW_NOT_ALLOWED,

@@ -1,10 +1,10 @@
-//! Payment link operations on [`Billing`]: create, get, list, change status, change coupons.
+//! Payment link operations on [`Engine`]: create, get, list, change status, change coupons.
 //! Amounts come from [`crate::pricing`], as invoices' do.
 
 use super::view::PaymentLinkView;
 use super::*;
 use crate::auth::Scope;
-use crate::billing::Billing;
+use crate::engine::Engine;
 use crate::error::{Code, Error, Result};
 use crate::error::{FieldError, LocPart, StoreError};
 use crate::ids::InvoiceItemId;
@@ -27,9 +27,9 @@ pub mod lane {
     pub const LIST: Lane = Lane::Read;
     pub const UPDATE_STATUS: Lane = Lane::Write;
     pub const UPDATE_COUPONS: Lane = Lane::Write;
-    /// [`Billing::pay_link`] (in `pay.rs`): the gateway is called between its transactions.
+    /// [`Engine::pay_link`] (in `pay.rs`): the gateway is called between its transactions.
     pub const PAY: Lane = Lane::Io;
-    /// [`Billing::checkout_page`] (in `page.rs`): the hosted checkout page, a read.
+    /// [`Engine::checkout_page`] (in `page.rs`): the hosted checkout page, a read.
     pub const PAGE: Lane = Lane::Read;
 }
 
@@ -99,7 +99,7 @@ fn relocate(e: Error, at: impl Fn(usize) -> Option<usize>) -> Error {
     }
 }
 
-impl<S: Store> Billing<S> {
+impl<S: Store> Engine<S> {
     /// Creates a link, ACTIVE, priced now. Refused (422) when its products mix one-time and
     /// recurring ones, when a product has no active price in the link's currency, when
     /// `valid_until` is not in the future; 404 when a product, coupon or the consumer is not one

@@ -1,10 +1,10 @@
 //! What the hosted checkout page (`GET /pay/{short id}`) shows: [`CheckoutPage`], read by
-//! [`Billing::checkout_page`] with no credentials (the short id is the capability). The server
+//! [`Engine::checkout_page`] with no credentials (the short id is the capability). The server
 //! only renders it: every amount, whether the payer's details are asked, whether the link takes
 //! a payment now and which installment plans are offered are decided here.
 
 use super::{ContactInformationType, PaymentLink, PaymentLinkStatus, Unpayable};
-use crate::billing::Billing;
+use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::invoice::installments::{self, InstallmentOption};
 use crate::money::{Currency, Money};
@@ -53,7 +53,7 @@ pub enum PageState {
 }
 
 /// The hosted checkout page of one link, or the pay page of one invoice (same page, same
-/// components: [`Billing::invoice_pay_page`] fills the invoice's parts).
+/// components: [`Engine::invoice_pay_page`] fills the invoice's parts).
 #[derive(Debug, Clone, PartialEq)]
 pub struct CheckoutPage {
     /// The page's path: `/pay/{short id}` or `/pay/invoices/{id}` (its attempts endpoint is
@@ -206,7 +206,7 @@ fn page_of(l: &PaymentLink, names: &[(crate::ids::ProductId, String)], state: Pa
     }
 }
 
-impl<S: Store> Billing<S> {
+impl<S: Store> Engine<S> {
     /// The checkout page of the link with short id `short_id` (no credentials): 404 for an
     /// unknown one. An inactive, expired or completed link is a page too (its state says why it
     /// takes no payment).

@@ -1,4 +1,4 @@
-//! Paying a link ([`Billing::pay_link`]): the checkout's one operation. It reads and checks
+//! Paying a link ([`Engine::pay_link`]): the checkout's one operation. It reads and checks
 //! with nothing written, records the attempt ([`super::attempt`]), calls the gateway with no
 //! transaction open, and records the outcome in one transaction: on approval the consumer (new,
 //! or the branch's consumer with the same contact), the saved card, the invoice (ACCEPTED with
@@ -11,9 +11,9 @@ use super::checkout::{Customer, PayMethod, PayOutcome, PayRequest, PayStatus};
 use super::LinkAttempt;
 use super::{ContactInformationType, PaymentLink};
 use crate::auth::{Actor, BranchAccess, Scope};
-use crate::billing::Billing;
 use crate::clock::Timestamp;
 use crate::consumer::{Consumer, ConsumerType};
+use crate::engine::Engine;
 use crate::error::{Code, Error, FieldError, Result, StoreError};
 use crate::event::EventType;
 use crate::fields::Email;
@@ -105,7 +105,7 @@ fn parts_of(scope: &Scope, l: &PaymentLink, req: &PayRequest, now: Timestamp) ->
     Ok(InstallmentPlan::new(l.amount, n, now, settings.installment_split_months.max(1)).parts)
 }
 
-impl<S: Store> Billing<S> {
+impl<S: Store> Engine<S> {
     /// Pays the link with short id `short_id` (the public checkout: no credentials). Refusals
     /// write nothing: an unknown link (404), a form error (422 at the field; no attempt is
     /// made), an inactive, expired or completed link (400 INVALID_STATUS), a recurring link

@@ -11,7 +11,7 @@
 use super::checkout::PayMethod;
 use super::pay::{redeem_link_coupons, Paid};
 use super::PaymentLink;
-use crate::billing::Billing;
+use crate::engine::Engine;
 use crate::error::{Code, Error, Result};
 use crate::event::EventType;
 use crate::ids::{ConsumerId, InvoiceId, PaymentId};
@@ -39,7 +39,7 @@ pub(super) fn check_recurring(l: &PaymentLink, method: &PayMethod) -> Result<()>
     Ok(())
 }
 
-impl<S: Store> Billing<S> {
+impl<S: Store> Engine<S> {
     /// The subscription a paid recurring link makes, with its first invoice paid. Returns the
     /// invoice's and the paid payment's ids.
     pub(super) fn subscription_of_link(

@@ -3,8 +3,8 @@
 
 use super::{PriceInput, PriceUpdate, Product, ProductFields, ProductFilter, ProductPrice, ProductSort, ProductType, VatMode};
 use crate::auth::Scope;
-use crate::billing::Billing;
 use crate::clock::Timestamp;
+use crate::engine::Engine;
 use crate::error::{Code, Error, FieldError, Result};
 use crate::ids::{PriceId, ProductId};
 use crate::lane::Lane;
@@ -66,7 +66,7 @@ fn apply_prices(p: &mut Product, inputs: Vec<PriceInput>, now: Timestamp) {
     }
 }
 
-impl<S: Store> Billing<S> {
+impl<S: Store> Engine<S> {
     pub fn create_product(&self, scope: &Scope, f: ProductFields) -> Result<Product> {
         let now = self.now(scope);
         let initial = f.initial_prices();

@@ -3,8 +3,8 @@
 
 use super::{Advance, MAX_STOPS_PER_ADVANCE, MAX_WORK_PER_ADVANCE};
 use crate::auth::Scope;
-use crate::billing::Billing;
 use crate::clock::Timestamp;
+use crate::engine::Engine;
 use crate::error::{Code, Error, FieldError, Result};
 use crate::lane::Lane;
 use crate::store::Store;
@@ -25,7 +25,7 @@ const IN_FLIGHT_POLL: std::time::Duration = std::time::Duration::from_millis(5);
 /// otherwise each make a stop of their own, and a stop costs one round of attempts.
 const STOP_GATHERS: Duration = Duration::seconds(1);
 
-impl<S: Store> Billing<S> {
+impl<S: Store> Engine<S> {
     fn require_sandbox(scope: &Scope) -> Result<()> {
         if !scope.org.sandbox {
             return Err(Error::rule(Code::SANDBOX_ONLY, "the test clock exists only for sandbox organizations"));
@@ -143,7 +143,7 @@ impl<S: Store> Billing<S> {
     }
 }
 
-/// Reports an advance's progress now and then (see [`Billing::set_advance_progress`]).
+/// Reports an advance's progress now and then (see [`Engine::set_advance_progress`]).
 struct Progress {
     reporter: Option<(std::time::Duration, crate::sandbox::ProgressReporter)>,
     report: crate::sandbox::AdvanceProgress,

@@ -8,8 +8,8 @@ pub use billing_model::subscription::freeze::*;
 use super::ops::{schedule_renewal, subscription_event};
 use super::{Subscription, SubscriptionStatus};
 use crate::auth::Scope;
-use crate::billing::Billing;
 use crate::clock::{format_rfc3339, Timestamp};
+use crate::engine::Engine;
 use crate::error::{Code, Error, Result, StoreError};
 use crate::event::EventType;
 use crate::ids::SubscriptionId;
@@ -236,7 +236,7 @@ fn not_found(id: FreezeId) -> Error {
     Error::not_found("Freeze", id)
 }
 
-impl<S: Store> Billing<S> {
+impl<S: Store> Engine<S> {
     fn freeze_target(&self, tx: &mut dyn Tx, scope: &Scope, id: SubscriptionId, now: Timestamp) -> Result<Subscription> {
         let mut s = tx.subscription(scope.branch_id(), id)?.ok_or_else(|| Error::not_found("Subscription", id))?;
         catch_up(tx, self.public_url(), &mut s, now)?;
@@ -497,8 +497,8 @@ impl<S: Store> Billing<S> {
     }
 }
 
-pub(crate) fn work_handlers<S: Store>() -> Vec<Handler<S>> {
-    let run: fn(&Billing<S>, &[&DueWork], &mut crate::work::WorkReport) = |b, items, report| {
+pub(crate) fn work_handlers<S: Store>() -> Vec<Handler<Engine<S>>> {
+    let run: fn(&Engine<S>, &[&DueWork], &mut crate::work::WorkReport) = |b, items, report| {
         for item in items {
             match b.run_freeze_item(item) {
                 Ok(Some(label)) => report.add(label, 1),

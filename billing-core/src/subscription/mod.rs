@@ -16,7 +16,7 @@ pub(crate) use renewal::charge_work_id;
 pub use renewal::{RENEWAL_KIND, RENEW_CHARGE_KIND};
 
 /// Every kind of due work of subscriptions: renewals and their charges, freezes, trials.
-pub(crate) fn work_handlers<S: crate::store::Store>() -> Vec<crate::work::Handler<S>> {
+pub(crate) fn work_handlers<S: crate::store::Store>() -> Vec<crate::work::Handler<crate::engine::Engine<S>>> {
     let mut all = renewal::work_handlers();
     all.extend(freeze::work_handlers());
     all.extend(trial::work_handlers());

@@ -1,13 +1,13 @@
-//! Subscription operations on [`Billing`]: create, get, list, cancel, uncancel; issuing a
+//! Subscription operations on [`Engine`]: create, get, list, cancel, uncancel; issuing a
 //! cycle's invoice; and what paying a subscription's invoice changes. Each is one transaction
 //! with its events.
 
 use super::view::SubscriptionView;
 use super::*;
 use crate::auth::Scope;
-use crate::billing::Billing;
 use crate::clock::format_rfc3339;
 use crate::clock::Timestamp;
+use crate::engine::Engine;
 use crate::error::{Code, Error, FieldError, Result};
 use crate::event::{EntityType, Event, EventType};
 use crate::ids::{ConsumerId, InvoiceId, SubscriptionId, SubscriptionItemId};
@@ -191,7 +191,7 @@ pub(crate) fn on_invoice_paid(tx: &mut dyn Tx, public_url: &str, inv: &Invoice, 
     Ok(())
 }
 
-impl<S: Store> Billing<S> {
+impl<S: Store> Engine<S> {
     /// Creates a subscription: INACTIVE, cycle 1 from `period_start`, its first invoice issued
     /// now (due at `period_start`), priced by [`crate::pricing`]. Refused (422) when a product
     /// is not RECURRING or the products differ in interval, when a product has no active price

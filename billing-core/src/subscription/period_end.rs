@@ -20,14 +20,14 @@
 //! When a prepared invoice must not stay payable (the subscription is canceled at the period
 //! end, or its `until_cycle_number` lowered), it is voided at once and its cycle row deleted;
 //! when the subscription renews again (uncancel, `until_cycle_number` raised) and the
-//! preparation time has passed, the invoice is prepared at once ([`Billing::sync_next_invoice`]).
+//! preparation time has passed, the invoice is prepared at once ([`Engine::sync_next_invoice`]).
 
 use super::ops::{emit, schedule_renewal};
 use super::renewal::{queue_charge, DueCharge, ENDED, RENEWED};
 use super::{Subscription, SubscriptionStatus};
 use crate::auth::Scope;
-use crate::billing::Billing;
 use crate::clock::Timestamp;
+use crate::engine::Engine;
 use crate::error::Result;
 use crate::event::EventType;
 use crate::ids::{InvoiceId, WorkId};
@@ -81,7 +81,7 @@ pub(crate) fn is_open(inv: &Invoice, payments: &[crate::payment::Payment]) -> bo
     inv.status != InvoiceStatus::Canceled && !inv.is_finalised(payments) && !payments.iter().any(|p| p.status == PaymentStatus::Processing)
 }
 
-impl<S: Store> Billing<S> {
+impl<S: Store> Engine<S> {
     /// Prepares the invoice of cycle `cycle` of `s` when its time has come (see the module).
     pub(crate) fn prepare_next_invoice(&self, tx: &mut dyn Tx, scope: &Scope, s: &Subscription, cycle: u32, now: Timestamp) -> Result<Step> {
         if s.status != SubscriptionStatus::Active || s.current_cycle_number + 1 != cycle {
@@ -145,7 +145,7 @@ impl<S: Store> Billing<S> {
     /// transaction; writes `s` when it changes it. The caller completes its work item (or
     /// reschedules it on [`Step::Early`]). With `charge_now`, the renewal charge is not queued
     /// but left there for the caller, which starts it in this transaction
-    /// ([`Billing::start_first_charge`]).
+    /// ([`Engine::start_first_charge`]).
     pub(crate) fn renew_at_period_end(
         &self,
         tx: &mut dyn Tx,

@@ -19,7 +19,7 @@
 //!   gateway call and its recording), the attempt's own recovery item, which carries it and
 //!   queues it as it fails the payment. So no retry is lost, and an approved renewal leaves no
 //!   item behind to run days later for nothing.
-//! - A claim's renewals run together ([`Billing::renew_batch`]), and there a renewal that owes
+//! - A claim's renewals run together ([`Engine::renew_batch`]), and there a renewal that owes
 //!   its charge at once (with auto-renewal, to a consumer with a card) starts attempt 0 in its
 //!   own transaction rather than queue it: the attempt is recorded with the invoice, the
 //!   gateway is called once the batch has committed, and the outcomes are recorded together.
@@ -33,8 +33,8 @@ use super::ops::{emit, subscription_event};
 use super::period_end::{Step, PREPARE_KIND};
 use super::{Subscription, SubscriptionStatus};
 use crate::auth::{Actor, BranchAccess, Scope};
-use crate::billing::Billing;
 use crate::clock::Timestamp;
+use crate::engine::Engine;
 use crate::error::{Error, Result, StoreError};
 use crate::event::EventType;
 use crate::ids::{BranchId, InvoiceId, OrgId, SubscriptionId, WorkId};
@@ -82,7 +82,7 @@ struct ChargePayload {
 }
 
 /// A renewal's first charge, owed at once, which the renewal left to its caller
-/// ([`Billing::renew_at_period_end`] with `charge_now`): the invoice (its payments are those
+/// ([`Engine::renew_at_period_end`] with `charge_now`): the invoice (its payments are those
 /// it was issued with), when the retries count from, and the organization's time of the
 /// renewal.
 pub(crate) struct DueCharge {
@@ -165,7 +165,7 @@ fn next_attempt(sub: (OrgId, BranchId, SubscriptionId), p: &ChargePayload, now: 
 
 /// What a renewal charge charges: the invoice's payable payment, by `card`'s network. Its next
 /// attempt is not queued with it: the charge's outcome queues it when declined, and the
-/// attempt's item when the charge is given up unrecorded (see `Billing::record_charge_in`), so
+/// attempt's item when the charge is given up unrecorded (see `Engine::record_charge_in`), so
 /// an approved renewal leaves no item behind.
 fn select_renewal_payment(
     inv: crate::invoice::Invoice,
@@ -207,12 +207,12 @@ fn next_attempt_due(retry_days: &[u32], first_at: Timestamp, next: u32, now: Tim
     }
 }
 
-pub(crate) fn work_handlers<S: Store>() -> Vec<Handler<S>> {
+pub(crate) fn work_handlers<S: Store>() -> Vec<Handler<Engine<S>>> {
     vec![
         Handler {
             kind: RENEWAL_KIND,
             // A claim's renewals run together: one transaction with a savepoint each (see
-            // `Billing::renew_batch`).
+            // `Engine::renew_batch`).
             batched: true,
             ready: |_| true,
             run: |b, items, report| b.renew_batch(items, report),
@@ -234,7 +234,7 @@ pub(crate) fn work_handlers<S: Store>() -> Vec<Handler<S>> {
         },
         Handler {
             kind: RENEW_CHARGE_KIND,
-            // A claim's charges run together (see `Billing::charge_renewal_batch`).
+            // A claim's charges run together (see `Engine::charge_renewal_batch`).
             batched: true,
             ready: |_| true,
             run: |b, items, report| b.charge_renewal_batch(items, report),
@@ -250,7 +250,7 @@ fn is_cycle_taken(e: &Error) -> bool {
     matches!(e, Error::Store(StoreError::UniqueViolation(name)) if name == "subscription_cycles_key")
 }
 
-impl<S: Store> Billing<S> {
+impl<S: Store> Engine<S> {
     /// The engine's scope in a branch of an organization (it acts as the organization's first
     /// admin), or `None` when the organization, branch or admin is gone.
     pub(crate) fn engine_scope(&self, tx: &mut dyn Tx, item: &DueWork, branch: BranchId) -> Result<Option<Scope>> {
@@ -271,13 +271,13 @@ impl<S: Store> Billing<S> {
         Ok(())
     }
 
-    /// Runs one renewal item ([`Billing::renew_at_period_end`]); returns what it did (a report
+    /// Runs one renewal item ([`Engine::renew_at_period_end`]); returns what it did (a report
     /// key) or `None` for nothing.
     fn renew(&self, item: &DueWork) -> Result<Option<&'static str>> {
         self.run_step(item, |tx, scope, s, cycle, now| self.renew_at_period_end(tx, scope, s, cycle, now, None))
     }
 
-    /// Runs one preparation item ([`Billing::prepare_next_invoice`]).
+    /// Runs one preparation item ([`Engine::prepare_next_invoice`]).
     fn prepare(&self, item: &DueWork) -> Result<Option<&'static str>> {
         self.run_step(item, |tx, scope, s, cycle, now| self.prepare_next_invoice(tx, scope, s, cycle, now))
     }

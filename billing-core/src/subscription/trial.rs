@@ -4,7 +4,7 @@
 pub use billing_model::subscription::trial::*;
 
 use super::{Subscription, SubscriptionStatus};
-use crate::billing::Billing;
+use crate::engine::Engine;
 use crate::error::{Error, Result, StoreError};
 use crate::ids::SubscriptionId;
 use crate::ids::{BranchId, WorkId};
@@ -50,7 +50,7 @@ fn is_cycle_taken(e: &Error) -> bool {
     matches!(e, Error::Store(StoreError::UniqueViolation(name)) if name == "subscription_cycles_key")
 }
 
-impl<S: Store> Billing<S> {
+impl<S: Store> Engine<S> {
     /// Ends one trial (see the module): cycle 1's invoice, TRIAL_PENDING (ACTIVE for a zero
     /// total), the auto-renewal charge queued.
     fn end_trial(&self, item: &DueWork) -> Result<Option<&'static str>> {
@@ -109,7 +109,7 @@ impl<S: Store> Billing<S> {
     }
 }
 
-pub(crate) fn work_handlers<S: Store>() -> Vec<Handler<S>> {
+pub(crate) fn work_handlers<S: Store>() -> Vec<Handler<Engine<S>>> {
     vec![Handler {
         kind: TRIAL_END_KIND,
         batched: false,

@@ -7,7 +7,7 @@ use super::webhooks::{event_in, record, FakeTransport};
 use super::{expect_unique, Harness, World};
 use crate::event::EventType;
 use crate::ids::{EventId, WorkId};
-use crate::webhook::record::{Made, Mode};
+use crate::webhook::batches::{Made, Mode};
 use crate::webhook::{Attempt, Delivery, DeliveryStatus, EndpointFields, Outcome, DELIVERY_KIND, FANNED_OUT, FANOUT_KIND};
 use crate::work::{DueWork, Reschedule};
 use chrono::Duration;

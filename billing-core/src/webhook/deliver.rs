@@ -2,10 +2,10 @@
 //! retries. The HTTP call itself goes through a [`WebhookTransport`]; no transaction is open
 //! while it runs.
 
-use super::record::{Made, Mode};
+use super::batches::{Made, Mode};
 use super::{request, Delivery, DeliveryStatus, Endpoint, Outcome, WebhookTransport};
-use crate::billing::Billing;
 use crate::clock::Timestamp;
+use crate::engine::Engine;
 use crate::error::{Code, Error, Result, StoreError};
 use crate::event::Event;
 use crate::ids::{EventId, OrgId, WorkId};
@@ -57,7 +57,7 @@ pub(crate) fn enqueue_fan_out(tx: &mut dyn Tx, e: &Event) -> Result<()> {
 
 /// The webhook kinds of due work: the fan-out of events (batched: one transaction for the
 /// events of a claim) and delivery attempts (each alone: a slow receiver holds up only itself).
-pub(crate) fn work_handlers<S: Store>() -> Vec<Handler<S>> {
+pub(crate) fn work_handlers<S: Store>() -> Vec<Handler<Engine<S>>> {
     vec![
         Handler {
             kind: FANOUT_KIND,
@@ -85,7 +85,7 @@ pub(crate) fn work_handlers<S: Store>() -> Vec<Handler<S>> {
     ]
 }
 
-impl<S: Store> Billing<S> {
+impl<S: Store> Engine<S> {
     /// Runs fan-out items together, in one transaction (one commit for a batch of events
     /// rather than one each, and a few statements for the batch: see [`Self::fan_out_in`]).
     /// An item whose lease was lost is skipped. When the batch fails, its items run one by

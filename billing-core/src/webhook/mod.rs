@@ -4,6 +4,7 @@
 
 pub use billing_model::webhook::*;
 
+pub(crate) mod batches;
 mod deliver;
 pub mod ops;
 pub(crate) mod record;

@@ -2,7 +2,7 @@
 
 use super::{DeliveryFilter, Endpoint, EndpointFields};
 use crate::auth::Scope;
-use crate::billing::Billing;
+use crate::engine::Engine;
 use crate::error::{Error, FieldError, Result};
 use crate::lane::Lane;
 use crate::list::Page;
@@ -37,7 +37,7 @@ fn missing_url() -> Error {
 }
 
 /// A 422 at `url` when webhooks may not go to its host (see [`super::destination`]).
-fn check_destination<S: Store>(billing: &Billing<S>, url: &str) -> Result<()> {
+fn check_destination<S: Store>(billing: &Engine<S>, url: &str) -> Result<()> {
     if billing.allows_private_webhooks() {
         return Ok(());
     }
@@ -61,7 +61,7 @@ pub(crate) fn require_webhook_admin(scope: &Scope) -> Result<()> {
     Ok(())
 }
 
-impl<S: Store> Billing<S> {
+impl<S: Store> Engine<S> {
     pub fn create_webhook_endpoint(&self, scope: &Scope, f: EndpointFields) -> Result<Endpoint> {
         require_webhook_admin(scope)?;
         let now = self.now(scope);

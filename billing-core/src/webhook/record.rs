@@ -9,64 +9,22 @@
 //! or reschedules the item, in the transaction that writes the delivery. An attempt whose
 //! lease was lost gets `LeaseLost` and writes nothing; the others in its batch are kept.
 
-use super::{Attempt, Delivery, DeliveryContext, DeliveryStatus, Outcome, RESPONSE_EXCERPT_CHARS, RETRY_DELAYS_MINUTES};
-use crate::billing::Billing;
+use super::batches::{Made, Mode};
+use super::{Attempt, Delivery, DeliveryContext, DeliveryStatus, RESPONSE_EXCERPT_CHARS, RETRY_DELAYS_MINUTES};
 use crate::clock::{format_rfc3339, Timestamp};
+use crate::engine::Engine;
 use crate::error::{Error, Result, StoreError};
 use crate::ids::{OrgId, WorkId};
 use crate::store::{Store, Tx};
-use crate::work::batch::Batcher;
-use crate::work::{DueWork, Reschedule};
+use crate::work::Reschedule;
 use chrono::Duration;
 use std::collections::{HashMap, HashSet};
 use uuid::Uuid;
-
-/// Most attempts one batch reads or records.
-const MAX_BATCH: usize = 256;
-
-/// How an attempt was asked for.
-#[derive(Debug, Clone, Copy)]
-pub(crate) enum Mode {
-    Scheduled,
-    /// A manual retry; `prior_due` is when the delivery's schedule had its next attempt.
-    Manual {
-        prior_due: Option<Timestamp>,
-    },
-}
-
-/// An attempt made, to be recorded.
-pub(crate) struct Made {
-    /// The claimed item (its lease is checked when recording).
-    pub item: DueWork,
-    /// The delivery as read before the call. Only the holder of the item's lease writes it, so
-    /// it is still current when the lease check passes.
-    pub delivery: Delivery,
-    pub outcome: Outcome,
-    pub mode: Mode,
-    /// Server times the attempt started and ended.
-    pub started: Timestamp,
-    pub ended: Timestamp,
-}
 
 /// What happens to the item once the attempt is recorded.
 enum Next {
     Complete,
     Reschedule(Timestamp),
-}
-
-/// The batches of the attempts in flight in this engine (see the module's comment).
-pub(crate) struct AttemptBatches {
-    contexts: Batcher<Uuid, Result<Option<DeliveryContext>>>,
-    records: Batcher<Made, Result<Option<bool>>>,
-}
-
-impl Default for AttemptBatches {
-    fn default() -> Self {
-        AttemptBatches {
-            contexts: Batcher::new(MAX_BATCH),
-            records: Batcher::new(MAX_BATCH),
-        }
-    }
 }
 
 fn batch_failed() -> Error {
@@ -183,7 +141,7 @@ fn record_in(tx: &mut dyn Tx, made: &[Made]) -> Result<Vec<bool>> {
     Ok(kept)
 }
 
-impl<S: Store> Billing<S> {
+impl<S: Store> Engine<S> {
     /// What an attempt of delivery `id` needs (see [`super::WebhookTx::webhook_delivery_context`]),
     /// read together with the other attempts starting now.
     pub(crate) fn delivery_context(&self, id: Uuid) -> Result<Option<DeliveryContext>> {

@@ -4,7 +4,7 @@ use super::{DueWork, Handler, WorkReport, DEFAULT_LEASE};
 
 /// How many items of due work one run makes side by side (webhook attempts: HTTP calls).
 pub const WORK_PARALLELISM: usize = 16;
-use crate::billing::Billing;
+use crate::engine::Engine;
 use crate::error::{Error, Result, StoreError};
 use crate::ids::OrgId;
 use crate::store::Store;
@@ -15,7 +15,7 @@ pub(crate) fn is_lease_lost(e: &Error) -> bool {
     matches!(e, Error::Store(StoreError::LeaseLost(_)))
 }
 
-impl<S: Store> Billing<S> {
+impl<S: Store> Engine<S> {
     /// The queue's depth and lag by kind, for monitoring (no scope: it is the process's view
     /// of every organization, served to the operator, never to an API caller).
     pub fn work_queue_depths(&self) -> Result<Vec<super::QueueDepth>> {
@@ -172,7 +172,7 @@ impl<S: Store> Billing<S> {
         }
     }
 
-    pub(crate) fn work_handlers(&self) -> &[Handler<S>] {
+    pub(crate) fn work_handlers(&self) -> &[Handler<Engine<S>>] {
         &self.work
     }
 }

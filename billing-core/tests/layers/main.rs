@@ -98,3 +98,22 @@ fn describe(circle: &[String], edges: &Edges) -> String {
 fn the_model_has_no_circle_across_resources() {
     check_circles("billing-model", &workspace().join("billing-core/model/src"), &[]);
 }
+
+#[test]
+fn the_engine_has_no_circle_across_resources() {
+    // The conformance suite (testkit) exercises every resource; it is not part of the layers.
+    check_circles("billing-core", &workspace().join("billing-core/src"), &["testkit"]);
+}
+
+/// The composition root wires every resource together; nothing in the engine may import it (or
+/// a circle through it would tie every resource to every other).
+#[test]
+fn nothing_in_the_engine_imports_the_composition_root() {
+    let edges = Crate::read(&workspace().join("billing-core/src"), &["testkit"]).edges();
+    let importers: Vec<&String> = edges
+        .iter()
+        .filter(|(f, to)| *f != "lib.rs" && to.contains("billing.rs"))
+        .map(|(f, _)| f)
+        .collect();
+    assert!(importers.is_empty(), "these files import billing.rs (the composition root): {importers:?}");
+}

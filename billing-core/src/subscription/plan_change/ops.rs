@@ -1,4 +1,4 @@
-//! Plan-change operations on [`Billing`]: the update (`PUT /subscriptions/{id}`), the
+//! Plan-change operations on [`Engine`]: the update (`PUT /subscriptions/{id}`), the
 //! cancellation of a pending change, and the engine's steps (applying a change at the period
 //! end, withdrawing one, re-issuing a prepared next-cycle invoice). Each operation is one
 //! transaction with its events.
@@ -23,8 +23,8 @@
 use super::diff::{self, Names};
 use super::*;
 use crate::auth::Scope;
-use crate::billing::Billing;
 use crate::clock::{format_rfc3339, Timestamp};
+use crate::engine::Engine;
 use crate::error::{Code, Error, FieldError, Problems, Result};
 use crate::event::EventType;
 use crate::ids::InvoiceId;
@@ -131,7 +131,7 @@ struct Priced {
     new_coupons: Vec<CouponId>,
 }
 
-impl<S: Store> Billing<S> {
+impl<S: Store> Engine<S> {
     /// Updates a subscription (see the module): SubscriptionDetailed with `pending_change`.
     pub fn update_subscription(&self, scope: &Scope, id: SubscriptionId, req: &SubscriptionUpdate) -> Result<Subscription> {
         self.store.write(|tx| self.update_in(tx, scope, id, req))
