@@ -7,6 +7,7 @@
 
 use crate::api::{Reply, Request, PUBLIC_TABLES, TABLES};
 use crate::backend::Backend;
+use crate::openapi::doc::Doc;
 use billing_core::auth::Scope;
 use billing_core::error::Result;
 use billing_core::{Billing, Lane};
@@ -23,11 +24,27 @@ pub struct Route {
     pub handler: Handler,
     /// Where the operation runs (see `respond` in the crate root).
     pub lane: Lane,
+    /// What `/openapi.json` and the MCP tools say of it (every API row has one).
+    pub doc: Option<Doc>,
 }
 
-/// A row of the table: `route(Method::GET, "/consumers/{consumer_id}", get, lane::GET)`.
+/// A row of the table: `route(Method::GET, "/consumers/{consumer_id}", get, lane::GET)`, with
+/// its description: `.doc(doc("get_customer", "Consumers", "One consumer").ok::<…>())`.
 pub const fn route(method: Method, path: &'static str, handler: Handler, lane: Lane) -> Route {
-    Route { method, path, handler, lane }
+    Route {
+        method,
+        path,
+        handler,
+        lane,
+        doc: None,
+    }
+}
+
+impl Route {
+    pub const fn doc(mut self, doc: Doc) -> Route {
+        self.doc = Some(doc);
+        self
+    }
 }
 
 /// Runs one operation for anybody (the public checkout): no scope, the operation finds its own.
@@ -39,11 +56,26 @@ pub struct PublicRoute {
     pub path: &'static str,
     pub handler: PublicHandler,
     pub lane: Lane,
+    /// The API's public endpoints are documented (accepting an invitation); pages are not.
+    pub doc: Option<Doc>,
 }
 
 /// A public row: `public(Method::POST, "/pay/{short_id}/attempts", pay_attempt, lane::PAY)`.
 pub const fn public(method: Method, path: &'static str, handler: PublicHandler, lane: Lane) -> PublicRoute {
-    PublicRoute { method, path, handler, lane }
+    PublicRoute {
+        method,
+        path,
+        handler,
+        lane,
+        doc: None,
+    }
+}
+
+impl PublicRoute {
+    pub const fn doc(mut self, doc: Doc) -> PublicRoute {
+        self.doc = Some(doc);
+        self
+    }
 }
 
 /// What a row is to the resolver.

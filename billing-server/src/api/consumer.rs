@@ -2,6 +2,9 @@
 
 use super::{Reply, Request};
 use crate::backend::Backend;
+use crate::openapi::doc::{doc, tool};
+use crate::openapi::queries;
+use crate::openapi::shapes as wire;
 use crate::router::{route, Route};
 use billing_core::auth::Scope;
 use billing_core::consumer::ops::lane;
@@ -11,11 +14,11 @@ use billing_core::Billing;
 use hyper::Method;
 
 pub static ROUTES: &[Route] = &[
-    route(Method::GET, "/consumers", list, lane::LIST),
-    route(Method::POST, "/consumers", create, lane::CREATE),
-    route(Method::GET, "/consumers/{consumer_id}", get, lane::GET),
-    route(Method::PUT, "/consumers/{consumer_id}", update, lane::UPDATE),
-    route(Method::DELETE, "/consumers/{consumer_id}", delete, lane::DELETE),
+    route(Method::GET, "/consumers", list, lane::LIST).doc(doc("list_customers", "Consumers", "List consumers").query::<queries::ConsumerListQuery>().ok::<wire::ListResourceConsumerResponse>().tools(&[tool("list_customers", "List customers, with search and filters.")])),
+    route(Method::POST, "/consumers", create, lane::CREATE).doc(doc("create_customer", "Consumers", "Create a consumer").body::<wire::ConsumerCreate>(r#"{"name": "Sara Ali", "phone_number": "+966501234567", "email": "sara@example.com", "preferred_language": "ar", "communication_methods": ["EMAIL", "SMS"], "external_metadata": {"crm_id": "42"}}"#).ok::<wire::ConsumerResponse>().tools(&[tool("create_customer", "Create a customer (a consumer of the organization).")])),
+    route(Method::GET, "/consumers/{consumer_id}", get, lane::GET).doc(doc("get_customer", "Consumers", "One consumer").ok::<wire::ConsumerResponse>().tools(&[tool("get_customer", "One customer.")])),
+    route(Method::PUT, "/consumers/{consumer_id}", update, lane::UPDATE).doc(doc("update_customer", "Consumers", "Change a consumer's given fields").body::<wire::ConsumerUpdate>(r#"{"email": "sara.ali@example.com", "alias": "Sara"}"#).ok::<wire::ConsumerResponse>().tools(&[tool("update_customer", "Change a customer's given fields.")])),
+    route(Method::DELETE, "/consumers/{consumer_id}", delete, lane::DELETE).doc(doc("delete_customer", "Consumers", "Delete a consumer (soft)").ok::<wire::Empty>().tools(&[tool("delete_customer", "Delete a customer (soft; refused while it has open invoices, subscriptions or active links).")])),
 ];
 
 fn create(b: &Billing<Backend>, s: &Scope, r: Request) -> Result<Reply> {

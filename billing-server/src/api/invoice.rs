@@ -2,6 +2,9 @@
 
 use super::{Reply, Request};
 use crate::backend::Backend;
+use crate::openapi::doc::{doc, tool};
+use crate::openapi::queries;
+use crate::openapi::shapes as wire;
 use crate::router::{route, Route};
 use billing_core::auth::Scope;
 use billing_core::error::Result;
@@ -11,12 +14,12 @@ use billing_core::Billing;
 use hyper::Method;
 
 pub static ROUTES: &[Route] = &[
-    route(Method::GET, "/invoices", list, lane::LIST),
-    route(Method::POST, "/invoices", create, lane::CREATE),
-    route(Method::GET, "/invoices/{invoice_id}", get, lane::GET),
-    route(Method::PATCH, "/invoices/{invoice_id}/inplace", update_inplace, lane::UPDATE_INPLACE),
-    route(Method::POST, "/invoices/{invoice_id}/void", void, lane::VOID),
-    route(Method::POST, "/invoices/{invoice_id}/send", send, lane::SEND),
+    route(Method::GET, "/invoices", list, lane::LIST).doc(doc("list_invoices", "Invoices", "List invoices").query::<queries::InvoiceListQuery>().ok::<wire::ListResourceInvoiceListItem>().tools(&[tool("list_invoices", "List invoices, with filters.")])),
+    route(Method::POST, "/invoices", create, lane::CREATE).doc(doc("create_invoice", "Invoices", "Create an invoice").body::<wire::InvoiceCreate>(r#"{"organization_consumer_id": "0190a6b2-7c3e-7a01-9d2f-4b5c6d7e8f90", "items": [{"product_id": "0190a6b2-7c3e-7a01-9d2f-4b5c6d7e8f91", "quantity": 2}], "payment_methods": {"card": true, "wallet": true, "bank_transfer": false, "installment": false}, "scheduled_on": "2026-01-15T09:00:00Z", "currency": "SAR", "description": "January sessions"}"#).ok::<wire::InvoiceDetailed>().tools(&[tool("create_invoice", "Create an invoice for a customer.")])),
+    route(Method::GET, "/invoices/{invoice_id}", get, lane::GET).doc(doc("get_invoice", "Invoices", "One invoice with its items and payments").ok::<wire::InvoiceDetailed>().tools(&[tool("get_invoice", "One invoice with its items and payments.")])),
+    route(Method::PATCH, "/invoices/{invoice_id}/inplace", update_inplace, lane::UPDATE_INPLACE).doc(doc("update_invoice", "Invoices", "Change an invoice's description or scheduled date").body::<wire::InvoiceInPlaceUpdate>(r#"{"description": "January and February sessions"}"#).ok::<wire::InvoiceDetailed>()),
+    route(Method::POST, "/invoices/{invoice_id}/void", void, lane::VOID).doc(doc("void_invoice", "Invoices", "Cancel an invoice (its unpaid payments too)").ok::<wire::InvoiceDetailed>().tools(&[tool("void_invoice", "Void (cancel) an invoice and its unpaid payments.")])),
+    route(Method::POST, "/invoices/{invoice_id}/send", send, lane::SEND).doc(doc("send_invoice", "Invoices", "(Re)send an invoice to its consumer").ok::<wire::InvoiceDetailed>().tools(&[tool("send_invoice", "(Re)send an invoice to its customer.")])),
 ];
 
 fn create(b: &Billing<Backend>, s: &Scope, r: Request) -> Result<Reply> {

@@ -3,6 +3,9 @@
 
 use super::{Reply, Request};
 use crate::backend::Backend;
+use crate::openapi::doc::doc;
+use crate::openapi::queries;
+use crate::openapi::shapes as wire;
 use crate::router::{route, Route};
 use billing_core::auth::Scope;
 use billing_core::error::Result;
@@ -11,8 +14,13 @@ use billing_core::Billing;
 use hyper::Method;
 
 pub static ROUTES: &[Route] = &[
-    route(Method::GET, "/notifications", list, lane::LIST),
-    route(Method::GET, "/notifications/{notification_id}", get, lane::GET),
+    route(Method::GET, "/notifications", list, lane::LIST).doc(
+        doc("list_notifications", "Notifications", "The branch's customer notifications")
+            .query::<queries::NotificationListQuery>()
+            .ok::<wire::ListResourceNotificationView>(),
+    ),
+    route(Method::GET, "/notifications/{notification_id}", get, lane::GET)
+        .doc(doc("get_notification", "Notifications", "One notification with its attempts").ok::<wire::NotificationView>()),
 ];
 
 fn list(b: &Billing<Backend>, s: &Scope, r: Request) -> Result<Reply> {

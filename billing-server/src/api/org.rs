@@ -3,6 +3,8 @@
 
 use super::{Reply, Request};
 use crate::backend::Backend;
+use crate::openapi::doc::doc;
+use crate::openapi::shapes as wire;
 use crate::router::{public, route, PublicRoute, Route};
 use billing_core::auth::Scope;
 use billing_core::error::Result;
@@ -14,10 +16,25 @@ use billing_core::Billing;
 use hyper::Method;
 
 pub static ROUTES: &[Route] = &[
-    route(Method::GET, "/me", me, lane::ME),
-    route(Method::POST, "/organization/invite", invite, lane::INVITE),
-    route(Method::GET, "/organization/settings", get_settings, settings::lane::GET),
-    route(Method::PATCH, "/organization/settings", update_settings, settings::lane::UPDATE),
+    route(Method::GET, "/me", me, lane::ME).doc(doc("get_me", "Organization", "The authenticated user and organization").ok::<wire::MeResponse>()),
+    route(Method::POST, "/organization/invite", invite, lane::INVITE).doc(
+        doc("invite_user", "Organization", "Invite a user by e-mail (header `language`: AR or EN)")
+            .body::<wire::OrganizationInviteCreate>(
+                r#"{"email": "new.admin@example.com", "role": "branch_admin", "branches": ["0190a6b2-7c3e-7a01-9d2f-4b5c6d7e8f90"]}"#,
+            )
+            .ok::<wire::OrganizationInviteResponse>(),
+    ),
+    route(Method::GET, "/organization/settings", get_settings, settings::lane::GET)
+        .doc(doc("get_organization_settings", "Organization", "The organization's settings (organization admins)").ok::<wire::OrganizationSettings>()),
+    route(Method::PATCH, "/organization/settings", update_settings, settings::lane::UPDATE).doc(
+        doc(
+            "update_organization_settings",
+            "Organization",
+            "Change the organization's settings (organization admins)",
+        )
+        .body::<wire::OrganizationSettingsUpdate>(r#"{"vat_rate": "15", "default_currency": "SAR"}"#)
+        .ok::<wire::OrganizationSettings>(),
+    ),
 ];
 
 /// Accepting an invitation takes no credential: the token of the invitation's e-mail is one.
@@ -26,6 +43,11 @@ pub static PUBLIC_ROUTES: &[PublicRoute] = &[public(
     "/api/v2/organization/invite/accept",
     accept_invite,
     billing_core::org::accept::lane::ACCEPT,
+)
+.doc(
+    doc("accept_invite", "Organization", "Accept an invitation (no credential: the token is one)")
+        .body::<wire::InviteAccept>(r#"{"token": "inv_3Jd8sKq0PzY1", "first_name": "Sara", "last_name": "Ali"}"#)
+        .ok::<wire::InviteAccepted>(),
 )];
 
 fn accept_invite(b: &Billing<Backend>, r: Request) -> Result<Reply> {

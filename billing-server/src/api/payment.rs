@@ -2,6 +2,9 @@
 
 use super::{Reply, Request};
 use crate::backend::Backend;
+use crate::openapi::doc::{doc, tool};
+use crate::openapi::queries;
+use crate::openapi::shapes as wire;
 use crate::router::{route, Route};
 use billing_core::auth::Scope;
 use billing_core::error::Result;
@@ -12,16 +15,39 @@ use hyper::Method;
 use serde_json::{json, Value};
 
 pub static ROUTES: &[Route] = &[
-    route(Method::GET, "/payments", list, ops::lane::LIST),
-    route(Method::GET, "/payments/{payment_id}", get, ops::lane::GET),
-    route(Method::POST, "/payments/{payment_id}/mark-paid", mark_paid, ops::lane::MARK_PAID),
-    route(Method::POST, "/payments/{payment_id}/refund", refund, ops::lane::REFUND),
+    route(Method::GET, "/payments", list, ops::lane::LIST).doc(
+        doc("list_payments", "Payments", "List payments")
+            .query::<queries::PaymentListQuery>()
+            .ok::<wire::ListResourcePaymentResponse>()
+            .tools(&[tool("list_payments", "List payments, with filters.")]),
+    ),
+    route(Method::GET, "/payments/{payment_id}", get, ops::lane::GET).doc(
+        doc("get_payment", "Payments", "One payment")
+            .ok::<wire::PaymentResponse>()
+            .tools(&[tool("get_payment", "One payment.")]),
+    ),
+    route(Method::POST, "/payments/{payment_id}/mark-paid", mark_paid, ops::lane::MARK_PAID).doc(
+        doc("mark_payment_as_paid", "Payments", "Record a payment made outside (cash, bank transfer, …)")
+            .body::<wire::PaymentMarkPaidRequest>(r#"{"payment_method": "CASH", "note": "paid at the front desk"}"#)
+            .ok::<wire::Empty>()
+            .tools(&[tool(
+                "mark_payment_as_paid",
+                "Record a payment made outside (cash, bank transfer, card, Qurrah).",
+            )]),
+    ),
+    route(Method::POST, "/payments/{payment_id}/refund", refund, ops::lane::REFUND).doc(
+        doc("refund_payment", "Payments", "Refund a paid payment in full")
+            .body::<wire::PaymentRefundRequest>(r#"{"refund_reason": "REQUESTED_BY_CUSTOMER", "refund_note": "changed plans"}"#)
+            .ok::<wire::PaymentResponse>()
+            .tools(&[tool("refund_payment", "Refund a paid payment in full.")]),
+    ),
     route(
         Method::POST,
         "/payments/auto-charge-on-demand/{payment_id}",
         auto_charge,
         charge::lane::AUTO_CHARGE,
-    ),
+    )
+    .doc(doc("auto_charge_payment", "Payments", "Charge an unpaid payment to the consumer's saved card").ok::<wire::AutoChargeOnDemandResponse>()),
 ];
 
 fn list(b: &Billing<Backend>, s: &Scope, r: Request) -> Result<Reply> {

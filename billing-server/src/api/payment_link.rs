@@ -2,6 +2,9 @@
 
 use super::{Reply, Request};
 use crate::backend::Backend;
+use crate::openapi::doc::{doc, tool, tool_fixed};
+use crate::openapi::queries;
+use crate::openapi::shapes as wire;
 use crate::router::{route, Route};
 use billing_core::auth::Scope;
 use billing_core::error::Result;
@@ -11,11 +14,11 @@ use billing_core::Billing;
 use hyper::Method;
 
 pub static ROUTES: &[Route] = &[
-    route(Method::GET, "/payment_links", list, lane::LIST),
-    route(Method::POST, "/payment_links", create, lane::CREATE),
-    route(Method::GET, "/payment_links/{payment_link_id}", get, lane::GET),
-    route(Method::PATCH, "/payment_links/{payment_link_id}/status", update_status, lane::UPDATE_STATUS),
-    route(Method::PATCH, "/payment_links/{payment_link_id}/coupons", update_coupons, lane::UPDATE_COUPONS),
+    route(Method::GET, "/payment_links", list, lane::LIST).doc(doc("list_payment_links", "Payment links", "List payment links").query::<queries::PaymentLinkListQuery>().ok::<wire::ListResourcePaymentLinkDetailed>().tools(&[tool("list_payment_links", "List payment links, with filters.")])),
+    route(Method::POST, "/payment_links", create, lane::CREATE).doc(doc("create_payment_link", "Payment links", "Create a payment link (its url is the hosted checkout)").body::<wire::CreatePaymentLinkDto>(r#"{"name": "Gym membership", "currency": "SAR", "items": [{"product_id": "0190a6b2-7c3e-7a01-9d2f-4b5c6d7e8f91", "quantity": 1}], "max_number_of_payments": 1, "contact_information_type": "PHONE", "success_redirect_url": "https://shop.example.com/paid", "custom_metadata": {"order": "A-1001"}}"#).ok::<wire::PaymentLinkDetailed>().tools(&[tool("create_payment_link", "Create a payment link; its `url` is the hosted checkout to send the payer to.")])),
+    route(Method::GET, "/payment_links/{payment_link_id}", get, lane::GET).doc(doc("get_payment_link", "Payment links", "One payment link").ok::<wire::PaymentLinkDetailed>().tools(&[tool("get_payment_link", "One payment link.")])),
+    route(Method::PATCH, "/payment_links/{payment_link_id}/status", update_status, lane::UPDATE_STATUS).doc(doc("update_payment_link_status", "Payment links", "Deactivate or reactivate a link").body::<wire::UpdatePaymentLinkStatusDto>(r#"{"status": "INACTIVE", "deactivate_message": "Sold out"}"#).ok::<wire::PaymentLinkDetailed>().tools(&[tool_fixed("deactivate_payment_link", r#"{"status":"INACTIVE"}"#, "Deactivate a payment link (it takes no more payments).")])),
+    route(Method::PATCH, "/payment_links/{payment_link_id}/coupons", update_coupons, lane::UPDATE_COUPONS).doc(doc("update_payment_link_coupons", "Payment links", "Change a link's coupons").body::<wire::UpdatePaymentLinkCouponsDto>(r#"{"coupons": ["0190a6b2-7c3e-7a01-9d2f-4b5c6d7e8f90"]}"#).ok::<wire::PaymentLinkDetailed>()),
 ];
 
 fn create(b: &Billing<Backend>, s: &Scope, r: Request) -> Result<Reply> {

@@ -3,6 +3,9 @@
 
 use super::{Reply, Request};
 use crate::backend::Backend;
+use crate::openapi::doc::{doc, tool};
+use crate::openapi::queries;
+use crate::openapi::shapes as wire;
 use crate::router::{route, Route};
 use billing_core::auth::Scope;
 use billing_core::error::Result;
@@ -13,14 +16,48 @@ use hyper::Method;
 use serde_json::Value;
 
 pub static ROUTES: &[Route] = &[
-    route(Method::GET, "/products", list, lane::LIST),
-    route(Method::POST, "/products", create, lane::CREATE),
-    route(Method::GET, "/products/{product_id}", get, lane::GET),
-    route(Method::PUT, "/products/{product_id}", update, lane::UPDATE),
-    route(Method::DELETE, "/products/{product_id}", delete, lane::DELETE),
-    route(Method::POST, "/products/{product_id}/prices", add_price, lane::ADD_PRICE),
-    route(Method::PUT, "/products/{product_id}/prices/{price_id}", update_price, lane::UPDATE_PRICE),
-    route(Method::DELETE, "/products/{product_id}/prices/{price_id}", delete_price, lane::DELETE_PRICE),
+    route(Method::GET, "/products", list, lane::LIST).doc(
+        doc("list_products", "Products", "List products")
+            .query::<queries::ProductListQuery>()
+            .ok::<wire::ListResourceProductDto>()
+            .tools(&[tool("list_products", "List products, with filters.")]),
+    ),
+    route(Method::POST, "/products", create, lane::CREATE).doc(
+        doc("create_product", "Products", "Create a product")
+            .body::<wire::ProductCreate>(
+                r#"{"name": "Gym membership", "description": "One month", "type": "ONE_OFF", "prices": [{"currency": "SAR", "amount": "115.00"}]}"#,
+            )
+            .ok::<wire::ProductDto>()
+            .tools(&[tool("create_product", "Create a product with its prices.")]),
+    ),
+    route(Method::GET, "/products/{product_id}", get, lane::GET).doc(
+        doc("get_product", "Products", "One product")
+            .ok::<wire::ProductDto>()
+            .tools(&[tool("get_product", "One product.")]),
+    ),
+    route(Method::PUT, "/products/{product_id}", update, lane::UPDATE).doc(
+        doc("update_product", "Products", "Change a product's given fields")
+            .body::<wire::ProductUpdate>(r#"{"name": "Gym membership (monthly)", "is_active": true}"#)
+            .ok::<wire::ProductDto>()
+            .tools(&[tool("update_product", "Change a product's given fields.")]),
+    ),
+    route(Method::DELETE, "/products/{product_id}", delete, lane::DELETE).doc(
+        doc("archive_product", "Products", "Delete (archive) a product")
+            .ok::<wire::Empty>()
+            .tools(&[tool("archive_product", "Archive (delete) a product.")]),
+    ),
+    route(Method::POST, "/products/{product_id}/prices", add_price, lane::ADD_PRICE).doc(
+        doc("add_product_price", "Products", "Add a price in a currency")
+            .body::<wire::ProductPriceCreate>(r#"{"currency": "USD", "amount": "30.00"}"#)
+            .ok::<wire::ProductPriceInlineDto>(),
+    ),
+    route(Method::PUT, "/products/{product_id}/prices/{price_id}", update_price, lane::UPDATE_PRICE).doc(
+        doc("update_product_price", "Products", "Change a price")
+            .body::<wire::ProductPriceUpdate>(r#"{"amount": "32.50"}"#)
+            .ok::<wire::ProductPriceInlineDto>(),
+    ),
+    route(Method::DELETE, "/products/{product_id}/prices/{price_id}", delete_price, lane::DELETE_PRICE)
+        .doc(doc("delete_product_price", "Products", "Retire a price").ok::<wire::Empty>()),
 ];
 
 fn create(b: &Billing<Backend>, s: &Scope, r: Request) -> Result<Reply> {

@@ -2,6 +2,8 @@
 
 use super::{Reply, Request};
 use crate::backend::Backend;
+use crate::openapi::doc::doc;
+use crate::openapi::shapes as wire;
 use crate::router::{route, Route};
 use billing_core::auth::Scope;
 use billing_core::clock::format_rfc3339;
@@ -13,8 +15,13 @@ use hyper::Method;
 use serde_json::json;
 
 pub static ROUTES: &[Route] = &[
-    route(Method::GET, "/sandbox/clock", clock, lane::CLOCK),
-    route(Method::POST, "/sandbox/clock/advance", advance, lane::ADVANCE),
+    route(Method::GET, "/sandbox/clock", clock, lane::CLOCK)
+        .doc(doc("get_sandbox_clock", "Sandbox", "The sandbox organization's test-clock time").ok::<wire::SandboxClock>()),
+    route(Method::POST, "/sandbox/clock/advance", advance, lane::ADVANCE).doc(
+        doc("advance_sandbox_clock", "Sandbox", "Move the test clock forward, running what falls due")
+            .body::<wire::SandboxClockAdvance>(r#"{"seconds": 86400}"#)
+            .ok::<wire::SandboxClock>(),
+    ),
 ];
 
 fn clock(b: &Billing<Backend>, s: &Scope, _: Request) -> Result<Reply> {

@@ -3,6 +3,9 @@
 
 use super::{Reply, Request};
 use crate::backend::Backend;
+use crate::openapi::doc::{doc, tool};
+use crate::openapi::queries;
+use crate::openapi::shapes as wire;
 use crate::router::{route, Route};
 use billing_core::auth::Scope;
 use billing_core::error::Result;
@@ -12,10 +15,26 @@ use billing_core::Billing;
 use hyper::Method;
 
 pub static ROUTES: &[Route] = &[
-    route(Method::POST, "/subscriptions/{subscription_id}/freeze", create, lane::CREATE),
-    route(Method::GET, "/subscriptions/{subscription_id}/freeze", list, lane::LIST),
-    route(Method::PUT, "/subscriptions/{subscription_id}/freeze/{freeze_id}", update, lane::UPDATE),
-    route(Method::DELETE, "/subscriptions/{subscription_id}/freeze/{freeze_id}", delete, lane::DELETE),
+    route(Method::POST, "/subscriptions/{subscription_id}/freeze", create, lane::CREATE).doc(
+        doc("freeze_subscription", "Subscriptions", "Freeze a subscription for a period")
+            .body::<wire::FreezeSubscriptionCreateRequest>(
+                r#"{"freeze_start_datetime": "2026-03-01T00:00:00Z", "freeze_end_datetime": "2026-04-01T00:00:00Z", "notes": "travelling"}"#,
+            )
+            .ok::<wire::FreezeSubscriptionBase>()
+            .tools(&[tool("freeze_subscription", "Freeze a subscription for a period (no invoices during it).")]),
+    ),
+    route(Method::GET, "/subscriptions/{subscription_id}/freeze", list, lane::LIST).doc(
+        doc("list_subscription_freezes", "Subscriptions", "A subscription's freeze periods")
+            .query::<queries::FreezeListQuery>()
+            .ok::<wire::ListResourceFreezeSubscriptionBase>(),
+    ),
+    route(Method::PUT, "/subscriptions/{subscription_id}/freeze/{freeze_id}", update, lane::UPDATE).doc(
+        doc("update_subscription_freeze", "Subscriptions", "New dates for a freeze")
+            .body::<wire::FreezeSubscriptionUpdateRequest>(r#"{"freeze_start_datetime": "2026-03-01T00:00:00Z", "freeze_end_datetime": null}"#)
+            .ok::<wire::FreezeSubscriptionBase>(),
+    ),
+    route(Method::DELETE, "/subscriptions/{subscription_id}/freeze/{freeze_id}", delete, lane::DELETE)
+        .doc(doc("delete_subscription_freeze", "Subscriptions", "Drop a freeze (one in force ends now)").ok::<wire::Empty>()),
 ];
 
 fn create(b: &Billing<Backend>, s: &Scope, r: Request) -> Result<Reply> {

@@ -1,7 +1,9 @@
-//! The tool catalog: each tool is one documented operation (method and path of the route
-//! tables), under the public tool server's name, with an input schema made from the operation's
-//! own schemas in `/openapi.json` (path parameters, then the query or the body's fields).
+//! The tool catalog: each tool is one documented operation, under the public tool server's
+//! name, as its route row declares it (`Doc::tools`), with an input schema made from the
+//! operation's own schemas in `/openapi.json` (path parameters, then the query or the body's
+//! fields).
 
+use crate::openapi::operations::{self, Operation};
 use crate::openapi::{document, path_params};
 use serde_json::{json, Map, Value};
 use std::collections::BTreeSet;
@@ -19,152 +21,20 @@ pub struct ToolDef {
     pub input_schema: Map<String, Value>,
 }
 
-/// (name, method, path, fixed body fields, what it does).
-const CATALOG: &[(&str, &str, &str, &str, &str)] = &[
-    (
-        "create_payment_link",
-        "POST",
-        "/api/v2/payment_links",
-        "",
-        "Create a payment link; its `url` is the hosted checkout to send the payer to.",
-    ),
-    ("list_payment_links", "GET", "/api/v2/payment_links", "", "List payment links, with filters."),
-    ("get_payment_link", "GET", "/api/v2/payment_links/{payment_link_id}", "", "One payment link."),
-    (
-        "deactivate_payment_link",
-        "PATCH",
-        "/api/v2/payment_links/{payment_link_id}/status",
-        r#"{"status":"INACTIVE"}"#,
-        "Deactivate a payment link (it takes no more payments).",
-    ),
-    (
-        "create_customer",
-        "POST",
-        "/api/v2/consumers",
-        "",
-        "Create a customer (a consumer of the organization).",
-    ),
-    ("list_customers", "GET", "/api/v2/consumers", "", "List customers, with search and filters."),
-    ("get_customer", "GET", "/api/v2/consumers/{consumer_id}", "", "One customer."),
-    (
-        "update_customer",
-        "PUT",
-        "/api/v2/consumers/{consumer_id}",
-        "",
-        "Change a customer's given fields.",
-    ),
-    (
-        "delete_customer",
-        "DELETE",
-        "/api/v2/consumers/{consumer_id}",
-        "",
-        "Delete a customer (soft; refused while it has open invoices, subscriptions or active links).",
-    ),
-    ("create_product", "POST", "/api/v2/products", "", "Create a product with its prices."),
-    ("list_products", "GET", "/api/v2/products", "", "List products, with filters."),
-    ("get_product", "GET", "/api/v2/products/{product_id}", "", "One product."),
-    ("update_product", "PUT", "/api/v2/products/{product_id}", "", "Change a product's given fields."),
-    ("archive_product", "DELETE", "/api/v2/products/{product_id}", "", "Archive (delete) a product."),
-    (
-        "create_coupon",
-        "POST",
-        "/api/v2/coupons",
-        "",
-        "Create a coupon (a percentage or a fixed amount).",
-    ),
-    ("list_coupons", "GET", "/api/v2/coupons", "", "List coupons, with filters."),
-    ("get_coupon", "GET", "/api/v2/coupons/{coupon_id}", "", "One coupon with its redemptions."),
-    (
-        "deactivate_coupon",
-        "PUT",
-        "/api/v2/coupons/{coupon_id}",
-        r#"{"is_active":false}"#,
-        "Deactivate a coupon.",
-    ),
-    ("create_invoice", "POST", "/api/v2/invoices", "", "Create an invoice for a customer."),
-    ("list_invoices", "GET", "/api/v2/invoices", "", "List invoices, with filters."),
-    (
-        "get_invoice",
-        "GET",
-        "/api/v2/invoices/{invoice_id}",
-        "",
-        "One invoice with its items and payments.",
-    ),
-    (
-        "send_invoice",
-        "POST",
-        "/api/v2/invoices/{invoice_id}/send",
-        "",
-        "(Re)send an invoice to its customer.",
-    ),
-    (
-        "void_invoice",
-        "POST",
-        "/api/v2/invoices/{invoice_id}/void",
-        "",
-        "Void (cancel) an invoice and its unpaid payments.",
-    ),
-    ("list_payments", "GET", "/api/v2/payments", "", "List payments, with filters."),
-    ("get_payment", "GET", "/api/v2/payments/{payment_id}", "", "One payment."),
-    (
-        "mark_payment_as_paid",
-        "POST",
-        "/api/v2/payments/{payment_id}/mark-paid",
-        "",
-        "Record a payment made outside (cash, bank transfer, card, Qurrah).",
-    ),
-    (
-        "refund_payment",
-        "POST",
-        "/api/v2/payments/{payment_id}/refund",
-        "",
-        "Refund a paid payment in full.",
-    ),
-    ("list_subscriptions", "GET", "/api/v2/subscriptions", "", "List subscriptions, with filters."),
-    ("get_subscription", "GET", "/api/v2/subscriptions/{subscription_id}", "", "One subscription."),
-    (
-        "create_subscription",
-        "POST",
-        "/api/v2/subscriptions",
-        "",
-        "Create a subscription (its first invoice is issued at once).",
-    ),
-    (
-        "update_subscription",
-        "PUT",
-        "/api/v2/subscriptions/{subscription_id}",
-        "",
-        "Change a subscription (items, coupons and interval apply at the period end).",
-    ),
-    (
-        "cancel_subscription",
-        "POST",
-        "/api/v2/subscriptions/{subscription_id}/cancel",
-        "",
-        "Cancel a subscription (an ACTIVE one at its period end).",
-    ),
-    (
-        "uncancel_subscription",
-        "PUT",
-        "/api/v2/subscriptions/{subscription_id}/uncancel",
-        "",
-        "Withdraw a scheduled cancellation.",
-    ),
-    (
-        "freeze_subscription",
-        "POST",
-        "/api/v2/subscriptions/{subscription_id}/freeze",
-        "",
-        "Freeze a subscription for a period (no invoices during it).",
-    ),
-];
-
 /// The search over the API description.
 pub const SEARCH: &str = "search_api_docs";
 
 /// Every tool but the search, built once from the document.
 pub fn all() -> &'static [ToolDef] {
-    static TOOLS: LazyLock<Vec<ToolDef>> = LazyLock::new(|| CATALOG.iter().map(|c| build(*c)).collect());
+    static TOOLS: LazyLock<Vec<ToolDef>> = LazyLock::new(|| {
+        // The documented operations are the route rows'; their paths live as long as the
+        // catalog does.
+        let ops: &'static [Operation] = Vec::leak(operations::all());
+        ops.iter()
+            .flat_map(|op| op.tools.iter().map(move |t| (t.name, op.method, op.path.as_str(), t.fixed, t.description)))
+            .map(build)
+            .collect()
+    });
     &TOOLS
 }
 

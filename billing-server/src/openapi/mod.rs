@@ -6,6 +6,7 @@
 //! example validates against its schema and is accepted by billing-core's real reader; every
 //! field a reader reads is documented, and every documented field is read.
 
+pub mod doc;
 pub mod operations;
 pub mod queries;
 pub mod serve;
