@@ -35,7 +35,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     )?;
 
     // Typed input, built directly…
-    let sara = billing.create_consumer(
+    let sara = billing.consumers().create(
         &scope,
         ConsumerFields {
             name: Some("Sara Al-Harbi".into()),
@@ -61,7 +61,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
 
     // A refused operation is a typed error carrying the API's code.
-    let dup = billing.create_consumer(
+    let dup = billing.consumers().create(
         &scope,
         ConsumerFields {
             name: Some("Copy".into()),
@@ -72,7 +72,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("duplicate refused with {:?}", dup.unwrap_err().rule_code());
 
     let (q, f) = parse_consumer_list(&QueryParams::parse("search_term=sara"))?;
-    let page = billing.list_consumers(&scope, &q, &f)?;
+    let page = billing.consumers().list(&scope, &q, &f)?;
     println!("search found {} consumer(s)", page.items.len());
     Ok(())
 }

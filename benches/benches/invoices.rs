@@ -46,7 +46,8 @@ fn create_invoice(c: &mut Criterion) {
         )
         .expect("scope");
     let consumer = billing
-        .create_consumer(&scope, ConsumerFields::parse(&json!({"name": "Bench Payer"}), true).unwrap())
+        .consumers()
+        .create(&scope, ConsumerFields::parse(&json!({"name": "Bench Payer"}), true).unwrap())
         .unwrap();
     let product = |body: serde_json::Value| {
         billing

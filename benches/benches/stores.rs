@@ -108,7 +108,7 @@ fn load<S: Store + Sync>(name: &'static str, store: S) -> Subject<S> {
                     (t..CONSUMERS)
                         .step_by(LOADERS as usize)
                         .map(|n| loop {
-                            match billing.create_consumer(scope, fields(n)) {
+                            match billing.consumers().create(scope, fields(n)) {
                                 Ok(c) => break c.id,
                                 // The store's own retries of a conflicting write ran out.
                                 Err(Error::Store(StoreError::Conflict(_))) => {
@@ -141,7 +141,7 @@ fn create_consumer<S: Store>(g: &mut BenchmarkGroup<'_, WallTime>, s: &Subject<S
     g.bench_function(s.name, |b| {
         b.iter(|| {
             let n = s.next.fetch_add(1, Ordering::Relaxed);
-            black_box(s.billing.create_consumer(&s.scope, fields(n)).expect("create"))
+            black_box(s.billing.consumers().create(&s.scope, fields(n)).expect("create"))
         })
     });
 }
@@ -188,7 +188,7 @@ fn get_consumer<S: Store>(g: &mut BenchmarkGroup<'_, WallTime>, s: &Subject<S>) 
     g.bench_function(s.name, |b| {
         b.iter(|| {
             i = (i + 7919) % s.ids.len();
-            black_box(s.billing.get_consumer(&s.scope, s.ids[i]).expect("get"))
+            black_box(s.billing.consumers().get(&s.scope, s.ids[i]).expect("get"))
         })
     });
 }
@@ -200,7 +200,7 @@ fn list_one<S: Store>(g: &mut BenchmarkGroup<'_, WallTime>, s: &Subject<S>, make
         b.iter(|| {
             k = (k + 7919) % CONSUMERS;
             let (q, f) = parse_consumer_list(&QueryParams::parse(&make(k))).expect("query");
-            let page = s.billing.list_consumers(&s.scope, &q, &f).expect("list");
+            let page = s.billing.consumers().list(&s.scope, &q, &f).expect("list");
             assert_eq!(page.items.len(), 1, "{} for {}", s.name, make(k));
             black_box(page)
         })

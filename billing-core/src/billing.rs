@@ -50,6 +50,11 @@ impl<S: Store> Billing<S> {
         }
     }
 
+    /// Consumers: create, get, list, update, delete.
+    pub fn consumers(&self) -> crate::consumer::ops::Consumers<'_, S> {
+        crate::consumer::ops::Consumers::new(&self.engine)
+    }
+
     /// The engine the operations run on.
     pub fn engine(&self) -> &Engine<S> {
         &self.engine

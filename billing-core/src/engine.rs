@@ -189,3 +189,30 @@ impl<S: Store> Engine<S> {
         scope.org.now(&*self.clock)
     }
 }
+
+/// Declares a resource's service: a view of the engine whose methods are the resource's
+/// operations (`billing.consumers().create(…)`). It derefs to the [`Engine`], so an operation
+/// reaches the store, the clock and the outside services as `self.store`, `self.now(…)`.
+#[macro_export]
+macro_rules! service {
+    ($(#[$m:meta])* $name:ident) => {
+        $(#[$m])*
+        pub struct $name<'a, S> {
+            engine: &'a $crate::engine::Engine<S>,
+        }
+
+        impl<'a, S> $name<'a, S> {
+            pub fn new(engine: &'a $crate::engine::Engine<S>) -> Self {
+                $name { engine }
+            }
+        }
+
+        impl<S> std::ops::Deref for $name<'_, S> {
+            type Target = $crate::engine::Engine<S>;
+
+            fn deref(&self) -> &Self::Target {
+                self.engine
+            }
+        }
+    };
+}

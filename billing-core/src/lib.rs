@@ -35,7 +35,7 @@ pub mod work;
 #[cfg(feature = "testkit")]
 pub mod testkit;
 
-pub use billing_model::{clock, error, fields, ids, lane, list, money, store, wire, wire_enum};
+pub use billing_model::{clock, error, fields, ids, lane, list, literal_enum, money, schema, store, wire, wire_enum};
 
 pub use billing::Billing;
 pub use engine::Engine;

@@ -30,7 +30,7 @@ fn committed_pages_reach_the_database_file_without_waiting_for_a_thousand() {
             phone_number: Some(PhoneNumber::parse(&format!("+96651{n:07}")).unwrap()),
             ..Default::default()
         };
-        w.billing.create_consumer(&s, fields).unwrap();
+        w.billing.consumers().create(&s, fields).unwrap();
     }
     let deadline = Instant::now() + Duration::from_secs(10);
     while contents(&path) == before {

@@ -41,7 +41,7 @@ fn consumers_are_searchable_from_their_commit_on() {
     let s = w.admin.clone();
 
     // Inserted and renamed in one transaction: indexed once, with the new name.
-    let made = w.billing.create_consumer(&s, fields("Zzold Firstname", 1)).unwrap();
+    let made = w.billing.consumers().create(&s, fields("Zzold Firstname", 1)).unwrap();
     let mut twice = made.clone();
     twice.id = billing_core::ids::ConsumerId::new();
     twice.phone_number = Some(PhoneNumber::parse("+966500000002").unwrap());
@@ -60,7 +60,8 @@ fn consumers_are_searchable_from_their_commit_on() {
 
     // An indexed consumer renamed later: the index follows.
     w.billing
-        .update_consumer(
+        .consumers()
+        .update(
             &s,
             made.id,
             ConsumerFields {
@@ -99,7 +100,7 @@ fn consumers_are_searchable_from_their_commit_on() {
                 for i in 0..20u32 {
                     let n = 100 + t as u32 * 100 + i;
                     let name = format!("Batchperson{n:05} X");
-                    w.billing.create_consumer(&s, fields(&name, n)).unwrap();
+                    w.billing.consumers().create(&s, fields(&name, n)).unwrap();
                     assert_eq!(names_found(&w, &format!("batchperson{n:05}")), vec![name], "found right after its write");
                 }
             })

@@ -48,6 +48,18 @@ macro_rules! typed_id {
             }
         }
 
+        impl schemars::JsonSchema for $name {
+            fn inline_schema() -> bool {
+                true
+            }
+            fn schema_name() -> std::borrow::Cow<'static, str> {
+                "Id".into()
+            }
+            fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+                schemars::json_schema!({"type": "string", "format": "uuid"})
+            }
+        }
+
         impl From<Uuid> for $name {
             fn from(u: Uuid) -> Self {
                 Self(u)

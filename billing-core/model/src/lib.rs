@@ -33,6 +33,7 @@ pub mod payment_link;
 pub mod pricing;
 pub mod product;
 pub mod sandbox;
+pub mod schema;
 pub mod store;
 pub mod subscription;
 pub mod webhook;

@@ -81,14 +81,63 @@ impl<T> Page<T> {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+/// Pagination: where a page of a list is.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Pagination {
+    /// How many items this page holds.
+    #[schemars(with = "crate::schema::Number")]
     pub total_count: u64,
+    /// The last page's number (1 for an empty list).
+    #[schemars(with = "crate::schema::Number")]
     pub max_page: u64,
+    /// This page's number, from 1.
+    #[schemars(with = "crate::schema::Number")]
     pub current_page: u32,
+    /// The most items a page holds.
+    #[schemars(with = "crate::schema::Number")]
     pub limit: u32,
+    /// Whether a page follows this one.
     pub has_next_page: bool,
+    /// Whether a page comes before this one.
     pub has_previous_page: bool,
+}
+
+/// ListResource_<T>_: a page of a list, as every list answers it.
+#[derive(Debug, Serialize)]
+pub struct ListResource<T> {
+    pub data: Vec<T>,
+    pub pagination: Pagination,
+}
+
+impl<T> ListResource<T> {
+    /// The page's items as views (`view` makes each).
+    pub fn of<I>(page: &Page<I>, view: impl FnMut(&I) -> T) -> Self {
+        ListResource {
+            data: page.items.iter().map(view).collect(),
+            pagination: page.pagination(),
+        }
+    }
+}
+
+impl<T: schemars::JsonSchema> schemars::JsonSchema for ListResource<T> {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        format!("ListResource_{}_", T::schema_name()).into()
+    }
+    fn json_schema(g: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let mut data = g.subschema_for::<Vec<T>>();
+        data.insert("description".into(), "The page's items.".into());
+        let mut pagination = g.subschema_for::<Pagination>();
+        pagination.insert("description".into(), "Where this page is in the list.".into());
+        schemars::json_schema!({
+            "type": "object",
+            "description": "A page of a list.",
+            "properties": {
+                "data": data,
+                "pagination": pagination,
+            },
+            "required": ["data", "pagination"],
+        })
+    }
 }
 
 /// Query-string parameters in order, with repeated keys kept (`statuses=A&statuses=B`).

@@ -1,8 +1,7 @@
-//! Consumer operations. Each is one transaction.
+//! Consumer operations ([`Consumers`]). Each is one transaction.
 
 use super::{Consumer, ConsumerFields, ConsumerFilter, ConsumerSort, ConsumerType};
 use crate::auth::Scope;
-use crate::engine::Engine;
 use crate::error::{Code, Error, Result, StoreError};
 use crate::fields::{Email, PhoneNumber};
 use crate::ids::ConsumerId;
@@ -49,8 +48,13 @@ fn duplicate_from_index(e: Error, c: Option<&Consumer>) -> Error {
     Error::rule(Code::DUPLICATE_CONSUMER, info)
 }
 
-impl<S: Store> Engine<S> {
-    pub fn create_consumer(&self, scope: &Scope, f: ConsumerFields) -> Result<Consumer> {
+crate::service!(
+    /// Consumers: create, get, list, update, delete. Each is one transaction.
+    Consumers
+);
+
+impl<S: Store> Consumers<'_, S> {
+    pub fn create(&self, scope: &Scope, f: ConsumerFields) -> Result<Consumer> {
         let now = self.now(scope);
         let c = Consumer {
             id: ConsumerId::new(),
@@ -88,15 +92,15 @@ impl<S: Store> Engine<S> {
     }
 
     /// A consumer of the request's branch (deleted ones too: they show `is_deleted`).
-    pub fn get_consumer(&self, scope: &Scope, id: ConsumerId) -> Result<Consumer> {
+    pub fn get(&self, scope: &Scope, id: ConsumerId) -> Result<Consumer> {
         self.read_found("Consumer", id, |tx| tx.consumer(scope.branch_id(), id))
     }
 
-    pub fn list_consumers(&self, scope: &Scope, q: &ListQuery<ConsumerSort>, f: &ConsumerFilter) -> Result<Page<Consumer>> {
+    pub fn list(&self, scope: &Scope, q: &ListQuery<ConsumerSort>, f: &ConsumerFilter) -> Result<Page<Consumer>> {
         self.store.read(|tx| Ok(tx.list_consumers(scope.branch_id(), q, f)?))
     }
 
-    pub fn update_consumer(&self, scope: &Scope, id: ConsumerId, f: ConsumerFields) -> Result<Consumer> {
+    pub fn update(&self, scope: &Scope, id: ConsumerId, f: ConsumerFields) -> Result<Consumer> {
         let now = self.now(scope);
         self.store
             .write(|tx| {
@@ -143,7 +147,7 @@ impl<S: Store> Engine<S> {
     }
 
     /// Soft delete: the consumer leaves lists and frees its phone and e-mail.
-    pub fn delete_consumer(&self, scope: &Scope, id: ConsumerId) -> Result<()> {
+    pub fn delete(&self, scope: &Scope, id: ConsumerId) -> Result<()> {
         let now = self.now(scope);
         self.store.write(|tx| {
             let mut c = tx

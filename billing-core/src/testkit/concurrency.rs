@@ -126,7 +126,7 @@ pub fn concurrent_duplicate_consumers_one_wins<H: Harness>() {
                         }
                         let f = consumer_fields(v);
                         barrier.wait();
-                        w.billing.create_consumer(&w.admin, f)
+                        w.billing.consumers().create(&w.admin, f)
                     })
                 })
                 .collect();

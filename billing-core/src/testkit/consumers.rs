@@ -20,21 +20,21 @@ fn update_fields(v: Value) -> ConsumerFields {
 }
 
 pub fn create<S: Store>(w: &World<S>, s: &Scope, v: Value) -> Consumer {
-    w.billing.create_consumer(s, fields(v)).expect("create consumer")
+    w.billing.consumers().create(s, fields(v)).expect("create consumer")
 }
 
 fn try_create<S: Store>(w: &World<S>, s: &Scope, v: Value) -> Result<Consumer> {
-    w.billing.create_consumer(s, fields(v))
+    w.billing.consumers().create(s, fields(v))
 }
 
 /// Lists with a query string, as the API would receive it.
 pub fn list<S: Store>(w: &World<S>, s: &Scope, query: &str) -> Page<Consumer> {
     let (q, f) = parse_consumer_list(&QueryParams::parse(query)).unwrap_or_else(|e| panic!("bad query {query}: {e:?}"));
-    w.billing.list_consumers(s, &q, &f).expect("list consumers")
+    w.billing.consumers().list(s, &q, &f).expect("list consumers")
 }
 
 fn list_q<S: Store>(w: &World<S>, s: &Scope, q: &ListQuery<ConsumerSort>) -> Page<Consumer> {
-    w.billing.list_consumers(s, q, &ConsumerFilter::default()).expect("list consumers")
+    w.billing.consumers().list(s, q, &ConsumerFilter::default()).expect("list consumers")
 }
 
 fn names(p: &Page<Consumer>) -> Vec<&str> {
@@ -56,8 +56,8 @@ pub fn create_and_get<H: Harness>() {
         true,
     )
     .unwrap();
-    let c = w.billing.create_consumer(&w.admin, f).unwrap();
-    let got = w.billing.get_consumer(&w.admin, c.id).unwrap();
+    let c = w.billing.consumers().create(&w.admin, f).unwrap();
+    let got = w.billing.consumers().get(&w.admin, c.id).unwrap();
     assert_eq!(got, c);
 
     let full = create(
@@ -90,11 +90,11 @@ pub fn create_and_get<H: Harness>() {
     assert_eq!(full.created_at, w.now());
     assert_eq!(full.updated_at, None);
     assert!(!full.is_deleted);
-    let got = w.billing.get_consumer(&w.admin, full.id).unwrap();
+    let got = w.billing.consumers().get(&w.admin, full.id).unwrap();
     assert_eq!(got, full);
     assert_eq!(got.to_json(&w.boot.branch), full.to_json(&w.boot.branch));
     assert_eq!(list(&w, &w.admin, "").total, 2);
-    expect_code(w.billing.get_consumer(&w.admin, ConsumerId::new()), Code::NOT_FOUND);
+    expect_code(w.billing.consumers().get(&w.admin, ConsumerId::new()), Code::NOT_FOUND);
 }
 
 pub fn create_applies_defaults<H: Harness>() {
@@ -112,7 +112,7 @@ pub fn create_applies_defaults<H: Harness>() {
         (c.comment.clone(), c.address.clone(), c.vat_number.clone(), c.commercial_registration.clone()),
         (None, None, None, None)
     );
-    assert_eq!(w.billing.get_consumer(&w.admin, c.id).unwrap(), c);
+    assert_eq!(w.billing.consumers().get(&w.admin, c.id).unwrap(), c);
 }
 
 pub fn update_changes_only_given_fields<H: Harness>() {
@@ -125,7 +125,8 @@ pub fn update_changes_only_given_fields<H: Harness>() {
     w.tick(10);
     let u = w
         .billing
-        .update_consumer(
+        .consumers()
+        .update(
             &w.admin,
             c.id,
             update_fields(json!({"name": "Sara Q", "alias": "SQ", "preferred_language": "en", "external_metadata": {"b": "2"}, "email": null})),
@@ -139,9 +140,9 @@ pub fn update_changes_only_given_fields<H: Harness>() {
     assert_eq!(u.email, c.email, "null: unchanged");
     assert_eq!(u.created_at, c.created_at);
     assert_eq!(u.updated_at, Some(w.now()));
-    assert_eq!(w.billing.get_consumer(&w.admin, c.id).unwrap(), u);
+    assert_eq!(w.billing.consumers().get(&w.admin, c.id).unwrap(), u);
     expect_code(
-        w.billing.update_consumer(&w.admin, ConsumerId::new(), update_fields(json!({"name": "x"}))),
+        w.billing.consumers().update(&w.admin, ConsumerId::new(), update_fields(json!({"name": "x"}))),
         Code::NOT_FOUND,
     );
 }
@@ -194,10 +195,10 @@ pub fn duplicates_allowed_in_another_branch<H: Harness>() {
 pub fn duplicates_allowed_after_soft_delete<H: Harness>() {
     let w = World::new(H::store());
     let a = create(&w, &w.admin, json!({"name": "A", "phone_number": "+966501234567", "email": "a@example.com"}));
-    w.billing.delete_consumer(&w.admin, a.id).unwrap();
+    w.billing.consumers().delete(&w.admin, a.id).unwrap();
     let b = create(&w, &w.admin, json!({"name": "B", "phone_number": "+966501234567", "email": "A@Example.com"}));
     assert_eq!(ids(&list(&w, &w.admin, "")), vec![b.id]);
-    assert!(w.billing.get_consumer(&w.admin, a.id).unwrap().is_deleted);
+    assert!(w.billing.consumers().get(&w.admin, a.id).unwrap().is_deleted);
     expect_code(
         try_create(&w, &w.admin, json!({"name": "C", "phone_number": "+966501234567"})),
         Code::DUPLICATE_CONSUMER,
@@ -211,17 +212,19 @@ pub fn update_onto_another_consumers_contact_refused<H: Harness>() {
     w.tick(5);
     expect_code(
         w.billing
-            .update_consumer(&w.admin, b.id, update_fields(json!({"phone_number": "+966501234561", "name": "B2"}))),
+            .consumers()
+            .update(&w.admin, b.id, update_fields(json!({"phone_number": "+966501234561", "name": "B2"}))),
         Code::DUPLICATE_CONSUMER,
     );
     expect_code(
-        w.billing.update_consumer(&w.admin, b.id, update_fields(json!({"email": "A@EXAMPLE.COM"}))),
+        w.billing.consumers().update(&w.admin, b.id, update_fields(json!({"email": "A@EXAMPLE.COM"}))),
         Code::DUPLICATE_CONSUMER,
     );
-    assert_eq!(w.billing.get_consumer(&w.admin, b.id).unwrap(), b, "refused updates change nothing");
+    assert_eq!(w.billing.consumers().get(&w.admin, b.id).unwrap(), b, "refused updates change nothing");
     let same = w
         .billing
-        .update_consumer(
+        .consumers()
+        .update(
             &w.admin,
             b.id,
             update_fields(json!({"phone_number": "+966501234562", "email": "B@example.com"})),
@@ -233,11 +236,13 @@ pub fn update_onto_another_consumers_contact_refused<H: Harness>() {
         "its own phone and e-mail are no conflict"
     );
     w.billing
-        .update_consumer(&w.admin, a.id, update_fields(json!({"phone_number": "+966501234563"})))
+        .consumers()
+        .update(&w.admin, a.id, update_fields(json!({"phone_number": "+966501234563"})))
         .unwrap();
     let moved = w
         .billing
-        .update_consumer(&w.admin, b.id, update_fields(json!({"phone_number": "+966501234561"})))
+        .consumers()
+        .update(&w.admin, b.id, update_fields(json!({"phone_number": "+966501234561"})))
         .unwrap();
     assert_eq!(
         moved.phone_number.as_ref().map(|p| p.as_str()),
@@ -251,8 +256,8 @@ pub fn soft_delete_keeps_get_and_leaves_lists<H: Harness>() {
     let a = create(&w, &w.admin, json!({"name": "Alpha", "external_id": "ext-a", "external_metadata": {"k": "v"}}));
     let b = create(&w, &w.admin, json!({"name": "Bravo"}));
     w.tick(30);
-    w.billing.delete_consumer(&w.admin, a.id).unwrap();
-    let got = w.billing.get_consumer(&w.admin, a.id).unwrap();
+    w.billing.consumers().delete(&w.admin, a.id).unwrap();
+    let got = w.billing.consumers().get(&w.admin, a.id).unwrap();
     assert!(got.is_deleted);
     assert_eq!(got.updated_at, Some(w.now()));
     assert_eq!(
@@ -270,12 +275,12 @@ pub fn soft_delete_keeps_get_and_leaves_lists<H: Harness>() {
     assert_eq!(list(&w, &w.admin, "external_id=ext-a").total, 0);
     assert_eq!(list(&w, &w.admin, "external_metadata.k=v").total, 0);
     expect_code(
-        w.billing.update_consumer(&w.admin, a.id, update_fields(json!({"name": "Back"}))),
+        w.billing.consumers().update(&w.admin, a.id, update_fields(json!({"name": "Back"}))),
         Code::NOT_FOUND,
     );
-    expect_code(w.billing.delete_consumer(&w.admin, a.id), Code::NOT_FOUND);
-    expect_code(w.billing.delete_consumer(&w.admin, ConsumerId::new()), Code::NOT_FOUND);
-    assert_eq!(w.billing.get_consumer(&w.admin, a.id).unwrap().name, "Alpha");
+    expect_code(w.billing.consumers().delete(&w.admin, a.id), Code::NOT_FOUND);
+    expect_code(w.billing.consumers().delete(&w.admin, ConsumerId::new()), Code::NOT_FOUND);
+    assert_eq!(w.billing.consumers().get(&w.admin, a.id).unwrap().name, "Alpha");
 }
 
 pub fn list_paging<H: Harness>() {
@@ -529,21 +534,21 @@ pub fn branch_isolation<H: Harness>() {
         json!({"name": "Theirs", "phone_number": "+966501234567", "external_id": "x-1", "external_metadata": {"k": "v"}}),
     );
     let main = &w.admin;
-    expect_code(w.billing.get_consumer(main, theirs.id), Code::NOT_FOUND);
+    expect_code(w.billing.consumers().get(main, theirs.id), Code::NOT_FOUND);
     expect_code(
-        w.billing.update_consumer(main, theirs.id, update_fields(json!({"name": "Mine"}))),
+        w.billing.consumers().update(main, theirs.id, update_fields(json!({"name": "Mine"}))),
         Code::NOT_FOUND,
     );
-    expect_code(w.billing.delete_consumer(main, theirs.id), Code::NOT_FOUND);
+    expect_code(w.billing.consumers().delete(main, theirs.id), Code::NOT_FOUND);
     for q in ["", "search_term=theirs", "external_id=x-1", "external_metadata.k=v", "search_term=501234"] {
         let p = list(&w, main, q);
         assert!(p.items.is_empty() && p.total == 0, "branch B's consumer leaked into branch A's list with '{q}'");
     }
-    assert_eq!(w.billing.get_consumer(&sb, theirs.id).unwrap(), theirs, "untouched");
+    assert_eq!(w.billing.consumers().get(&sb, theirs.id).unwrap(), theirs, "untouched");
     assert_eq!(ids(&list(&w, &sb, "search_term=theirs")), vec![theirs.id]);
     let mine = create(&w, main, json!({"name": "Mine", "phone_number": "+966501234567"}));
     assert_eq!(ids(&list(&w, main, "")), vec![mine.id]);
-    expect_code(w.billing.get_consumer(&sb, mine.id), Code::NOT_FOUND);
+    expect_code(w.billing.consumers().get(&sb, mine.id), Code::NOT_FOUND);
 }
 
 pub fn search_folds_non_ascii_case<H: Harness>() {
@@ -618,9 +623,10 @@ pub fn accepted_text_round_trips<H: Harness>() {
         let Ok(f) = ConsumerFields::parse(&body, true) else { continue };
         let c = w
             .billing
-            .create_consumer(&w.admin, f)
+            .consumers()
+            .create(&w.admin, f)
             .unwrap_or_else(|e| panic!("sample {i} ({text:?}) was accepted by the parser but not stored: {e:?}"));
-        let got = w.billing.get_consumer(&w.admin, c.id).unwrap();
+        let got = w.billing.consumers().get(&w.admin, c.id).unwrap();
         assert_eq!(got, c, "sample {i} ({text:?}) round trip");
     }
 }

@@ -23,7 +23,7 @@ pub fn consumer<S: Store>(w: &World<S>, s: &Scope, email: bool) -> Consumer {
     if email {
         v["email"] = json!(super::unique_email("sara").as_str());
     }
-    w.billing.create_consumer(s, ConsumerFields::parse(&v, true).unwrap()).unwrap()
+    w.billing.consumers().create(s, ConsumerFields::parse(&v, true).unwrap()).unwrap()
 }
 
 pub fn product<S: Store>(w: &World<S>, s: &Scope, price: &str, v: Value) -> Product {
@@ -358,7 +358,8 @@ pub fn list_filters_and_sorts<H: Harness>() {
     let a = consumer(&w, s, false);
     let b = w
         .billing
-        .create_consumer(s, ConsumerFields::parse(&json!({"name": "Omar Zahrani"}), true).unwrap())
+        .consumers()
+        .create(s, ConsumerFields::parse(&json!({"name": "Omar Zahrani"}), true).unwrap())
         .unwrap();
     let p = product(&w, s, "10.00", json!({"prices": [{"currency": "USD", "amount": "20"}]}));
     let mut ids = vec![];
@@ -724,10 +725,10 @@ pub fn consumer_with_open_invoices_cannot_be_deleted<H: Harness>() {
     let c = consumer(&w, s, false);
     let p = product(&w, s, "10.00", json!({}));
     let inv = create(&w, s, invoice_body(c.id, &[(p.id, 1)], &[]));
-    expect_code(w.billing.delete_consumer(s, c.id), Code::CONSUMER_HAS_ONGOING_INVOICES);
-    assert!(!w.billing.get_consumer(s, c.id).unwrap().is_deleted);
+    expect_code(w.billing.consumers().delete(s, c.id), Code::CONSUMER_HAS_ONGOING_INVOICES);
+    assert!(!w.billing.consumers().get(s, c.id).unwrap().is_deleted);
     w.billing.void_invoice(s, inv.id).unwrap();
-    w.billing.delete_consumer(s, c.id).unwrap();
+    w.billing.consumers().delete(s, c.id).unwrap();
 }
 
 pub fn auto_charge_on_demand<H: Harness>() {

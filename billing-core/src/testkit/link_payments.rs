@@ -52,7 +52,7 @@ fn everything<S: Store>(w: &World<S>) -> String {
     let s = &w.admin;
     let mut q = ListQuery::new(ConsumerSort::CreatedAt);
     q.limit = 100;
-    let consumers = w.billing.list_consumers(s, &q, &ConsumerFilter::default()).unwrap().items;
+    let consumers = w.billing.consumers().list(s, &q, &ConsumerFilter::default()).unwrap().items;
     let mut iq = ListQuery::new(InvoiceSort::CreatedAt);
     iq.limit = 100;
     let req = InvoiceListRequest {
@@ -107,7 +107,7 @@ pub fn paid_card_creates_everything_in_one_go<H: Harness>() {
         out.consumer_id.unwrap(),
         out.consent_id.unwrap(),
     );
-    let c = w.billing.get_consumer(s, consumer_id).unwrap();
+    let c = w.billing.consumers().get(s, consumer_id).unwrap();
     assert_eq!((c.name.as_str(), c.phone_number.as_ref().unwrap().as_str()), ("Sara Al-Harbi", "+966501234567"));
     assert_eq!(c.preferred_language, crate::fields::Language::En);
     let (inv, pays) = w.billing.get_invoice(s, inv_id).unwrap();
@@ -243,7 +243,7 @@ pub fn every_sandbox_card_outcome<H: Harness>() {
     // Three paid: three consumers and invoices, nothing for the failures.
     let s = &w.admin;
     let q = ListQuery::new(ConsumerSort::CreatedAt);
-    assert_eq!(w.billing.list_consumers(s, &q, &ConsumerFilter::default()).unwrap().total, 3);
+    assert_eq!(w.billing.consumers().list(s, &q, &ConsumerFilter::default()).unwrap().total, 3);
     assert_eq!(w.billing.get_payment_link(s, l.id).unwrap().payments_count, 3);
     // The gateway error's charge is voided by its item (it is due at once).
     let report = w.billing.run_due_work(Some(s.org_id()), 10).unwrap();
@@ -501,7 +501,7 @@ pub fn unrecorded_attempt_is_voided<H: Harness>() {
     assert_eq!(gw.calls()[1..], [("void", reference)]);
     assert_eq!(w.billing.get_payment_link(s, l.id).unwrap().payments_count, 0);
     let q = ListQuery::new(ConsumerSort::CreatedAt);
-    assert_eq!(w.billing.list_consumers(s, &q, &ConsumerFilter::default()).unwrap().total, 0);
+    assert_eq!(w.billing.consumers().list(s, &q, &ConsumerFilter::default()).unwrap().total, 0);
     assert_eq!(pay(&w, &l, &body).unwrap().status, PayStatus::Paid, "payable again");
 }
 

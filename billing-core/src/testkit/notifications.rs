@@ -87,7 +87,7 @@ fn customer<S: Store>(w: &World<S>, s: &Scope, methods: &[&str], lang: &str) -> 
         "communication_methods": methods,
         "preferred_language": lang,
     });
-    w.billing.create_consumer(s, ConsumerFields::parse(&v, true).unwrap()).unwrap()
+    w.billing.consumers().create(s, ConsumerFields::parse(&v, true).unwrap()).unwrap()
 }
 
 fn sent_invoice<S: Store>(w: &World<S>, s: &Scope, c: &Consumer) -> crate::invoice::Invoice {

@@ -468,11 +468,11 @@ pub fn active_links_hold_consumer_and_branch<H: Harness>() {
     body["contact_information_type"] = json!("EMAIL");
     let l = create(&w, s, body);
     assert_eq!((l.consumer_id, l.contact_information_type), (Some(c.id), ContactInformationType::Email));
-    let e = expect_code(w.billing.delete_consumer(s, c.id), Code::CONSUMER_HAS_ACTIVE_PAYMENT_LINKS);
+    let e = expect_code(w.billing.consumers().delete(s, c.id), Code::CONSUMER_HAS_ACTIVE_PAYMENT_LINKS);
     assert!(e.to_string().contains("payment links"), "{e}");
     let e = expect_code(w.billing.delete_branch(&w.admin, b.id), Code::BRANCH_IN_USE);
     assert!(e.to_string().contains("1 active payment link(s)"), "{e}");
-    assert!(!w.billing.get_consumer(s, c.id).unwrap().is_deleted);
+    assert!(!w.billing.consumers().get(s, c.id).unwrap().is_deleted);
     // Another branch sees nothing of it.
     let main = &w.admin;
     expect_code(w.billing.get_payment_link(main, l.id), Code::NOT_FOUND);
@@ -480,6 +480,6 @@ pub fn active_links_hold_consumer_and_branch<H: Harness>() {
     w.billing
         .update_payment_link_status(s, l.id, StatusChange::parse(&json!({"status": "INACTIVE"})).unwrap())
         .unwrap();
-    w.billing.delete_consumer(s, c.id).unwrap();
+    w.billing.consumers().delete(s, c.id).unwrap();
     w.billing.delete_branch(&w.admin, b.id).unwrap();
 }

@@ -38,7 +38,7 @@ pub fn seed<S: Store>(billing: &Billing<S>, scope: &Scope, n: usize, period_star
             Currency::SAR,
         )?,
     )?;
-    let consumer = billing.create_consumer(scope, ConsumerFields::parse(&json!({"name": "Renewal 0"}), true)?)?;
+    let consumer = billing.consumers().create(scope, ConsumerFields::parse(&json!({"name": "Renewal 0"}), true)?)?;
     billing.save_card(scope, consumer.id, APPROVED_CARD, 12, 2040, true)?;
     let body = json!({
         "organization_consumer_id": consumer.id,

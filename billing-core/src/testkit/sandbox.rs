@@ -111,7 +111,7 @@ pub fn org_time_follows_the_test_clock<H: Harness>() {
 
     let c = create_consumer(&w, &s, json!({"name": "Later"}));
     assert_eq!(c.created_at, t);
-    assert_eq!(w.billing.get_consumer(&s, c.id).unwrap().created_at, t);
+    assert_eq!(w.billing.consumers().get(&s, c.id).unwrap().created_at, t);
     let p = super::catalog::create(&w, &s, json!({"name": "Later", "type": "ONE_OFF", "price": 1}));
     assert_eq!((p.created_at, p.prices[0].created_at), (t, t));
     let cp = w
@@ -130,10 +130,11 @@ pub fn org_time_follows_the_test_clock<H: Harness>() {
     let s = w.fresh_admin();
     let u = w
         .billing
-        .update_consumer(&s, c.id, crate::consumer::ConsumerFields::parse(&json!({"alias": "L"}), false).unwrap())
+        .consumers()
+        .update(&s, c.id, crate::consumer::ConsumerFields::parse(&json!({"alias": "L"}), false).unwrap())
         .unwrap();
     assert_eq!(u.updated_at, Some(t + Duration::seconds(5)));
-    assert_eq!(w.billing.get_consumer(&s, c.id).unwrap().updated_at, Some(t + Duration::seconds(5)));
+    assert_eq!(w.billing.consumers().get(&s, c.id).unwrap().updated_at, Some(t + Duration::seconds(5)));
 
     // Other organizations keep server time.
     let os = w.auth(&World::<H::S>::key_of(&other_sandbox), None);

@@ -392,7 +392,7 @@ pub fn cancel_and_uncancel<H: Harness>() {
     let sub = create(&w, s, sub_body(c.id, &[(gym.id, 1)], "2026-01-15T09:00:00Z"));
     pay_first(&w, s, sub.latest_invoice_id.unwrap());
     // A consumer with a subscription that is not canceled is kept.
-    expect_code(w.billing.delete_consumer(s, c.id), Code::CONSUMER_HAS_ONGOING_SUBSCRIPTIONS);
+    expect_code(w.billing.consumers().delete(s, c.id), Code::CONSUMER_HAS_ONGOING_SUBSCRIPTIONS);
     let keep = SubscriptionCancel::default();
     let got = w.billing.cancel_subscription(s, sub.id, keep).unwrap();
     assert_eq!(

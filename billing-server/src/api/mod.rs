@@ -119,15 +119,8 @@ impl Reply {
 
     /// The list envelope of a page: `data` and `pagination`.
     pub fn page<T: serde::Serialize>(data: Vec<T>, pagination: billing_core::list::Pagination) -> Reply {
-        Reply::of(&ListBody { data, pagination })
+        Reply::of(&billing_core::list::ListResource { data, pagination })
     }
-}
-
-/// The list envelope.
-#[derive(serde::Serialize)]
-pub struct ListBody<T: serde::Serialize> {
-    pub data: Vec<T>,
-    pub pagination: billing_core::list::Pagination,
 }
 
 /// What a handler may read of its request, owned so that the operation can move to another

@@ -103,11 +103,6 @@ macro_rules! list_query {
 }
 
 list_query! {
-    /// Consumers. Also `external_metadata.<key>=<value>` (exact; several keys are ANDed).
-    ConsumerListQuery(ConsumerSortField) {
-        /// Exact match on the caller's own id.
-        external_id: String,
-    }
     /// Products. Also `external_metadata.<key>=<value>`.
     ProductListQuery(ProductSortField) {
         /// true: active only; false: inactive only.

@@ -8,29 +8,6 @@
 use super::types::*;
 use schemars::JsonSchema;
 
-/// AddressCreate.
-#[derive(JsonSchema)]
-pub struct AddressCreate {
-    #[schemars(length(min = 1, max = 255), regex(pattern = r"\S"))]
-    pub address_line_1: String,
-    pub address_line_2: Option<String>,
-    #[schemars(length(min = 1, max = 255), regex(pattern = r"\S"))]
-    pub city: String,
-    pub postal_code: Option<String>,
-    #[schemars(length(min = 1, max = 255), regex(pattern = r"\S"))]
-    pub country: String,
-}
-
-/// AddressResponse.
-#[derive(JsonSchema)]
-pub struct AddressResponse {
-    pub address_line_1: String,
-    pub address_line_2: Option<String>,
-    pub city: String,
-    pub postal_code: Option<String>,
-    pub country: String,
-}
-
 /// app__common__dtos__shared__Consumer.
 #[derive(JsonSchema)]
 #[schemars(rename = "app__common__dtos__shared__Consumer")]
@@ -58,15 +35,6 @@ pub struct CommonDtosOrganizationConsumer {
     pub consumer: Option<CommonDtosConsumer>,
     pub is_deleted: Option<bool>,
     pub communication_methods: Option<Vec<ConsumerCommunicationMethod>>,
-}
-
-/// app__consumer__v2__dtos__Consumer.
-#[derive(JsonSchema)]
-#[schemars(rename = "app__consumer__v2__dtos__Consumer")]
-pub struct ConsumerV2Consumer {
-    pub id: Option<Id>,
-    pub phone_number: Option<String>,
-    pub preferred_language: Option<Language>,
 }
 
 /// app__subscription__v2__dtos__OrganizationConsumer.
@@ -115,13 +83,6 @@ pub struct BaseConsumerResponse {
     pub commercial_registration: Option<String>,
 }
 
-/// Branch.
-#[derive(JsonSchema)]
-pub struct Branch {
-    pub id: Id,
-    pub name: String,
-}
-
 /// BranchDto.
 #[derive(JsonSchema)]
 pub struct BranchDto {
@@ -142,90 +103,6 @@ pub struct BranchItem {
 #[derive(JsonSchema)]
 pub struct BranchListResponse {
     pub data: Vec<BranchItem>,
-}
-
-/// ConsumerCreate.
-#[derive(JsonSchema)]
-pub struct ConsumerCreate {
-    /// Free key/value pairs (filterable in the list).
-    pub external_metadata: Option<JsonObject>,
-    #[schemars(length(min = 1, max = 255), regex(pattern = r"\S"))]
-    pub name: String,
-    /// E.164: `+<country code><number>`.
-    #[schemars(regex(pattern = r"^\+[1-9][0-9]{6,14}$"))]
-    pub phone_number: Option<String>,
-    #[schemars(email)]
-    pub email: Option<String>,
-    #[schemars(length(min = 1, max = 255), regex(pattern = r"\S"))]
-    pub external_id: Option<String>,
-    #[schemars(length(max = 34))]
-    pub iban: Option<String>,
-    #[schemars(length(min = 1, max = 255), regex(pattern = r"\S"))]
-    pub alias: Option<String>,
-    #[schemars(length(max = 1000))]
-    pub comment: Option<String>,
-    pub preferred_language: Option<LanguageInput>,
-    pub communication_methods: Option<Vec<ConsumerCommunicationMethod>>,
-    pub consumer_type: Option<OrganizationConsumerType>,
-    pub address: Option<AddressCreate>,
-    #[schemars(length(min = 1, max = 255), regex(pattern = r"\S"))]
-    pub vat_number: Option<String>,
-    #[schemars(length(min = 1, max = 255), regex(pattern = r"\S"))]
-    pub commercial_registration: Option<String>,
-}
-
-/// ConsumerResponse.
-#[derive(JsonSchema)]
-pub struct ConsumerResponse {
-    pub id: Id,
-    pub name: String,
-    pub phone_number: Option<String>,
-    pub email: Option<String>,
-    pub external_id: Option<String>,
-    pub consumer: Option<ConsumerV2Consumer>,
-    pub iban: Option<String>,
-    pub is_deleted: bool,
-    pub alias: Option<String>,
-    pub created_at: DateTime,
-    pub branch: Option<Branch>,
-    pub comment: Option<String>,
-    pub communication_methods: Vec<ConsumerCommunicationMethod>,
-    pub preferred_language: Option<Language>,
-    pub consumer_type: Option<OrganizationConsumerType>,
-    pub address: Option<AddressResponse>,
-    pub vat_number: Option<String>,
-    pub commercial_registration: Option<String>,
-    pub last_invoice_activity: Option<LastInvoiceActivity>,
-}
-
-/// ConsumerUpdate.
-#[derive(JsonSchema)]
-pub struct ConsumerUpdate {
-    /// Free key/value pairs (filterable in the list).
-    pub external_metadata: Option<JsonObject>,
-    #[schemars(length(min = 1, max = 255), regex(pattern = r"\S"))]
-    pub name: Option<String>,
-    /// E.164: `+<country code><number>`.
-    #[schemars(regex(pattern = r"^\+[1-9][0-9]{6,14}$"))]
-    pub phone_number: Option<String>,
-    #[schemars(email)]
-    pub email: Option<String>,
-    #[schemars(length(min = 1, max = 255), regex(pattern = r"\S"))]
-    pub external_id: Option<String>,
-    #[schemars(length(max = 34))]
-    pub iban: Option<String>,
-    #[schemars(length(min = 1, max = 255), regex(pattern = r"\S"))]
-    pub alias: Option<String>,
-    #[schemars(length(max = 1000))]
-    pub comment: Option<String>,
-    pub preferred_language: Option<LanguageInput>,
-    pub communication_methods: Option<Vec<ConsumerCommunicationMethod>>,
-    pub consumer_type: Option<OrganizationConsumerType>,
-    pub address: Option<AddressCreate>,
-    #[schemars(length(min = 1, max = 255), regex(pattern = r"\S"))]
-    pub vat_number: Option<String>,
-    #[schemars(length(min = 1, max = 255), regex(pattern = r"\S"))]
-    pub commercial_registration: Option<String>,
 }
 
 /// CouponCalculationMetadataDto.
@@ -580,22 +457,6 @@ pub struct InvoicePaymentMethodDto {
     pub qurrah: Option<bool>,
 }
 
-/// LastInvoiceActivity.
-#[derive(JsonSchema)]
-pub struct LastInvoiceActivity {
-    pub id: Id,
-    pub org_invoice_number: Integer,
-    pub subcription_id: Option<Id>,
-}
-
-/// ListResource_ConsumerResponse_.
-#[derive(JsonSchema)]
-#[schemars(rename = "ListResource_ConsumerResponse_")]
-pub struct ListResourceConsumerResponse {
-    pub data: Vec<ConsumerResponse>,
-    pub pagination: Pagination,
-}
-
 /// ListResource_CouponDetailed_.
 #[derive(JsonSchema)]
 #[schemars(rename = "ListResource_CouponDetailed_")]
@@ -729,17 +590,6 @@ pub struct OrganizationInviteResponse {
     pub created_by: Id,
     pub role: Option<UserRolesEnum>,
     pub branches: Vec<String>,
-}
-
-/// Pagination.
-#[derive(JsonSchema)]
-pub struct Pagination {
-    pub total_count: Number,
-    pub max_page: Number,
-    pub current_page: Number,
-    pub limit: Number,
-    pub has_next_page: bool,
-    pub has_previous_page: bool,
 }
 
 /// PaymentDto.
@@ -1421,3 +1271,10 @@ pub struct InviteAccepted {
 /// An empty object (`{}`): the spec's "empty success body".
 #[derive(JsonSchema)]
 pub struct Empty {}
+
+pub type Branch = billing_core::consumer::BranchSummary<'static>;
+pub type AddressResponse = billing_core::consumer::Address;
+pub type AddressCreate = billing_core::consumer::wire::request::AddressCreate;
+pub type ConsumerV2Consumer = billing_core::consumer::ConsumerIdentity<'static>;
+pub type LastInvoiceActivity = billing_core::consumer::view::LastInvoiceActivity;
+pub type Pagination = billing_core::list::Pagination;

@@ -1,15 +1,19 @@
 //! Consumers: an organization's customers, one branch each. Phone and e-mail are unique among
 //! a branch's live consumers; delete is soft.
 //!
-//! - [`ops`]: create, get, list, update, delete.
 //! - [`store`]: the [`ConsumerTx`] slice of the store contract.
-//! - [`wire`]: request parsing and the ConsumerResponse view.
+//! - [`wire`]: the requests (readers and their documentation).
+//! - [`view`]: the ConsumerResponse view.
+//!
+//! The operations are billing-core's `consumer` service.
 
 pub mod store;
+pub mod view;
 pub mod wire;
 
 pub use store::ConsumerTx;
-pub use wire::{parse_consumer_list, BranchSummary, ConsumerIdentity, ConsumerResponse};
+pub use view::{BranchSummary, ConsumerIdentity, ConsumerResponse};
+pub use wire::parse_consumer_list;
 
 use crate::clock::Timestamp;
 use crate::fields::{Email, Iban, Language, PhoneNumber};
@@ -21,12 +25,19 @@ wire_enum!(CommunicationMethod { WhatsApp = "WHATSAPP", Email = "EMAIL", Sms = "
 wire_enum!(ConsumerType { Individual = "INDIVIDUAL", Business = "BUSINESS" });
 wire_enum!(ConsumerSort { Name = "name", CreatedAt = "created_at", Email = "email", PhoneNumber = "phone_number", ExternalId = "external_id" });
 
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+/// AddressResponse: a postal address.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[schemars(rename = "AddressResponse")]
 pub struct Address {
+    /// Street and number.
     pub address_line_1: String,
+    /// Building, floor, unit.
     pub address_line_2: Option<String>,
+    /// City.
     pub city: String,
+    /// Postal (ZIP) code.
     pub postal_code: Option<String>,
+    /// Country (a name or an ISO code, as given).
     pub country: String,
 }
 

@@ -1,117 +1,12 @@
-//! Consumer requests (ConsumerCreate, ConsumerUpdate, list parameters) and the ConsumerResponse
-//! view.
+//! Consumer requests (ConsumerCreate, ConsumerUpdate, list parameters): their readers, and
+//! their documentation.
 
-use super::{Address, CommunicationMethod, Consumer, ConsumerFields, ConsumerFilter, ConsumerSort, ConsumerType};
-use crate::branch::Branch;
-use crate::clock::Timestamp;
+use super::{Address, CommunicationMethod, ConsumerFields, ConsumerFilter, ConsumerSort, ConsumerType};
 use crate::error::Result;
 use crate::fields::{Email, Iban, Language, PhoneNumber};
-use crate::ids::{BranchId, ConsumerId};
 use crate::list::{ListQuery, Query, QueryParams};
 use crate::wire::{enum_item, Body};
-use serde_json::{json, Map, Value};
-
-/// ConsumerResponse of the public API.
-#[derive(Debug, serde::Serialize)]
-pub struct ConsumerResponse<'a> {
-    pub id: ConsumerId,
-    pub name: &'a str,
-    pub phone_number: Option<&'a PhoneNumber>,
-    pub email: Option<&'a Email>,
-    pub external_id: Option<&'a str>,
-    pub consumer: ConsumerIdentity<'a>,
-    pub iban: Option<&'a Iban>,
-    pub is_deleted: bool,
-    pub alias: Option<&'a str>,
-    #[serde(with = "crate::clock::wire_time")]
-    pub created_at: Timestamp,
-    #[serde(with = "crate::clock::wire_time::option")]
-    pub updated_at: Option<Timestamp>,
-    pub branch: BranchSummary<'a>,
-    pub comment: Option<&'a str>,
-    pub communication_methods: &'a [CommunicationMethod],
-    pub preferred_language: Language,
-    pub consumer_type: ConsumerType,
-    pub address: Option<&'a Address>,
-    pub vat_number: Option<&'a str>,
-    pub commercial_registration: Option<&'a str>,
-    pub external_metadata: &'a Map<String, Value>,
-    pub last_invoice_activity: Option<Value>,
-}
-
-/// The nested `consumer` object of ConsumerResponse.
-#[derive(Debug, serde::Serialize)]
-pub struct ConsumerIdentity<'a> {
-    pub id: ConsumerId,
-    pub phone_number: Option<&'a PhoneNumber>,
-    pub preferred_language: Language,
-}
-
-/// The `{id, name}` branch summary embedded in resources.
-#[derive(Debug, serde::Serialize)]
-pub struct BranchSummary<'a> {
-    pub id: BranchId,
-    pub name: &'a str,
-}
-
-impl Consumer {
-    /// ConsumerResponse, borrowed from the consumer: serializes straight to bytes.
-    pub fn response<'a>(&'a self, branch: &'a Branch) -> ConsumerResponse<'a> {
-        ConsumerResponse {
-            id: self.id,
-            name: &self.name,
-            phone_number: self.phone_number.as_ref(),
-            email: self.email.as_ref(),
-            external_id: self.external_id.as_deref(),
-            consumer: ConsumerIdentity {
-                id: self.id,
-                phone_number: self.phone_number.as_ref(),
-                preferred_language: self.preferred_language,
-            },
-            iban: self.iban.as_ref(),
-            is_deleted: self.is_deleted,
-            alias: self.alias.as_deref(),
-            created_at: self.created_at,
-            updated_at: self.updated_at,
-            branch: BranchSummary {
-                id: branch.id,
-                name: &branch.name,
-            },
-            comment: self.comment.as_deref(),
-            communication_methods: &self.communication_methods,
-            preferred_language: self.preferred_language,
-            consumer_type: self.consumer_type,
-            address: self.address.as_ref(),
-            vat_number: self.vat_number.as_deref(),
-            commercial_registration: self.commercial_registration.as_deref(),
-            external_metadata: &self.external_metadata,
-            last_invoice_activity: None,
-        }
-    }
-
-    /// ConsumerResponse as a JSON value.
-    pub fn to_json(&self, branch: &Branch) -> Value {
-        serde_json::to_value(self.response(branch)).expect("serializable")
-    }
-
-    /// The consumer summary embedded in invoices and subscriptions.
-    pub fn summary(&self) -> Value {
-        json!({
-            "id": self.id,
-            "name": self.name,
-            "alias": self.alias,
-            "email": self.email,
-            "phone_number": self.phone_number,
-            "preferred_language": self.preferred_language,
-            "consumer_type": self.consumer_type,
-            "address": self.address,
-            "vat_number": self.vat_number,
-            "commercial_registration": self.commercial_registration,
-            "is_deleted": self.is_deleted,
-            "communication_methods": self.communication_methods,
-        })
-    }
-}
+use serde_json::Value;
 
 const MAX_TEXT: usize = 255;
 
@@ -173,4 +68,123 @@ pub fn parse_consumer_list(params: &QueryParams) -> Result<(ListQuery<ConsumerSo
     };
     q.finish()?;
     Ok((list, filter))
+}
+
+/// What the requests look like, for `/openapi.json` (the readers above are the truth; the
+/// server's tests check that each reads exactly these fields).
+pub mod request {
+    use super::{CommunicationMethod, ConsumerSort, ConsumerType};
+    use crate::schema::{JsonObject, LanguageInput};
+    use schemars::JsonSchema;
+
+    /// ConsumerCreate: a new consumer (a customer) in the request's branch.
+    #[derive(JsonSchema)]
+    pub struct ConsumerCreate {
+        /// Free key/value pairs kept with the consumer (filterable in the list).
+        pub external_metadata: Option<JsonObject>,
+        /// The consumer's name (a person or a business).
+        #[schemars(length(min = 1, max = 255), regex(pattern = r"\S"))]
+        pub name: String,
+        /// Mobile number in E.164: `+<country code><number>`; unique among the branch's live
+        /// consumers.
+        #[schemars(regex(pattern = r"^\+[1-9][0-9]{6,14}$"))]
+        pub phone_number: Option<String>,
+        /// E-mail address; unique among the branch's live consumers.
+        #[schemars(email)]
+        pub email: Option<String>,
+        /// The merchant's own id for the consumer.
+        #[schemars(length(min = 1, max = 255), regex(pattern = r"\S"))]
+        pub external_id: Option<String>,
+        /// IBAN of the consumer's bank account (checked: country, length, check digits).
+        #[schemars(length(max = 34))]
+        pub iban: Option<String>,
+        /// A short name the merchant knows the consumer by.
+        #[schemars(length(min = 1, max = 255), regex(pattern = r"\S"))]
+        pub alias: Option<String>,
+        /// The merchant's note about the consumer.
+        #[schemars(length(max = 1000))]
+        pub comment: Option<String>,
+        /// The language of the consumer's notifications and pages (default `ar`).
+        pub preferred_language: Option<LanguageInput>,
+        /// How the consumer is notified, in order (default: none).
+        pub communication_methods: Option<Vec<CommunicationMethod>>,
+        /// An individual (default) or a business.
+        pub consumer_type: Option<ConsumerType>,
+        /// The consumer's postal address.
+        pub address: Option<AddressCreate>,
+        /// VAT registration number (businesses).
+        #[schemars(length(min = 1, max = 255), regex(pattern = r"\S"))]
+        pub vat_number: Option<String>,
+        /// Commercial registration number (businesses).
+        #[schemars(length(min = 1, max = 255), regex(pattern = r"\S"))]
+        pub commercial_registration: Option<String>,
+    }
+
+    /// ConsumerUpdate: the fields to change (a field left out, or `null`, is kept).
+    #[derive(JsonSchema)]
+    pub struct ConsumerUpdate {
+        /// Replaces the consumer's key/value pairs.
+        pub external_metadata: Option<JsonObject>,
+        /// The consumer's name.
+        #[schemars(length(min = 1, max = 255), regex(pattern = r"\S"))]
+        pub name: Option<String>,
+        /// Mobile number in E.164: `+<country code><number>`.
+        #[schemars(regex(pattern = r"^\+[1-9][0-9]{6,14}$"))]
+        pub phone_number: Option<String>,
+        /// E-mail address.
+        #[schemars(email)]
+        pub email: Option<String>,
+        /// The merchant's own id for the consumer.
+        #[schemars(length(min = 1, max = 255), regex(pattern = r"\S"))]
+        pub external_id: Option<String>,
+        /// IBAN of the consumer's bank account.
+        #[schemars(length(max = 34))]
+        pub iban: Option<String>,
+        /// A short name the merchant knows the consumer by.
+        #[schemars(length(min = 1, max = 255), regex(pattern = r"\S"))]
+        pub alias: Option<String>,
+        /// The merchant's note about the consumer.
+        #[schemars(length(max = 1000))]
+        pub comment: Option<String>,
+        /// The language of the consumer's notifications and pages.
+        pub preferred_language: Option<LanguageInput>,
+        /// How the consumer is notified, in order.
+        pub communication_methods: Option<Vec<CommunicationMethod>>,
+        /// An individual or a business.
+        pub consumer_type: Option<ConsumerType>,
+        /// The consumer's postal address (replaces the old one).
+        pub address: Option<AddressCreate>,
+        /// VAT registration number.
+        #[schemars(length(min = 1, max = 255), regex(pattern = r"\S"))]
+        pub vat_number: Option<String>,
+        /// Commercial registration number.
+        #[schemars(length(min = 1, max = 255), regex(pattern = r"\S"))]
+        pub commercial_registration: Option<String>,
+    }
+
+    /// AddressCreate: a postal address.
+    #[derive(JsonSchema)]
+    pub struct AddressCreate {
+        /// Street and number.
+        #[schemars(length(min = 1, max = 255), regex(pattern = r"\S"))]
+        pub address_line_1: String,
+        /// Building, floor, unit.
+        pub address_line_2: Option<String>,
+        /// City.
+        #[schemars(length(min = 1, max = 255), regex(pattern = r"\S"))]
+        pub city: String,
+        /// Postal (ZIP) code.
+        pub postal_code: Option<String>,
+        /// Country (a name or an ISO code).
+        #[schemars(length(min = 1, max = 255), regex(pattern = r"\S"))]
+        pub country: String,
+    }
+
+    crate::list_query! {
+        /// Consumers. Also `external_metadata.<key>=<value>` (exact; several keys are ANDed).
+        ConsumerListQuery(ConsumerSort) {
+            /// Exact match on the merchant's own id.
+            external_id: String,
+        }
+    }
 }

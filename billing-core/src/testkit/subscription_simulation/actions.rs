@@ -84,7 +84,8 @@ pub fn create<S: Store>(sim: &mut Sim<S>) {
     let consumer = sim
         .w
         .billing
-        .create_consumer(
+        .consumers()
+        .create(
             &scope,
             crate::consumer::ConsumerFields::parse(&json!({"name": "Simulated Consumer"}), true).expect("consumer"),
         )
