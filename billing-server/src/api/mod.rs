@@ -6,13 +6,12 @@
 mod api_key;
 mod branch;
 mod checkout;
-mod checkout_page;
 mod consumer;
 mod coupon;
-mod invite_page;
 mod invoice;
 mod notification;
 mod org;
+mod pages;
 mod payment;
 mod payment_link;
 mod product;
@@ -48,13 +47,11 @@ pub static TABLES: &[&[Route]] = &[
 
 /// The public rows (no credentials; full paths under `/pay/`, `/embed.js`, and the API paths of
 /// [`PUBLIC_API_PATHS`]): the checkout and its pages, accepting an invitation.
-pub static PUBLIC_TABLES: &[&[PublicRoute]] = &[checkout::ROUTES, checkout_page::ROUTES, org::PUBLIC_ROUTES, invite_page::ROUTES];
+pub static PUBLIC_TABLES: &[&[PublicRoute]] = &[checkout::ROUTES, pages::ROUTES, org::PUBLIC_ROUTES, pages::invite::ROUTES];
 
 /// The paths besides `/pay/…` that take no credential (their public rows answer them): accepting
 /// an invitation, by the API and on its page.
 pub const PUBLIC_API_PATHS: &[&str] = &["/api/v2/organization/invite/accept", "/invite/accept"];
-
-pub use checkout_page::esc as html_escape;
 
 pub enum Reply {
     Json(Value),

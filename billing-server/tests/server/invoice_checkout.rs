@@ -421,7 +421,7 @@ fn pages_show_the_invoice(srv: &TestServer) {
     for s in [
         "March membership",
         "Gym pass",
-        "Towel &lt;b&gt;",
+        "Towel &#60;b&#62;",
         "500.00 SAR",
         "Discount (TEN)",
         "−50.00 SAR",

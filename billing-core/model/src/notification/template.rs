@@ -159,7 +159,8 @@ fn parts(kind: Kind, lang: Language, p: &Value) -> Parts {
     }
 }
 
-/// Escapes text for HTML content and attribute values (also the hosted pages').
+/// Escapes text for HTML content and attribute values (the e-mails'; the hosted pages are
+/// escaped by their templates, in billing-server).
 pub fn esc(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {

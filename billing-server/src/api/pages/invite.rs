@@ -3,13 +3,16 @@
 //! (form-encoded, no script), which accepts the invitation (the same core operation as
 //! `POST /api/v2/organization/invite/accept`) and shows the new user's bearer token once. In
 //! the invitation's language (`?language=ar|en` to switch). No credentials: the token is one.
+//! Templates: `invite.html` (the form), `invite_joined.html` (the token), `notice.html` (a
+//! refused token or form).
 
-use super::{Page, Reply, Request};
+use super::{html, other, Doc, Notice, Switch};
+use crate::api::{Reply, Request};
 use crate::backend::Backend;
 use crate::router::{public, PublicRoute};
+use askama::Template;
 use billing_core::error::{Code, Error, Result};
 use billing_core::fields::Language;
-use billing_core::notification::template::esc;
 use billing_core::org::accept::{lane, AcceptRequest};
 use billing_core::org::Role;
 use billing_core::Billing;
@@ -80,26 +83,51 @@ fn role_name(r: Role, l: Language) -> &'static str {
     }
 }
 
-fn document(l: Language, title: &str, token: &str, main: &str) -> String {
-    let (code, dir, other) = match l {
-        Language::Ar => ("ar", "rtl", "en"),
-        Language::En => ("en", "ltr", "ar"),
-    };
-    let switch = if token.is_empty() {
-        String::new()
-    } else {
-        format!(
-            "<nav class=\"lang\"><a href=\"/invite/accept?token={}&amp;language={other}\" lang=\"{other}\">{}</a></nav>\n",
-            esc(token),
-            texts(l).other
-        )
-    };
-    format!(
-        "<!doctype html>\n<html lang=\"{code}\" dir=\"{dir}\">\n<head>\n<meta charset=\"utf-8\">\n\
-<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<meta name=\"referrer\" content=\"no-referrer\">\n\
-<title>{}</title>\n<link rel=\"stylesheet\" href=\"/pay/assets/checkout.css\">\n</head>\n<body>\n{switch}<main class=\"sheet\">\n{main}</main>\n</body>\n</html>\n",
-        esc(title)
-    )
+/// The document of an invitation page in `l`; with the invitation's `token`, a link to the page
+/// in the other language.
+fn doc(l: Language, title: String, token: &str) -> Doc {
+    let switch = (!token.is_empty()).then(|| {
+        let other = other(l);
+        Switch {
+            href: format!("/invite/accept?token={token}&language={}", other.as_str()),
+            lang: other.as_str(),
+            hreflang: false,
+            name: texts(l).other,
+        }
+    });
+    Doc::new(l, title, None, switch)
+}
+
+/// A page that only says `msg`.
+fn notice(status: u16, l: Language, msg: &str) -> Reply {
+    html(status, false, &Notice::new(doc(l, msg.to_string(), ""), None, &[msg]))
+}
+
+/// The invitation and a form asking for a name.
+#[derive(Template)]
+#[template(path = "invite.html")]
+struct InvitePage<'a> {
+    doc: Doc,
+    t: Texts,
+    organization: &'a str,
+    role: &'static str,
+    email: &'a str,
+    /// Why the form is shown again.
+    problem: Option<&'a str>,
+    token: &'a str,
+    /// `ar` or `en`: the language of the page after posting.
+    lang: &'static str,
+}
+
+/// An accepted invitation: the new user's bearer token, shown once.
+#[derive(Template)]
+#[template(path = "invite_joined.html")]
+struct JoinedPage<'a> {
+    doc: Doc,
+    t: Texts,
+    organization: &'a str,
+    email: &'a str,
+    access_token: &'a str,
 }
 
 fn language(r: &Request, fallback: Language) -> Language {
@@ -120,11 +148,7 @@ fn refused(l: Language, e: &Error) -> Reply {
         } => (410, t.expired),
         _ => (404, t.invalid),
     };
-    Reply::Page(Page::html(
-        status,
-        false,
-        document(l, msg, "", &format!("<p class=\"notice\">{}</p>\n", esc(msg))),
-    ))
+    notice(status, l, msg)
 }
 
 fn form(b: &Billing<Backend>, r: &Request, token: &str, problem: Option<&str>) -> Result<Reply> {
@@ -135,34 +159,17 @@ fn form(b: &Billing<Backend>, r: &Request, token: &str, problem: Option<&str>) -
     };
     let l = language(r, inv.language);
     let t = texts(l);
-    let mut main = format!(
-        "<h1>{} {}</h1>\n<p class=\"description\">{} {} ({})</p>\n",
-        t.title,
-        esc(&org.name),
-        t.invited,
-        role_name(inv.role, l),
-        esc(inv.email.as_str())
-    );
-    if let Some(p) = problem {
-        main.push_str(&format!("<p class=\"form-error\" role=\"alert\">{}</p>\n", esc(p)));
-    }
-    main.push_str(&format!(
-        "<form method=\"post\" action=\"/invite/accept\">\n<input type=\"hidden\" name=\"token\" value=\"{}\">\n\
-<input type=\"hidden\" name=\"language\" value=\"{}\">\n\
-<div class=\"field\"><label for=\"first_name\">{}</label><input id=\"first_name\" name=\"first_name\" autocomplete=\"given-name\" maxlength=\"100\" required></div>\n\
-<div class=\"field\"><label for=\"last_name\">{}</label><input id=\"last_name\" name=\"last_name\" autocomplete=\"family-name\" maxlength=\"100\"></div>\n\
-<button class=\"pay-button\" type=\"submit\">{}</button>\n</form>\n",
-        esc(token),
-        l.as_str(),
-        t.first_name,
-        t.last_name,
-        t.accept
-    ));
-    Ok(Reply::Page(Page::html(
-        200,
-        false,
-        document(l, &format!("{} {}", t.title, org.name), token, &main),
-    )))
+    let page = InvitePage {
+        doc: doc(l, format!("{} {}", t.title, org.name), token),
+        organization: &org.name,
+        role: role_name(inv.role, l),
+        email: inv.email.as_str(),
+        problem,
+        token,
+        lang: l.as_str(),
+        t,
+    };
+    Ok(html(200, false, &page))
 }
 
 fn page(b: &Billing<Backend>, r: Request) -> Result<Reply> {
@@ -202,29 +209,19 @@ fn submit(b: &Billing<Backend>, r: Request) -> Result<Reply> {
                 Error::Rule { info: Some(i), .. } => i.clone(),
                 _ => e.to_string(),
             };
-            return Ok(Reply::Page(Page::html(
-                422,
-                false,
-                document(fallback, &msg, "", &format!("<p class=\"notice\">{}</p>\n", esc(&msg))),
-            )));
+            return Ok(notice(422, fallback, &msg));
         }
         Err(e @ Error::Rule { .. }) => return Ok(refused(fallback, &e)),
         Err(e) => return Err(e),
     };
     let t = texts(fallback);
     let org = out["organization"]["name"].as_str().unwrap_or_default();
-    let main = format!(
-        "<h1>{} {}</h1>\n<p class=\"description\">{}</p>\n<p>{}</p>\n<p class=\"reference\" dir=\"ltr\"><code>{}</code></p>\n<p class=\"hint\" dir=\"ltr\">{} …</p>\n",
-        t.joined,
-        esc(org),
-        esc(out["user"]["email"].as_str().unwrap_or_default()),
-        t.token,
-        esc(out["access_token"].as_str().unwrap_or_default()),
-        t.token_hint,
-    );
-    Ok(Reply::Page(Page::html(
-        200,
-        false,
-        document(fallback, &format!("{} {org}", t.joined), "", &main),
-    )))
+    let page = JoinedPage {
+        doc: doc(fallback, format!("{} {org}", t.joined), ""),
+        organization: org,
+        email: out["user"]["email"].as_str().unwrap_or_default(),
+        access_token: out["access_token"].as_str().unwrap_or_default(),
+        t,
+    };
+    Ok(html(200, false, &page))
 }
