@@ -375,7 +375,7 @@ impl PgTx<'_> {
                 // As a failed statement would, this fails the pass, whatever a caller makes of
                 // the error (it may not be the caller's own item).
                 self.state.aborted.get_or_insert_with(|| "a queued item's id existed".into());
-                return Err(StoreError::UniqueViolation("due_work_pkey".into()));
+                return Err(StoreError::UniqueViolation(billing_model::error::constraint::DUE_WORK_PKEY.into()));
             }
         }
         Ok(())

@@ -92,7 +92,9 @@ fn apply_pending(conn: &Connection) -> Result<(), StoreError> {
 
 /// For every unique index (and primary key), the column list as SQLite words it in a
 /// constraint error (`consumers.branch_id, consumers.phone_number`) mapped to the index name
-/// (`consumers_branch_phone_key`; primary keys become `<table>_pkey`).
+/// (`consumers_branch_phone_key`; primary keys become `<table>_pkey`): the names PostgreSQL
+/// reports, among them every name of [`billing_model::error::constraint`] (checked by
+/// `the_constraints_the_core_tells_apart_are_named` below).
 pub fn unique_constraint_names(conn: &Connection) -> Result<HashMap<String, String>, StoreError> {
     let err = |e: rusqlite::Error| StoreError::backend(e.to_string());
     let mut out = HashMap::new();
@@ -136,6 +138,17 @@ pub fn unique_constraint_names(conn: &Connection) -> Result<HashMap<String, Stri
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every constraint name the core tells apart is one this store reports.
+    #[test]
+    fn the_constraints_the_core_tells_apart_are_named() {
+        let conn = Connection::open_in_memory().unwrap();
+        apply(&conn).unwrap();
+        let names = unique_constraint_names(&conn).unwrap();
+        for name in billing_model::error::constraint::ALL {
+            assert!(names.values().any(|n| n == name), "no unique index reports {name}: {names:?}");
+        }
+    }
 
     /// A database made before migration 16 keeps its queue through the rebuild (0016), and the
     /// renewal path's ordered reads run without a sort after 0017.
