@@ -21,6 +21,7 @@ mod memo;
 mod memory;
 mod migrate;
 mod numbers;
+mod priced_line;
 #[macro_use]
 mod sql;
 mod statements;
