@@ -1,14 +1,14 @@
 //! Invoices with their items, and the per-organization invoice counter:
 //! `billing_model::invoice::InvoiceTx`.
 
+use crate::priced_line::{line_rows, line_table};
 use crate::support::*;
 use billing_model::error::StoreError;
 use billing_model::ids::*;
 use billing_model::invoice::*;
 use billing_model::list::{Direction, ListQuery, Page};
-use billing_model::money::{Currency, Money};
+use billing_model::money::Money;
 use billing_model::pricing::totals::{lines_from_stored, lines_to_stored};
-use billing_model::product::VatMode;
 use billing_model::store::StoreResult;
 use diesel::dsl::sql;
 use diesel::pg::Pg;
@@ -54,25 +54,9 @@ diesel::table! {
     }
 }
 
-diesel::table! {
-    invoice_items (id) {
-        id -> Uuid,
-        invoice_id -> Uuid,
-        position -> Int4,
-        product_id -> Uuid,
-        price_id -> Nullable<Uuid>,
-        quantity -> Int8,
-        unit_price -> Int8,
-        vat_mode -> Text,
-        one_time -> Bool,
-        coupon_ids -> Jsonb,
-        original_amount -> Int8,
-        discounted_amount -> Int8,
-        coupons -> Jsonb,
-        vat_amount -> Int8,
-        excluding_vat -> Int8,
-        created_at -> Timestamptz,
-    }
+line_table! {
+    /// An invoice's items (see `crate::priced_line`): no columns of their own.
+    invoice_items (invoice_id) as InvoiceItems, rows ItemRow, own ItemOwn {}
 }
 
 #[derive(Queryable, Selectable, Insertable, AsChangeset, Debug, serde::Serialize)]
@@ -173,70 +157,6 @@ impl InvoiceRow {
     }
 }
 
-#[derive(Queryable, Selectable, Insertable, Debug)]
-#[diesel(table_name = invoice_items, treat_none_as_default_value = false)]
-pub struct ItemRow {
-    pub id: Uuid,
-    pub invoice_id: Uuid,
-    pub position: i32,
-    pub product_id: Uuid,
-    pub price_id: Option<Uuid>,
-    pub quantity: i64,
-    pub unit_price: i64,
-    pub vat_mode: String,
-    pub one_time: bool,
-    pub coupon_ids: Value,
-    pub original_amount: i64,
-    pub discounted_amount: i64,
-    pub coupons: Value,
-    pub vat_amount: i64,
-    pub excluding_vat: i64,
-    pub created_at: Ts,
-}
-
-impl ItemRow {
-    pub fn new(inv: &Invoice, k: usize, it: &InvoiceItem) -> StoreResult<Self> {
-        Ok(ItemRow {
-            id: it.id.0,
-            invoice_id: inv.id.0,
-            position: k as i32,
-            product_id: it.product_id.0,
-            price_id: it.price_id.map(|p| p.0),
-            quantity: i64::from(it.quantity),
-            unit_price: m(it.unit_price)?,
-            vat_mode: it.vat_mode.as_str().into(),
-            one_time: it.one_time,
-            coupon_ids: to_json("coupon_ids", &it.coupon_ids),
-            original_amount: m(it.original_amount)?,
-            discounted_amount: m(it.discounted_amount)?,
-            coupons: lines_to_stored(&it.coupons)?,
-            vat_amount: m(it.vat_amount)?,
-            excluding_vat: m(it.excluding_vat)?,
-            created_at: it.created_at,
-        })
-    }
-
-    pub fn into_domain(self, c: Currency) -> StoreResult<InvoiceItem> {
-        let mo = |x: i64| Money::from_stored(x, c);
-        Ok(InvoiceItem {
-            id: self.id.into(),
-            product_id: self.product_id.into(),
-            price_id: self.price_id.map(Into::into),
-            quantity: u32::try_from(self.quantity).map_err(|_| unreadable("quantity", self.quantity))?,
-            unit_price: mo(self.unit_price),
-            vat_mode: parsed("VAT mode", &self.vat_mode, VatMode::parse)?,
-            one_time: self.one_time,
-            coupon_ids: from_json("coupon ids", self.coupon_ids)?,
-            original_amount: mo(self.original_amount),
-            discounted_amount: mo(self.discounted_amount),
-            coupons: lines_from_stored(&self.coupons, c),
-            vat_amount: mo(self.vat_amount),
-            excluding_vat: mo(self.excluding_vat),
-            created_at: self.created_at,
-        })
-    }
-}
-
 fn invoices_matching<'a>(branch: uuid::Uuid, q: &'a ListQuery<InvoiceSort>, f: &'a InvoiceFilter, coll: &'static str) -> invoices::BoxedQuery<'a, Pg> {
     use invoices::dsl as i;
     let mut query = i::invoices.filter(i::branch_id.eq(branch)).into_boxed();
@@ -313,33 +233,13 @@ fn invoices_matching<'a>(branch: uuid::Uuid, q: &'a ListQuery<InvoiceSort>, f: &
 
 impl PgTx<'_> {
     pub(crate) fn items_of(&mut self, rows: Vec<InvoiceRow>) -> StoreResult<Vec<Invoice>> {
-        use invoice_items::dsl as it;
-        let ids: Vec<uuid::Uuid> = rows.iter().map(|r| r.id).collect();
-        let items: Vec<ItemRow> = self.read_apart(|c| {
-            it::invoice_items
-                .filter(it::invoice_id.eq_any(&ids))
-                .order_by((it::invoice_id, it::position))
-                .select(ItemRow::as_select())
-                .load(c)
-        })?;
+        let ids: Vec<Uuid> = rows.iter().map(|r| r.id).collect();
+        let mut lines = self.lines_of::<InvoiceItems>(&ids)?;
         let mut out = Vec::with_capacity(rows.len());
         for r in rows {
-            let c = r
-                .currency
-                .parse()
-                .map_err(|_| StoreError::backend(format!("unreadable stored currency: {}", r.currency)))?;
-            let mine = items.iter().filter(|x| x.invoice_id == r.id);
-            let mut list = vec![];
-            for x in mine {
-                let row = ItemRow {
-                    coupon_ids: x.coupon_ids.clone(),
-                    coupons: x.coupons.clone(),
-                    vat_mode: x.vat_mode.clone(),
-                    ..*x
-                };
-                list.push(row.into_domain(c)?);
-            }
-            out.push(r.into_domain(list)?);
+            let c = currency(&r.currency)?;
+            let items = lines.of(r.id, c)?.into_iter().map(|(line, ItemOwn {})| line).collect();
+            out.push(r.into_domain(items)?);
         }
         Ok(out)
     }
@@ -347,22 +247,18 @@ impl PgTx<'_> {
     /// Writes the invoice's lines: replaces them, or for a `new` invoice (which has none yet)
     /// only inserts them.
     fn write_items(&mut self, inv: &Invoice, new: bool) -> StoreResult<()> {
-        use invoice_items::dsl as it;
-        let rows = item_rows(inv)?;
-        let id = inv.id.0;
-        self.write(|c| {
-            if !new {
-                diesel::delete(it::invoice_items.filter(it::invoice_id.eq(id))).execute(c)?;
-            }
-            diesel::insert_into(it::invoice_items).values(&rows).execute(c)
-        })
-        .map(drop)
+        self.write_lines::<InvoiceItems>(inv.id.0, !new, item_lines(inv))
     }
+}
+
+/// The invoice's lines, as [`crate::priced_line::line_rows`] takes them.
+fn item_lines(inv: &Invoice) -> impl Iterator<Item = (Uuid, &InvoiceItem, ItemOwn)> {
+    inv.items.iter().map(|it| (it.id.0, it, ItemOwn {}))
 }
 
 /// The rows of `inv`'s lines.
 pub(crate) fn item_rows(inv: &Invoice) -> StoreResult<Vec<ItemRow>> {
-    inv.items.iter().enumerate().map(|(k, x)| ItemRow::new(inv, k, x)).collect()
+    line_rows::<InvoiceItems>(inv.id.0, item_lines(inv))
 }
 
 /// Invoice numbers taken ahead by a batch's first pass (`Store::write_each` without savepoints):

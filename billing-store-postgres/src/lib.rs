@@ -18,6 +18,7 @@ mod auth_feed;
 mod error;
 #[macro_use]
 mod support;
+mod priced_line;
 mod schema;
 pub mod testing;
 

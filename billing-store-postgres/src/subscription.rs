@@ -1,12 +1,12 @@
 //! Subscriptions with their items and billed cycles: `billing_model::subscription::SubscriptionTx`.
 
+use crate::priced_line::line_table;
 use crate::support::*;
 use billing_model::ids::*;
-use billing_model::invoice::InvoiceItem;
 use billing_model::list::{Direction, ListQuery, Page};
-use billing_model::money::{Currency, Money};
+use billing_model::money::Money;
 use billing_model::pricing::totals::{lines_from_stored, lines_to_stored};
-use billing_model::product::{RecurringInterval, VatMode};
+use billing_model::product::RecurringInterval;
 use billing_model::subscription::*;
 use diesel::dsl::sql;
 use diesel::pg::Pg;
@@ -50,25 +50,10 @@ diesel::table! {
     }
 }
 
-diesel::table! {
-    subscription_items (id) {
-        id -> Uuid,
-        subscription_id -> Uuid,
-        position -> Int4,
-        product_id -> Uuid,
-        price_id -> Nullable<Uuid>,
-        quantity -> Int8,
-        unit_price -> Int8,
-        vat_mode -> Text,
-        one_time -> Bool,
-        coupon_ids -> Jsonb,
-        original_amount -> Int8,
-        discounted_amount -> Int8,
-        coupons -> Jsonb,
-        vat_amount -> Int8,
-        excluding_vat -> Int8,
-        created_at -> Timestamptz,
-        updated_at -> Nullable<Timestamptz>,
+line_table! {
+    /// A subscription's items (see `crate::priced_line`), with when each was last changed.
+    subscription_items (subscription_id) as SubscriptionItems, rows SubItemRow, own SubItemOwn {
+        updated_at -> Nullable<Timestamptz>: Option<Ts>,
     }
 }
 
@@ -231,77 +216,6 @@ impl SubRow {
     }
 }
 
-#[derive(Queryable, Selectable, Insertable, Debug, Clone)]
-#[diesel(table_name = subscription_items, treat_none_as_default_value = false)]
-pub struct SubItemRow {
-    pub id: Uuid,
-    pub subscription_id: Uuid,
-    pub position: i32,
-    pub product_id: Uuid,
-    pub price_id: Option<Uuid>,
-    pub quantity: i64,
-    pub unit_price: i64,
-    pub vat_mode: String,
-    pub one_time: bool,
-    pub coupon_ids: Value,
-    pub original_amount: i64,
-    pub discounted_amount: i64,
-    pub coupons: Value,
-    pub vat_amount: i64,
-    pub excluding_vat: i64,
-    pub created_at: Ts,
-    pub updated_at: Option<Ts>,
-}
-
-impl SubItemRow {
-    fn new(v: &Subscription, k: usize, it: &SubscriptionItem) -> StoreResult<Self> {
-        let line = &it.line;
-        Ok(SubItemRow {
-            id: it.id.0,
-            subscription_id: v.id.0,
-            position: k as i32,
-            product_id: line.product_id.0,
-            price_id: line.price_id.map(|p| p.0),
-            quantity: i64::from(line.quantity),
-            unit_price: m(line.unit_price)?,
-            vat_mode: line.vat_mode.as_str().into(),
-            one_time: line.one_time,
-            coupon_ids: to_json("coupon_ids", &line.coupon_ids),
-            original_amount: m(line.original_amount)?,
-            discounted_amount: m(line.discounted_amount)?,
-            coupons: lines_to_stored(&line.coupons)?,
-            vat_amount: m(line.vat_amount)?,
-            excluding_vat: m(line.excluding_vat)?,
-            created_at: line.created_at,
-            updated_at: it.updated_at,
-        })
-    }
-
-    fn into_domain(self, c: Currency) -> StoreResult<SubscriptionItem> {
-        let mo = |x: i64| Money::from_stored(x, c);
-        Ok(SubscriptionItem {
-            id: self.id.into(),
-            line: InvoiceItem {
-                id: InvoiceItemId(self.id),
-                product_id: self.product_id.into(),
-                price_id: self.price_id.map(Into::into),
-                quantity: count_of("quantity", self.quantity)?,
-                unit_price: mo(self.unit_price),
-                vat_mode: parsed("VAT mode", &self.vat_mode, VatMode::parse)?,
-                one_time: self.one_time,
-                coupon_ids: from_json("coupon ids", self.coupon_ids)?,
-                original_amount: mo(self.original_amount),
-                discounted_amount: mo(self.discounted_amount),
-                coupons: lines_from_stored(&self.coupons, c),
-                vat_amount: mo(self.vat_amount),
-                excluding_vat: mo(self.excluding_vat),
-                created_at: self.created_at,
-            },
-            updated_at: self.updated_at,
-        })
-    }
-}
-
 fn subs_matching<'a>(branch: Uuid, q: &'a ListQuery<SubscriptionSort>, f: &'a SubscriptionFilter, coll: &'static str) -> subscriptions::BoxedQuery<'a, Pg> {
     use subscriptions::dsl as v;
     let mut query = v::subscriptions.filter(v::branch_id.eq(branch)).into_boxed();
@@ -383,45 +297,28 @@ impl PgTx<'_> {
     }
 
     pub(crate) fn sub_items_of(&mut self, rows: Vec<SubRow>) -> StoreResult<Vec<Subscription>> {
-        use subscription_items::dsl as it;
         let ids: Vec<Uuid> = rows.iter().map(|r| r.id).collect();
-        let items: Vec<SubItemRow> = self.read_apart(|c| {
-            it::subscription_items
-                .filter(it::subscription_id.eq_any(&ids))
-                .order_by((it::subscription_id, it::position))
-                .select(SubItemRow::as_select())
-                .load(c)
-        })?;
+        let mut lines = self.lines_of::<SubscriptionItems>(&ids)?;
         let mut out = Vec::with_capacity(rows.len());
         for r in rows {
             let c = currency(&r.currency)?;
-            let mine = items
-                .iter()
-                .filter(|x| x.subscription_id == r.id)
-                .map(|x| x.clone().into_domain(c))
-                .collect::<StoreResult<Vec<_>>>()?;
-            out.push(r.into_domain(mine)?);
+            let items = lines
+                .of(r.id, c)?
+                .into_iter()
+                .map(|(line, own)| SubscriptionItem {
+                    id: line.id.0.into(),
+                    line,
+                    updated_at: own.updated_at,
+                })
+                .collect();
+            out.push(r.into_domain(items)?);
         }
         Ok(out)
     }
 
     fn write_sub_items(&mut self, v: &Subscription) -> StoreResult<()> {
-        use subscription_items::dsl as it;
-        let rows = v
-            .items
-            .iter()
-            .enumerate()
-            .map(|(k, x)| SubItemRow::new(v, k, x))
-            .collect::<StoreResult<Vec<_>>>()?;
-        let id = v.id.0;
-        self.write(|c| {
-            diesel::delete(it::subscription_items.filter(it::subscription_id.eq(id))).execute(c)?;
-            if rows.is_empty() {
-                return Ok(0);
-            }
-            diesel::insert_into(it::subscription_items).values(&rows).execute(c)
-        })
-        .map(drop)
+        let lines = v.items.iter().map(|it| (it.id.0, &it.line, SubItemOwn { updated_at: it.updated_at }));
+        self.write_lines::<SubscriptionItems>(v.id.0, true, lines)
     }
 }
 
