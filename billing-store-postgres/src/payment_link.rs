@@ -114,10 +114,6 @@ impl AttemptRow {
     }
 }
 
-fn count_of(what: &str, v: i64) -> StoreResult<u32> {
-    u32::try_from(v).map_err(|_| unreadable(what, v))
-}
-
 fn count_opt(what: &str, v: Option<i64>) -> StoreResult<Option<u32>> {
     v.map(|n| count_of(what, n)).transpose()
 }
