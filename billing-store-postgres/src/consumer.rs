@@ -1,5 +1,6 @@
 //! Consumers: `billing_model::consumer::ConsumerTx`.
 
+use crate::prefetch::ReadAhead;
 use crate::support::*;
 use billing_model::consumer::{Address, CommunicationMethod, Consumer, ConsumerFilter, ConsumerSort, ConsumerType};
 use billing_model::fields::{Email, Iban, PhoneNumber};
@@ -8,6 +9,7 @@ use billing_model::list::{Direction, ListQuery, Page};
 use billing_model::store::StoreResult;
 use diesel::pg::Pg;
 use diesel::prelude::*;
+use std::collections::HashMap;
 use uuid::Uuid;
 
 diesel::table! {
@@ -195,6 +197,46 @@ pub fn consumers_page(
     let (limit, offset) = page_bounds(q);
     let rows = query.limit(limit).offset(offset).load(conn)?;
     Ok((rows, total))
+}
+
+/// What a batch read ahead of consumers: an outcome batch's invoices' consumers.
+#[derive(Default)]
+pub(crate) struct Ahead {
+    consumers: HashMap<Uuid, Consumer>,
+}
+
+impl ReadAhead for Ahead {
+    fn is_empty(&self) -> bool {
+        self.consumers.is_empty()
+    }
+
+    /// Nothing: no write of a batch changes a consumer.
+    fn forget(&mut self, _id: Uuid) {}
+}
+
+impl PgTx<'_> {
+    /// Reads ahead the consumers `ids`, in one statement.
+    pub(crate) fn consumers_ahead(&mut self, ids: &[Uuid]) -> StoreResult<Ahead> {
+        let rows: Vec<ConsumerRow> = self.read_apart(|c| {
+            use consumers::dsl as k;
+            k::consumers.filter(k::id.eq_any(ids)).select(ConsumerRow::as_select()).load(c)
+        })?;
+        let mut ahead = Ahead::default();
+        for row in rows {
+            let c = row.into_domain()?;
+            ahead.consumers.insert(c.id.0, c);
+        }
+        Ok(ahead)
+    }
+
+    /// The consumer as read ahead, once, when it is of `branch`.
+    fn take_prefetched_consumer(&mut self, branch: BranchId, id: ConsumerId) -> Option<Consumer> {
+        let ahead = self.ahead::<Ahead>()?;
+        match ahead.consumers.get(&id.0) {
+            Some(c) if c.branch_id == branch => ahead.consumers.remove(&id.0),
+            _ => None,
+        }
+    }
 }
 
 impl billing_model::consumer::ConsumerTx for PgTx<'_> {

@@ -1,5 +1,6 @@
 //! The event outbox: `billing_model::event::EventTx`.
 
+use crate::deferred::{Pending, Stage};
 use crate::support::*;
 use billing_model::event::{EntityType, Event, EventType};
 use billing_model::ids::{EventId, OrgId};
@@ -80,11 +81,35 @@ impl EventRow {
     }
 }
 
+/// What a batch's first pass defers of the outbox (see `deferred`): new events.
+#[derive(Default)]
+pub(crate) struct Deferred {
+    events: Vec<Event>,
+}
+
+impl Pending<PgKind> for Deferred {
+    fn is_empty(&self) -> bool {
+        self.events.is_empty()
+    }
+
+    fn send(&mut self, tx: &mut PgTx<'_>, stage: Stage) -> StoreResult<()> {
+        if stage != Stage::Inserts {
+            return Ok(());
+        }
+        for chunk in std::mem::take(&mut self.events).chunks(INSERT_CHUNK) {
+            let rows: Vec<NewEventRow<'_>> = chunk.iter().map(NewEventRow::new).collect();
+            tx.change_apart(|c| diesel::insert_into(events::table).values(&rows).execute(c))?;
+        }
+        Ok(())
+    }
+}
+
 impl billing_model::event::EventTx for PgTx<'_> {
     // --- events ------------------------------------------------------------------------------
 
     fn insert_event(&mut self, e: &Event) -> StoreResult<()> {
-        if self.defer_event(e) {
+        if let Some(d) = self.deferred::<Deferred>() {
+            d.events.push(e.clone());
             return Ok(());
         }
         let row = NewEventRow::new(e);

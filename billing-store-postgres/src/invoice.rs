@@ -1,27 +1,23 @@
 //! Invoices with their items, and the per-organization invoice counter:
 //! `billing_model::invoice::InvoiceTx`.
 
+use crate::deferred::{replace_or_push, Pending, Stage};
+use crate::prefetch::{Original, ReadAhead};
+use crate::priced_line::{line_rows, line_table, LineTable};
 use crate::support::*;
 use billing_model::error::StoreError;
 use billing_model::ids::*;
 use billing_model::invoice::*;
 use billing_model::list::{Direction, ListQuery, Page};
-use billing_model::money::{Currency, Money};
+use billing_model::money::Money;
 use billing_model::pricing::totals::{lines_from_stored, lines_to_stored};
-use billing_model::product::VatMode;
 use billing_model::store::StoreResult;
 use diesel::dsl::sql;
 use diesel::pg::Pg;
 use diesel::prelude::*;
 use diesel::sql_types::{Array, Bool, Text};
 use serde_json::Value;
-
-diesel::table! {
-    invoice_counters (org_id) {
-        org_id -> Uuid,
-        last_number -> Int8,
-    }
-}
+use std::collections::{HashMap, HashSet};
 
 diesel::table! {
     invoices (id) {
@@ -54,25 +50,9 @@ diesel::table! {
     }
 }
 
-diesel::table! {
-    invoice_items (id) {
-        id -> Uuid,
-        invoice_id -> Uuid,
-        position -> Int4,
-        product_id -> Uuid,
-        price_id -> Nullable<Uuid>,
-        quantity -> Int8,
-        unit_price -> Int8,
-        vat_mode -> Text,
-        one_time -> Bool,
-        coupon_ids -> Jsonb,
-        original_amount -> Int8,
-        discounted_amount -> Int8,
-        coupons -> Jsonb,
-        vat_amount -> Int8,
-        excluding_vat -> Int8,
-        created_at -> Timestamptz,
-    }
+line_table! {
+    /// An invoice's items (see `crate::priced_line`): no columns of their own.
+    invoice_items (invoice_id) as InvoiceItems, rows ItemRow, own ItemOwn {}
 }
 
 #[derive(Queryable, Selectable, Insertable, AsChangeset, Debug, serde::Serialize)]
@@ -173,70 +153,6 @@ impl InvoiceRow {
     }
 }
 
-#[derive(Queryable, Selectable, Insertable, Debug)]
-#[diesel(table_name = invoice_items, treat_none_as_default_value = false)]
-pub struct ItemRow {
-    pub id: Uuid,
-    pub invoice_id: Uuid,
-    pub position: i32,
-    pub product_id: Uuid,
-    pub price_id: Option<Uuid>,
-    pub quantity: i64,
-    pub unit_price: i64,
-    pub vat_mode: String,
-    pub one_time: bool,
-    pub coupon_ids: Value,
-    pub original_amount: i64,
-    pub discounted_amount: i64,
-    pub coupons: Value,
-    pub vat_amount: i64,
-    pub excluding_vat: i64,
-    pub created_at: Ts,
-}
-
-impl ItemRow {
-    pub fn new(inv: &Invoice, k: usize, it: &InvoiceItem) -> StoreResult<Self> {
-        Ok(ItemRow {
-            id: it.id.0,
-            invoice_id: inv.id.0,
-            position: k as i32,
-            product_id: it.product_id.0,
-            price_id: it.price_id.map(|p| p.0),
-            quantity: i64::from(it.quantity),
-            unit_price: m(it.unit_price)?,
-            vat_mode: it.vat_mode.as_str().into(),
-            one_time: it.one_time,
-            coupon_ids: to_json("coupon_ids", &it.coupon_ids),
-            original_amount: m(it.original_amount)?,
-            discounted_amount: m(it.discounted_amount)?,
-            coupons: lines_to_stored(&it.coupons)?,
-            vat_amount: m(it.vat_amount)?,
-            excluding_vat: m(it.excluding_vat)?,
-            created_at: it.created_at,
-        })
-    }
-
-    pub fn into_domain(self, c: Currency) -> StoreResult<InvoiceItem> {
-        let mo = |x: i64| Money::from_stored(x, c);
-        Ok(InvoiceItem {
-            id: self.id.into(),
-            product_id: self.product_id.into(),
-            price_id: self.price_id.map(Into::into),
-            quantity: u32::try_from(self.quantity).map_err(|_| unreadable("quantity", self.quantity))?,
-            unit_price: mo(self.unit_price),
-            vat_mode: parsed("VAT mode", &self.vat_mode, VatMode::parse)?,
-            one_time: self.one_time,
-            coupon_ids: from_json("coupon ids", self.coupon_ids)?,
-            original_amount: mo(self.original_amount),
-            discounted_amount: mo(self.discounted_amount),
-            coupons: lines_from_stored(&self.coupons, c),
-            vat_amount: mo(self.vat_amount),
-            excluding_vat: mo(self.excluding_vat),
-            created_at: self.created_at,
-        })
-    }
-}
-
 fn invoices_matching<'a>(branch: uuid::Uuid, q: &'a ListQuery<InvoiceSort>, f: &'a InvoiceFilter, coll: &'static str) -> invoices::BoxedQuery<'a, Pg> {
     use invoices::dsl as i;
     let mut query = i::invoices.filter(i::branch_id.eq(branch)).into_boxed();
@@ -313,33 +229,13 @@ fn invoices_matching<'a>(branch: uuid::Uuid, q: &'a ListQuery<InvoiceSort>, f: &
 
 impl PgTx<'_> {
     pub(crate) fn items_of(&mut self, rows: Vec<InvoiceRow>) -> StoreResult<Vec<Invoice>> {
-        use invoice_items::dsl as it;
-        let ids: Vec<uuid::Uuid> = rows.iter().map(|r| r.id).collect();
-        let items: Vec<ItemRow> = self.read_apart(|c| {
-            it::invoice_items
-                .filter(it::invoice_id.eq_any(&ids))
-                .order_by((it::invoice_id, it::position))
-                .select(ItemRow::as_select())
-                .load(c)
-        })?;
+        let ids: Vec<Uuid> = rows.iter().map(|r| r.id).collect();
+        let mut lines = self.lines_of::<InvoiceItems>(&ids)?;
         let mut out = Vec::with_capacity(rows.len());
         for r in rows {
-            let c = r
-                .currency
-                .parse()
-                .map_err(|_| StoreError::backend(format!("unreadable stored currency: {}", r.currency)))?;
-            let mine = items.iter().filter(|x| x.invoice_id == r.id);
-            let mut list = vec![];
-            for x in mine {
-                let row = ItemRow {
-                    coupon_ids: x.coupon_ids.clone(),
-                    coupons: x.coupons.clone(),
-                    vat_mode: x.vat_mode.clone(),
-                    ..*x
-                };
-                list.push(row.into_domain(c)?);
-            }
-            out.push(r.into_domain(list)?);
+            let c = currency(&r.currency)?;
+            let items = lines.of(r.id, c)?.into_iter().map(|(line, ItemOwn {})| line).collect();
+            out.push(r.into_domain(items)?);
         }
         Ok(out)
     }
@@ -347,98 +243,159 @@ impl PgTx<'_> {
     /// Writes the invoice's lines: replaces them, or for a `new` invoice (which has none yet)
     /// only inserts them.
     fn write_items(&mut self, inv: &Invoice, new: bool) -> StoreResult<()> {
-        use invoice_items::dsl as it;
-        let rows = item_rows(inv)?;
-        let id = inv.id.0;
-        self.write(|c| {
-            if !new {
-                diesel::delete(it::invoice_items.filter(it::invoice_id.eq(id))).execute(c)?;
-            }
-            diesel::insert_into(it::invoice_items).values(&rows).execute(c)
-        })
-        .map(drop)
+        self.write_lines::<InvoiceItems>(inv.id.0, !new, item_lines(inv))
     }
+}
+
+/// The invoice's lines, as [`crate::priced_line::line_rows`] takes them.
+fn item_lines(inv: &Invoice) -> impl Iterator<Item = (Uuid, &InvoiceItem, ItemOwn)> {
+    inv.items.iter().map(|it| (it.id.0, it, ItemOwn {}))
 }
 
 /// The rows of `inv`'s lines.
 pub(crate) fn item_rows(inv: &Invoice) -> StoreResult<Vec<ItemRow>> {
-    inv.items.iter().enumerate().map(|(k, x)| ItemRow::new(inv, k, x)).collect()
+    line_rows::<InvoiceItems>(inv.id.0, item_lines(inv))
 }
 
-/// Invoice numbers taken ahead by a batch's first pass (`Store::write_each` without savepoints):
-/// its first number of an organization moves the counter by as many numbers as the batch has
-/// items, the next ones are handed out from that range with no statement, and what is left is
-/// given back before the batch commits ([`PgTx::give_back_numbers`]).
-///
-/// Why: each number was a round trip made while holding the counter row, which the batches
-/// taking numbers of one organization hold in turn; a renewal batch of 256 sent 256.
-///
-/// Numbers stay gapless: the range is handed out in order from its start, the counter row stays
-/// locked by this transaction until it ends, so nothing else takes a number in between, and the
-/// rest of the range is given back in the same transaction. Only the first pass takes ahead: it
-/// commits or rolls back as a whole (an item rolled back to its savepoint would keep its numbers
-/// counted here while the database forgot them).
-#[derive(Debug, Default)]
-pub(crate) struct Numbers {
-    /// How many numbers a first take moves the counter by (0 or 1: no taking ahead).
-    ahead: usize,
-    /// Per organization: the next number to hand out and how many are left.
-    taken: std::collections::HashMap<OrgId, (i64, i64)>,
+/// What a batch's first pass defers of invoices (see `deferred`): new invoices with their lines,
+/// and updates of invoices' rows written before.
+#[derive(Default)]
+pub(crate) struct Deferred {
+    invoices: Vec<InvoiceRow>,
+    items: Vec<ItemRow>,
+    /// The newest row of each updated invoice, with the row as the database holds it when this
+    /// pass read it ahead (see `prefetch`): then only the columns that differ are sent.
+    updates: Vec<(InvoiceRow, Option<Original>)>,
+    /// The ids of the updated invoices.
+    updated: HashSet<Uuid>,
+}
+
+impl Pending<PgKind> for Deferred {
+    fn is_empty(&self) -> bool {
+        self.invoices.is_empty() && self.updates.is_empty()
+    }
+
+    fn updates(&self, id: Uuid) -> bool {
+        self.updated.contains(&id)
+    }
+
+    fn send(&mut self, tx: &mut PgTx<'_>, stage: Stage) -> StoreResult<()> {
+        match stage {
+            Stage::Deletes => Ok(()),
+            Stage::Updates => {
+                self.updated.clear();
+                tx.send_updates("invoices", "invoice", &std::mem::take(&mut self.updates))
+            }
+            Stage::Inserts => {
+                // A row of a chunk is about 30 parameters at most (an invoice): 200 rows stay
+                // well under PostgreSQL's 65,535.
+                for chunk in std::mem::take(&mut self.invoices).chunks(200) {
+                    tx.change_apart(|c| diesel::insert_into(invoices::table).values(chunk).execute(c))?;
+                }
+                for chunk in std::mem::take(&mut self.items).chunks(200) {
+                    tx.change_apart(|c| InvoiceItems::insert(c, chunk))?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+/// What an outcome batch read ahead of invoices: the invoices, with their lines.
+#[derive(Default)]
+pub(crate) struct Ahead {
+    invoices: HashMap<Uuid, Invoice>,
+}
+
+impl ReadAhead for Ahead {
+    fn is_empty(&self) -> bool {
+        self.invoices.is_empty()
+    }
+
+    fn forget(&mut self, id: Uuid) {
+        self.invoices.remove(&id);
+    }
 }
 
 impl PgTx<'_> {
-    /// Has the first take of each organization's numbers move the counter by `n`.
-    pub(crate) fn take_numbers_ahead(&mut self, n: usize) {
-        self.numbers.ahead = n;
+    /// An outcome batch's reads (`InvoiceTx::prefetch_invoices`): the invoices with their lines,
+    /// their payments and consumers, and what marking their subscriptions paid looks at, in
+    /// five statements.
+    fn read_invoices_ahead(&mut self, ids: &[InvoiceId]) -> StoreResult<()> {
+        // Its reads see what the transaction has written, sent or not (at a batch's start,
+        // nothing is pending).
+        self.flush()?;
+        let ids: Vec<Uuid> = ids.iter().map(|x| x.0).collect();
+        let rows: Vec<InvoiceRow> = self.read_apart(|c| {
+            use invoices::dsl as i;
+            i::invoices.filter(i::id.eq_any(&ids)).select(InvoiceRow::as_select()).load(c)
+        })?;
+        let invoices = self.items_of(rows)?;
+        let found: Vec<Uuid> = invoices.iter().map(|i| i.id.0).collect();
+        let payments = self.payments_ahead(&ids, &found)?;
+        let consumer_ids: Vec<Uuid> = invoices.iter().map(|i| i.consumer_id.0).collect();
+        let consumers = self.consumers_ahead(&consumer_ids)?;
+        let subscription_ids: Vec<Uuid> = invoices.iter().filter_map(|i| i.subscription_id).collect();
+        let marks = self.marks_ahead(&subscription_ids)?;
+        let invoices = Ahead {
+            invoices: invoices.into_iter().map(|i| (i.id.0, i)).collect(),
+        };
+        self.read_ahead(vec![Box::new(invoices), Box::new(payments), Box::new(consumers), Box::new(marks)]);
+        Ok(())
     }
 
-    /// Gives back what is left of the numbers taken ahead (before the batch commits).
-    pub(crate) fn give_back_numbers(&mut self) -> StoreResult<()> {
-        use invoice_counters::dsl as ic;
-        for (org, (_, left)) in std::mem::take(&mut self.numbers.taken) {
-            if left > 0 {
-                self.write_apart(|c| {
-                    diesel::update(ic::invoice_counters.filter(ic::org_id.eq(org.0)))
-                        .set(ic::last_number.eq(ic::last_number - left))
-                        .execute(c)
-                })?;
+    /// The invoice as read ahead, once, when it is of `branch` (any, for `None`).
+    fn take_prefetched_invoice(&mut self, branch: Option<BranchId>, id: InvoiceId) -> Option<Invoice> {
+        let ahead = self.ahead::<Ahead>()?;
+        match ahead.invoices.get(&id.0) {
+            Some(i) if branch.is_none_or(|b| i.branch_id == b) => {
+                let inv = ahead.invoices.remove(&id.0)?;
+                self.keep_original(inv.id.0, InvoiceRow::new(&inv));
+                Some(inv)
             }
+            _ => None,
         }
-        Ok(())
+    }
+
+    /// Sends what is pending when invoice `id` (new or updated) is among it.
+    fn flush_if_invoice_pending(&mut self, id: Uuid) -> StoreResult<()> {
+        let new = self.deferred_ref::<Deferred>().is_some_and(|d| d.invoices.iter().any(|i| i.id == id));
+        match new || self.update_pending(id) {
+            true => self.flush(),
+            false => Ok(()),
+        }
+    }
+
+    /// An update of an invoice's row: changes the pending row when the invoice is still
+    /// pending, else records the update for the end of the batch (where an invoice that is
+    /// missing fails the pass); gives `row` back to be written when this transaction does not
+    /// defer. `original`: the row as read ahead and not written since (see `prefetch`).
+    fn defer_invoice_update(&mut self, row: InvoiceRow, original: Option<Original>) -> Option<InvoiceRow> {
+        let Some(d) = self.deferred::<Deferred>() else { return Some(row) };
+        if let Some(p) = d.invoices.iter_mut().find(|p| p.id == row.id) {
+            *p = row;
+            return None;
+        }
+        replace_or_push(&mut d.updates, &mut d.updated, (row, original), |r| r.0.id);
+        None
     }
 }
 
 impl billing_model::invoice::InvoiceTx for PgTx<'_> {
     fn next_invoice_number(&mut self, org: OrgId) -> StoreResult<i64> {
-        use invoice_counters::dsl as ic;
-        if let Some((next, left)) = self.numbers.taken.get_mut(&org).filter(|(_, left)| *left > 0) {
-            let n = *next;
-            *next += 1;
-            *left -= 1;
-            return Ok(n);
-        }
-        let take = self.numbers.ahead.max(1) as i64;
-        let last = self.write_apart(|c| {
-            diesel::insert_into(ic::invoice_counters)
-                .values((ic::org_id.eq(org.0), ic::last_number.eq(take)))
-                .on_conflict(ic::org_id)
-                .do_update()
-                .set(ic::last_number.eq(ic::last_number + take))
-                .returning(ic::last_number)
-                .get_result::<i64>(c)
-        })?;
-        let first = last - take + 1;
-        if take > 1 {
-            self.numbers.taken.insert(org, (first + 1, take - 1));
-        }
-        Ok(first)
+        self.next_number(org)
     }
 
     fn insert_invoice(&mut self, inv: &Invoice) -> StoreResult<()> {
-        if self.defer_invoice(inv)? {
-            return Ok(());
-        }
         let row = InvoiceRow::new(inv)?;
+        if self.deferring() {
+            let items = item_rows(inv)?;
+            if let Some(d) = self.deferred::<Deferred>() {
+                d.invoices.push(row);
+                d.items.extend(items);
+                return Ok(());
+            }
+        }
         self.write(|c| diesel::insert_into(invoices::table).values(&row).execute(c))?;
         self.write_items(inv, true)
     }
@@ -477,7 +434,7 @@ impl billing_model::invoice::InvoiceTx for PgTx<'_> {
     }
 
     fn prefetch_invoices(&mut self, ids: &[InvoiceId]) -> StoreResult<()> {
-        PgTx::prefetch_invoices(self, ids)
+        self.read_invoices_ahead(ids)
     }
 
     fn update_invoice(&mut self, inv: &Invoice) -> StoreResult<()> {

@@ -13,13 +13,21 @@
 //!
 //! libpq is built from source (pq-sys's `bundled` feature), so no system libpq is needed.
 
-// The plumbing: errors, what every resource file shares, the cross-table schema, test databases.
+// The plumbing: errors, what every resource file shares, the cross-table schema, test databases,
+// priced lines (invoice, link and subscription items), and the batch machinery (what a batch
+// defers and reads ahead, each resource through a part of its own: `deferred::Pending`,
+// `prefetch::ReadAhead`).
 mod auth_feed;
+mod batch;
+mod deferred;
 mod error;
+mod prefetch;
+mod priced_line;
 #[macro_use]
 mod support;
 mod schema;
 pub mod testing;
+mod transaction;
 
 // One file per resource: its tables (`diesel::table!`), rows and queries, and its slice of
 // `billing_model::store::Tx`.
@@ -27,35 +35,36 @@ mod api_key;
 mod branch;
 mod consumer;
 mod coupon;
-mod deferred;
 mod event;
 mod idempotency;
 mod invoice;
+mod invoice_number;
 mod notification;
 mod org;
 mod payment;
 mod payment_link;
-mod prefetch;
+mod plan_change;
 mod product;
 mod subscription;
+mod subscription_cycle;
 mod subscription_freeze;
+mod subscription_row;
 mod webhook;
 mod work;
+mod work_claim;
 
 pub use support::PgTx;
 
-use billing_model::error::{Error, Result, StoreError};
+use billing_model::error::{Result, StoreError};
 use billing_model::store::{Store, Tx};
 use diesel::connection::{AnsiTransactionManager, SimpleConnection, TransactionManager};
 use diesel::pg::PgConnection;
-use diesel::r2d2::{ConnectionManager, Pool, PooledConnection, R2D2Connection};
-use diesel::result::Error as DieselError;
+use diesel::r2d2::{ConnectionManager, Pool, PooledConnection};
 use diesel::{Connection, RunQueryDsl};
 use diesel_migrations::{embed_migrations, EmbeddedMigrations, MigrationHarness};
-use error::{is_retryable, store_error};
-use std::hash::BuildHasher;
+use error::store_error;
 use std::time::{Duration, Instant};
-use support::{TxMode, TxState};
+use support::TxMode;
 
 /// The schema, compiled into the binary and applied by [`PgStore::connect`].
 pub const MIGRATIONS: EmbeddedMigrations = embed_migrations!("migrations");
@@ -118,20 +127,6 @@ impl std::fmt::Debug for PgStore {
             .field("max_write_attempts", &self.max_write_attempts)
             .finish()
     }
-}
-
-/// How one transaction attempt ended, when it did not commit.
-enum Attempt {
-    /// The closure's own error.
-    App(Error),
-    /// BEGIN (or the write gate) failed: nothing ran.
-    Begin(DieselError),
-    /// COMMIT failed.
-    Db(DieselError),
-    /// The closure returned `Ok` although one of its statements had aborted the transaction.
-    Aborted(String),
-    /// The closure returned `Ok` although one of its statements met a conflict.
-    Conflict,
 }
 
 fn backend(e: impl std::fmt::Display) -> StoreError {
@@ -254,14 +249,6 @@ enum Gate {
     Exclusive,
 }
 
-/// A pause before retrying a conflicted write: exponential from about 1 ms, capped near 64 ms,
-/// with jitter so that the transactions that collided do not collide again.
-fn backoff(attempt: u32) {
-    let base_us = 1000u64 << attempt.min(6);
-    let jitter = std::collections::hash_map::RandomState::new().hash_one(attempt) % base_us;
-    std::thread::sleep(Duration::from_micros(base_us / 2 + jitter));
-}
-
 impl PgStore {
     /// The pool's connections: (open, idle, most it opens), for monitoring.
     pub fn pool_use(&self) -> (u32, u32, u32) {
@@ -330,157 +317,6 @@ impl PgStore {
     fn conn(&self) -> std::result::Result<PooledConnection<ConnectionManager<PgConnection>>, StoreError> {
         self.pool.get().map_err(|e| StoreError::backend(format!("no database connection: {e}")))
     }
-
-    /// Runs one attempt of `f` in a transaction. `mode` says how a write takes the write gate
-    /// (see [`WRITE_GATE`]). BEGIN and the gate go to the server in one round trip.
-    fn attempt<R>(
-        &self,
-        conn: &mut PgConnection,
-        mode: Gate,
-        f: &mut impl FnMut(&mut PgTx<'_>) -> Result<R>,
-        state: &mut TxState,
-        batch_wait: Option<&mut Duration>,
-    ) -> std::result::Result<R, Attempt> {
-        let Some(left) = batch_wait else {
-            return self.attempt_in(conn, mode, f, state);
-        };
-        // No transaction is open: the wait takes no snapshot. It is bounded by what is left of
-        // the batch's budget (see `set_batch_lock_wait`); past it, the batch runs beside the
-        // others, as it would without the lock. (`lock_timeout = 0` would mean no bound: an
-        // empty budget does not wait at all.)
-        let ms = left.as_millis();
-        if ms == 0 {
-            return self.attempt_in(conn, mode, f, state);
-        }
-        let started = Instant::now();
-        let taken = conn.batch_execute(&format!("SET lock_timeout = {ms}; SELECT pg_advisory_lock({BATCH_LOCK}); RESET lock_timeout"));
-        *left = left.saturating_sub(started.elapsed());
-        match taken {
-            Ok(()) => {}
-            // The three statements are one implicit transaction: the failure undid the SET.
-            Err(e) if error::is_lock_timeout(&e) => {
-                *left = Duration::ZERO;
-                return self.attempt_in(conn, mode, f, state);
-            }
-            Err(e) => return Err(Attempt::Begin(e)),
-        }
-        let out = self.attempt_in(conn, mode, f, state);
-        // A failed unlock means a broken connection, which the pool drops (and the lock with it).
-        let _ = conn.batch_execute(&format!("SELECT pg_advisory_unlock({BATCH_LOCK})"));
-        out
-    }
-
-    /// [`Self::attempt`] without the batch lock.
-    fn attempt_in<R>(
-        &self,
-        conn: &mut PgConnection,
-        mode: Gate,
-        f: &mut impl FnMut(&mut PgTx<'_>) -> Result<R>,
-        state: &mut TxState,
-    ) -> std::result::Result<R, Attempt> {
-        let begin = match mode {
-            Gate::None => "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY".to_string(),
-            Gate::Shared => format!("BEGIN ISOLATION LEVEL SERIALIZABLE; SELECT pg_advisory_xact_lock_shared({WRITE_GATE})"),
-            // Row locks and the lease checks make it correct, and a lost commit only makes the
-            // work run again, so it need not wait for the WAL flush (see `Store::write_leased`).
-            Gate::SharedLeased => {
-                format!("BEGIN ISOLATION LEVEL READ COMMITTED; SET LOCAL synchronous_commit = off; SELECT pg_advisory_xact_lock_shared({WRITE_GATE})")
-            }
-            // Unique indexes keep its rules (see `Store::write_inserts`).
-            Gate::SharedInserts => format!("BEGIN ISOLATION LEVEL READ COMMITTED; SELECT pg_advisory_xact_lock_shared({WRITE_GATE})"),
-            // Alone among writers, a write needs no SERIALIZABLE; and under it, the snapshot
-            // would date from before the wait for the gate (it is taken when the first statement
-            // starts), older than the writes it waited for. READ COMMITTED reads them.
-            Gate::Exclusive => format!("BEGIN ISOLATION LEVEL READ COMMITTED; SELECT pg_advisory_xact_lock({WRITE_GATE})"),
-        };
-        if let Err(e) = AnsiTransactionManager::begin_transaction_sql(conn, &begin) {
-            // BEGIN may have run and the gate failed: end whatever was opened.
-            let _ = conn.batch_execute("ROLLBACK");
-            return Err(Attempt::Begin(e));
-        }
-        // `write_inserts` and `write_leased` closures end at their first failed statement (their
-        // contract), so they need no savepoints: two round trips fewer per write.
-        let tx_mode = match mode {
-            Gate::SharedInserts | Gate::SharedLeased => TxMode::NoSavepoints,
-            _ => TxMode::Savepoints,
-        };
-        let mut tx = PgTx::new(conn, self.search_collation, tx_mode);
-        let out = {
-            let _open = billing_model::store::OpenTransaction::new();
-            f(&mut tx)
-        };
-        *state = std::mem::take(&mut tx.state);
-        let out = match out {
-            Err(e) => Err(Attempt::App(e)),
-            Ok(_) if state.conflict => Err(Attempt::Conflict),
-            Ok(_) if state.aborted.is_some() => Err(Attempt::Aborted(state.aborted.clone().unwrap_or_default())),
-            Ok(v) => Ok(v),
-        };
-        match out {
-            Ok(v) => {
-                AnsiTransactionManager::commit_transaction(conn).map_err(Attempt::Db)?;
-                if state.auth_changed {
-                    self.auth.bump();
-                }
-                Ok(v)
-            }
-            Err(a) => {
-                // A failed rollback leaves the connection broken; the pool then drops it.
-                let _ = AnsiTransactionManager::rollback_transaction(conn);
-                Err(a)
-            }
-        }
-    }
-
-    fn run<R>(&self, kind: Gate, f: impl FnMut(&mut PgTx<'_>) -> Result<R>) -> Result<R> {
-        self.run_as(kind, None, f)
-    }
-
-    /// [`Self::run`]; with `batch_wait`, each attempt takes the batch lock ([`BATCH_LOCK`]),
-    /// waiting for it at most what is left of that budget.
-    fn run_as<R>(&self, kind: Gate, mut batch_wait: Option<&mut Duration>, mut f: impl FnMut(&mut PgTx<'_>) -> Result<R>) -> Result<R> {
-        let mut conn = self.conn()?;
-        let write = kind != Gate::None;
-        let max = if write { self.max_write_attempts } else { 1 };
-        let mut attempt = 1;
-        let mut reconnects = 0;
-        loop {
-            let mut state = TxState::default();
-            let mode = if write && attempt > EXCLUSIVE_AFTER { Gate::Exclusive } else { kind };
-            let out = self.attempt(&mut conn, mode, &mut f, &mut state, batch_wait.as_deref_mut());
-            if matches!(out, Err(Attempt::Begin(_))) && reconnects <= self.pool.max_size() && R2D2Connection::is_broken(&mut *conn) {
-                // An idle connection broke (a server restart, say): nothing ran, so try a new
-                // one. The pool discards the broken one when it comes back.
-                reconnects += 1;
-                drop(conn);
-                conn = self.conn()?;
-                continue;
-            }
-            let retry = match &out {
-                Ok(_) => false,
-                Err(Attempt::Db(e) | Attempt::Begin(e)) => is_retryable(e),
-                Err(_) => state.conflict,
-            };
-            if retry && attempt < max {
-                if R2D2Connection::is_broken(&mut *conn) {
-                    drop(conn);
-                    conn = self.conn()?;
-                }
-                backoff(attempt);
-                attempt += 1;
-                continue;
-            }
-            return match out {
-                Ok(v) => Ok(v),
-                Err(Attempt::App(e)) => Err(e),
-                Err(Attempt::Db(e) | Attempt::Begin(e)) => Err(store_error(e).into()),
-                Err(Attempt::Aborted(msg)) => {
-                    Err(StoreError::backend(format!("the transaction was aborted by a failed statement and rolled back: {msg}")).into())
-                }
-                Err(Attempt::Conflict) => Err(StoreError::Conflict(format!("serialization conflict persisted over {attempt} attempts")).into()),
-            };
-        }
-    }
 }
 
 impl Store for PgStore {
@@ -516,8 +352,7 @@ impl Store for PgStore {
         let mut wait = self.batch_lock_wait();
         let direct = self.run_as(Gate::Shared, Some(&mut wait), |tx: &mut PgTx<'_>| {
             tx.mode = TxMode::NoSavepoints;
-            tx.defer_appends();
-            tx.take_numbers_ahead(items.len());
+            tx.defer_appends(deferred_parts(items.len()));
             out.clear();
             an_item_failed = false;
             for item in items {
@@ -534,7 +369,7 @@ impl Store for PgStore {
             }
             // What the items appended goes out now; a failure there is one item's (a
             // duplicate, a foreign key), which the pass with savepoints finds.
-            let sent = tx.flush().and_then(|()| tx.give_back_numbers());
+            let sent = tx.end_deferring();
             if tx.state.conflict {
                 return Err(StoreError::Conflict("serialization conflict in a batch".into()).into());
             }
@@ -608,6 +443,21 @@ impl Store for PgStore {
     fn await_auth_propagation(&self) {
         std::thread::sleep(auth_feed::POLL * 2);
     }
+}
+
+/// What a batch's first pass of `items` items defers into: one part per batched resource, in
+/// the order their writes go out (see `deferred`: the referenced tables first), and the invoice
+/// numbers it takes ahead.
+fn deferred_parts(items: usize) -> batch::Parts {
+    vec![
+        Box::<invoice::Deferred>::default(),
+        Box::new(invoice_number::Numbers::ahead(items)),
+        Box::<payment::Deferred>::default(),
+        Box::<subscription::Deferred>::default(),
+        Box::<subscription_cycle::Deferred>::default(),
+        Box::<event::Deferred>::default(),
+        Box::<work::Deferred>::default(),
+    ]
 }
 
 thread_local! {

@@ -1,5 +1,7 @@
 //! Payments and saved cards: `billing_model::payment::PaymentTx`.
 
+use crate::deferred::{replace_or_push, Pending, Stage};
+use crate::prefetch::{Original, ReadAhead};
 use crate::support::*;
 use billing_model::clock::Timestamp;
 use billing_model::ids::*;
@@ -11,6 +13,7 @@ use diesel::dsl::sql;
 use diesel::pg::Pg;
 use diesel::prelude::*;
 use diesel::sql_types::{Bool, Text};
+use std::collections::{HashMap, HashSet};
 
 diesel::table! {
     payments (id) {
@@ -219,9 +222,153 @@ fn payments_matching<'a>(branch: uuid::Uuid, q: &'a ListQuery<PaymentSort>, f: &
     query
 }
 
+/// What a batch's first pass defers of payments (see `deferred`): new payments, and updates
+/// of payments written before.
+#[derive(Default)]
+pub(crate) struct Deferred {
+    payments: Vec<PaymentRow>,
+    /// The newest row of each updated payment, with the row as the database holds it when this
+    /// pass read it ahead (see `prefetch`): then only the columns that differ are sent.
+    updates: Vec<(PaymentRow, Option<Original>)>,
+    /// The ids of the updated payments, and their invoices'.
+    updated: HashSet<Uuid>,
+}
+
+impl Pending<PgKind> for Deferred {
+    fn is_empty(&self) -> bool {
+        self.payments.is_empty() && self.updates.is_empty()
+    }
+
+    fn updates(&self, id: Uuid) -> bool {
+        self.updated.contains(&id)
+    }
+
+    fn send(&mut self, tx: &mut PgTx<'_>, stage: Stage) -> StoreResult<()> {
+        match stage {
+            Stage::Deletes => Ok(()),
+            Stage::Updates => {
+                self.updated.clear();
+                tx.send_updates("payments", "payment", &std::mem::take(&mut self.updates))
+            }
+            Stage::Inserts => {
+                // A row is 20 parameters: 200 rows stay well under PostgreSQL's 65,535.
+                for chunk in std::mem::take(&mut self.payments).chunks(200) {
+                    tx.change_apart(|c| diesel::insert_into(payments::table).values(chunk).execute(c))?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+/// What a batch read ahead of payments: an outcome batch's invoices' payments (by invoice), a
+/// renewal batch's consumers' latest active cards (by consumer).
+#[derive(Default)]
+pub(crate) struct Ahead {
+    payments: HashMap<Uuid, Vec<Payment>>,
+    cards: HashMap<Uuid, Option<TokenizedCard>>,
+}
+
+impl ReadAhead for Ahead {
+    fn is_empty(&self) -> bool {
+        self.payments.is_empty() && self.cards.is_empty()
+    }
+
+    /// An invoice's payments (a card stays: no write of a batch changes one).
+    fn forget(&mut self, id: Uuid) {
+        self.payments.remove(&id);
+    }
+}
+
+impl PgTx<'_> {
+    /// Reads ahead the payments of the `invoices` (asked for by `ids`), in one statement.
+    pub(crate) fn payments_ahead(&mut self, ids: &[Uuid], invoices: &[Uuid]) -> StoreResult<Ahead> {
+        let rows: Vec<PaymentRow> = self.read_apart(|c| {
+            use payments::dsl as p;
+            p::payments
+                .filter(p::invoice_id.eq_any(ids))
+                .order_by((p::invoice_id, p::number, p::id))
+                .select(PaymentRow::as_select())
+                .load(c)
+        })?;
+        let mut ahead = Ahead::default();
+        for invoice in invoices {
+            ahead.payments.insert(*invoice, vec![]);
+        }
+        for row in rows {
+            let x = row.into_domain()?;
+            if let Some(list) = ahead.payments.get_mut(&x.invoice_id.0) {
+                list.push(x);
+            }
+        }
+        Ok(ahead)
+    }
+
+    /// Reads ahead the latest active card of each of `consumers`, in one statement.
+    pub(crate) fn cards_ahead(&mut self, consumers: &[Uuid]) -> StoreResult<Ahead> {
+        let rows: Vec<CardRow> = self.read_apart(|c| {
+            use tokenized_cards::dsl as t;
+            t::tokenized_cards
+                .filter(t::consumer_id.eq_any(consumers))
+                .filter(t::is_active.eq(true))
+                .distinct_on(t::consumer_id)
+                .order_by((t::consumer_id, t::created_at.desc(), t::id.desc()))
+                .select(CardRow::as_select())
+                .load(c)
+        })?;
+        let mut ahead = Ahead::default();
+        for consumer in consumers {
+            ahead.cards.insert(*consumer, None);
+        }
+        for c in rows {
+            let c = c.into_domain();
+            ahead.cards.insert(c.consumer_id.0, Some(c));
+        }
+        Ok(ahead)
+    }
+
+    /// Sends what is pending when a new payment, or an update of a payment of `invoice`, is
+    /// among it.
+    fn flush_if_payments_pending(&mut self, invoice: Uuid) -> StoreResult<()> {
+        let new = self.deferred_ref::<Deferred>().is_some_and(|d| !d.payments.is_empty());
+        match new || self.update_pending(invoice) {
+            true => self.flush(),
+            false => Ok(()),
+        }
+    }
+
+    /// An update of a payment: changes the pending row when the payment is still pending, else
+    /// records the update for the end of the batch (where a payment that is missing fails the
+    /// pass); gives `row` back to be written when this transaction does not defer.
+    /// `original`: the row as read ahead and not written since (see `prefetch`).
+    fn defer_payment_update(&mut self, row: PaymentRow, original: Option<Original>) -> Option<PaymentRow> {
+        let Some(d) = self.deferred::<Deferred>() else { return Some(row) };
+        if let Some(p) = d.payments.iter_mut().find(|p| p.id == row.id) {
+            *p = row;
+            return None;
+        }
+        d.updated.insert(row.invoice_id);
+        replace_or_push(&mut d.updates, &mut d.updated, (row, original), |r| r.0.id);
+        None
+    }
+
+    /// An invoice's payments as read ahead, once.
+    fn take_prefetched_payments(&mut self, invoice: InvoiceId) -> Option<Vec<Payment>> {
+        let found = self.ahead::<Ahead>()?.payments.remove(&invoice.0)?;
+        for p in &found {
+            self.keep_original(p.id.0, PaymentRow::new(p));
+        }
+        Some(found)
+    }
+}
+
 impl billing_model::payment::PaymentTx for PgTx<'_> {
     fn insert_payment(&mut self, p: &Payment) -> StoreResult<()> {
-        let Some(row) = self.defer_payment(PaymentRow::new(p)?) else { return Ok(()) };
+        let row = PaymentRow::new(p)?;
+        if let Some(d) = self.deferred::<Deferred>() {
+            d.payments.push(row);
+            return Ok(());
+        }
         self.write(|c| diesel::insert_into(payments::table).values(&row).execute(c)).map(drop)
     }
 
@@ -300,8 +447,8 @@ impl billing_model::payment::PaymentTx for PgTx<'_> {
     }
 
     fn latest_active_card(&mut self, consumer: ConsumerId) -> StoreResult<Option<TokenizedCard>> {
-        if let Some(found) = self.prefetched_card(consumer.0) {
-            return Ok(found);
+        if let Some(found) = self.ahead_ref::<Ahead>().and_then(|a| a.cards.get(&consumer.0)) {
+            return Ok(found.clone());
         }
         use tokenized_cards::dsl as t;
         let row = self.read_apart(|c| {

@@ -1,13 +1,13 @@
 //! Payment links with their items: `billing_model::payment_link::PaymentLinkTx`.
 
+use crate::priced_line::line_table;
 use crate::support::*;
 use billing_model::ids::*;
-use billing_model::invoice::InvoiceItem;
 use billing_model::list::{Direction, ListQuery, Page};
-use billing_model::money::{Currency, Money};
+use billing_model::money::Money;
 use billing_model::payment_link::*;
 use billing_model::pricing::totals::{lines_from_stored, lines_to_stored};
-use billing_model::product::{RecurringInterval, VatMode};
+use billing_model::product::RecurringInterval;
 use diesel::pg::Pg;
 use diesel::prelude::*;
 use serde_json::Map;
@@ -47,28 +47,14 @@ diesel::table! {
     }
 }
 
-diesel::table! {
-    payment_link_items (id) {
-        id -> Uuid,
-        link_id -> Uuid,
-        position -> Int4,
-        product_id -> Uuid,
-        price_id -> Nullable<Uuid>,
-        quantity -> Int8,
-        allow_custom_quantity -> Bool,
-        min_quantity -> Nullable<Int8>,
-        max_quantity -> Nullable<Int8>,
-        unit_price -> Int8,
-        vat_mode -> Text,
-        one_time -> Bool,
-        coupon_ids -> Jsonb,
-        original_amount -> Int8,
-        discounted_amount -> Int8,
-        coupons -> Jsonb,
-        vat_amount -> Int8,
-        excluding_vat -> Int8,
-        created_at -> Timestamptz,
-        updated_at -> Nullable<Timestamptz>,
+line_table! {
+    /// A link's items (see `crate::priced_line`), with the quantities a payer may choose and when
+    /// each was last changed.
+    payment_link_items (link_id) as LinkItems, rows LinkItemRow, own LinkItemOwn {
+        allow_custom_quantity -> Bool: bool,
+        min_quantity -> Nullable<Int8>: Option<i64>,
+        max_quantity -> Nullable<Int8>: Option<i64>,
+        updated_at -> Nullable<Timestamptz>: Option<Ts>,
     }
 }
 
@@ -126,10 +112,6 @@ impl AttemptRow {
             created_at: self.created_at,
         })
     }
-}
-
-fn count_of(what: &str, v: i64) -> StoreResult<u32> {
-    u32::try_from(v).map_err(|_| unreadable(what, v))
 }
 
 fn count_opt(what: &str, v: Option<i64>) -> StoreResult<Option<u32>> {
@@ -250,86 +232,6 @@ impl LinkRow {
     }
 }
 
-#[derive(Queryable, Selectable, Insertable, Debug, Clone)]
-#[diesel(table_name = payment_link_items, treat_none_as_default_value = false)]
-pub struct LinkItemRow {
-    pub id: Uuid,
-    pub link_id: Uuid,
-    pub position: i32,
-    pub product_id: Uuid,
-    pub price_id: Option<Uuid>,
-    pub quantity: i64,
-    pub allow_custom_quantity: bool,
-    pub min_quantity: Option<i64>,
-    pub max_quantity: Option<i64>,
-    pub unit_price: i64,
-    pub vat_mode: String,
-    pub one_time: bool,
-    pub coupon_ids: Value,
-    pub original_amount: i64,
-    pub discounted_amount: i64,
-    pub coupons: Value,
-    pub vat_amount: i64,
-    pub excluding_vat: i64,
-    pub created_at: Ts,
-    pub updated_at: Option<Ts>,
-}
-
-impl LinkItemRow {
-    pub fn new(l: &PaymentLink, k: usize, it: &PaymentLinkItem) -> StoreResult<Self> {
-        let line = &it.line;
-        Ok(LinkItemRow {
-            id: it.id.0,
-            link_id: l.id.0,
-            position: k as i32,
-            product_id: line.product_id.0,
-            price_id: line.price_id.map(|p| p.0),
-            quantity: i64::from(line.quantity),
-            allow_custom_quantity: it.allow_custom_quantity,
-            min_quantity: it.min_quantity.map(i64::from),
-            max_quantity: it.max_quantity.map(i64::from),
-            unit_price: m(line.unit_price)?,
-            vat_mode: line.vat_mode.as_str().into(),
-            one_time: line.one_time,
-            coupon_ids: to_json("coupon_ids", &line.coupon_ids),
-            original_amount: m(line.original_amount)?,
-            discounted_amount: m(line.discounted_amount)?,
-            coupons: lines_to_stored(&line.coupons)?,
-            vat_amount: m(line.vat_amount)?,
-            excluding_vat: m(line.excluding_vat)?,
-            created_at: line.created_at,
-            updated_at: it.updated_at,
-        })
-    }
-
-    pub fn into_domain(self, c: Currency) -> StoreResult<PaymentLinkItem> {
-        let mo = |x: i64| Money::from_stored(x, c);
-        Ok(PaymentLinkItem {
-            id: self.id.into(),
-            line: InvoiceItem {
-                id: InvoiceItemId(self.id),
-                product_id: self.product_id.into(),
-                price_id: self.price_id.map(Into::into),
-                quantity: count_of("quantity", self.quantity)?,
-                unit_price: mo(self.unit_price),
-                vat_mode: parsed("VAT mode", &self.vat_mode, VatMode::parse)?,
-                one_time: self.one_time,
-                coupon_ids: from_json("coupon ids", self.coupon_ids)?,
-                original_amount: mo(self.original_amount),
-                discounted_amount: mo(self.discounted_amount),
-                coupons: lines_from_stored(&self.coupons, c),
-                vat_amount: mo(self.vat_amount),
-                excluding_vat: mo(self.excluding_vat),
-                created_at: self.created_at,
-            },
-            allow_custom_quantity: self.allow_custom_quantity,
-            min_quantity: count_opt("min_quantity", self.min_quantity)?,
-            max_quantity: count_opt("max_quantity", self.max_quantity)?,
-            updated_at: self.updated_at,
-        })
-    }
-}
-
 fn links_matching<'a>(branch: Uuid, q: &'a ListQuery<PaymentLinkSort>, f: &'a PaymentLinkFilter, coll: &'static str) -> payment_links::BoxedQuery<'a, Pg> {
     use payment_links::dsl as l;
     let mut query = l::payment_links.filter(l::branch_id.eq(branch)).into_boxed();
@@ -368,45 +270,42 @@ fn links_matching<'a>(branch: Uuid, q: &'a ListQuery<PaymentLinkSort>, f: &'a Pa
 
 impl PgTx<'_> {
     fn link_items_of(&mut self, rows: Vec<LinkRow>) -> StoreResult<Vec<PaymentLink>> {
-        use payment_link_items::dsl as it;
         let ids: Vec<Uuid> = rows.iter().map(|r| r.id).collect();
-        let items: Vec<LinkItemRow> = self.read(|c| {
-            it::payment_link_items
-                .filter(it::link_id.eq_any(&ids))
-                .order_by((it::link_id, it::position))
-                .select(LinkItemRow::as_select())
-                .load(c)
-        })?;
+        self.flush()?;
+        let mut lines = self.lines_of::<LinkItems>(&ids)?;
         let mut out = Vec::with_capacity(rows.len());
         for r in rows {
             let c = currency(&r.currency)?;
-            let mine = items
-                .iter()
-                .filter(|x| x.link_id == r.id)
-                .map(|x| x.clone().into_domain(c))
+            let items = lines
+                .of(r.id, c)?
+                .into_iter()
+                .map(|(line, own)| {
+                    Ok(PaymentLinkItem {
+                        id: line.id.0.into(),
+                        line,
+                        allow_custom_quantity: own.allow_custom_quantity,
+                        min_quantity: count_opt("min_quantity", own.min_quantity)?,
+                        max_quantity: count_opt("max_quantity", own.max_quantity)?,
+                        updated_at: own.updated_at,
+                    })
+                })
                 .collect::<StoreResult<Vec<_>>>()?;
-            out.push(r.into_domain(mine)?);
+            out.push(r.into_domain(items)?);
         }
         Ok(out)
     }
 
     fn write_link_items(&mut self, l: &PaymentLink) -> StoreResult<()> {
-        use payment_link_items::dsl as it;
-        let rows = l
-            .items
-            .iter()
-            .enumerate()
-            .map(|(k, x)| LinkItemRow::new(l, k, x))
-            .collect::<StoreResult<Vec<_>>>()?;
-        let id = l.id.0;
-        self.write(|c| {
-            diesel::delete(it::payment_link_items.filter(it::link_id.eq(id))).execute(c)?;
-            if rows.is_empty() {
-                return Ok(0);
-            }
-            diesel::insert_into(it::payment_link_items).values(&rows).execute(c)
-        })
-        .map(drop)
+        let lines = l.items.iter().map(|it| {
+            let own = LinkItemOwn {
+                allow_custom_quantity: it.allow_custom_quantity,
+                min_quantity: it.min_quantity.map(i64::from),
+                max_quantity: it.max_quantity.map(i64::from),
+                updated_at: it.updated_at,
+            };
+            (it.id.0, &it.line, own)
+        });
+        self.write_lines::<LinkItems>(l.id.0, true, lines)
     }
 
     fn one_link(&mut self, row: Option<LinkRow>) -> StoreResult<Option<PaymentLink>> {

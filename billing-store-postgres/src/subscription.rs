@@ -1,306 +1,28 @@
 //! Subscriptions with their items and billed cycles: `billing_model::subscription::SubscriptionTx`.
 
+use crate::deferred::{replace_or_push, Pending, Stage};
+use crate::prefetch::{Original, ReadAhead};
+use crate::priced_line::line_table;
+use crate::subscription_row::{subscriptions, SubRow};
 use crate::support::*;
+use billing_model::clock::Timestamp;
 use billing_model::ids::*;
-use billing_model::invoice::InvoiceItem;
 use billing_model::list::{Direction, ListQuery, Page};
-use billing_model::money::{Currency, Money};
-use billing_model::pricing::totals::{lines_from_stored, lines_to_stored};
-use billing_model::product::{RecurringInterval, VatMode};
 use billing_model::subscription::*;
 use diesel::dsl::sql;
 use diesel::pg::Pg;
 use diesel::prelude::*;
 use diesel::sql_types::{Bool, Text};
+use std::collections::{HashMap, HashSet};
 
-diesel::table! {
-    subscriptions (id) {
-        id -> Uuid,
-        org_id -> Uuid,
-        branch_id -> Uuid,
-        user_id -> Uuid,
-        consumer_id -> Uuid,
-        description -> Nullable<Text>,
-        currency -> Text,
-        status -> Text,
-        recurring_interval -> Text,
-        recurring_interval_count -> Int8,
-        period_anchor -> Timestamptz,
-        current_cycle_number -> Int8,
-        current_period_start -> Timestamptz,
-        current_period_end -> Timestamptz,
-        cancel_at_period_end -> Bool,
-        until_cycle_number -> Nullable<Int8>,
-        started_at -> Nullable<Timestamptz>,
-        ended_at -> Nullable<Timestamptz>,
-        latest_invoice_id -> Nullable<Uuid>,
-        latest_invoice_paid -> Bool,
-        renewal_failures -> Int8,
-        options -> Jsonb,
-        payment_methods -> Jsonb,
-        coupon_ids -> Jsonb,
-        coupons -> Jsonb,
-        original_amount -> Int8,
-        item_level_discounted_amount -> Int8,
-        total_vat_amount -> Int8,
-        total_price_excluding_vat -> Int8,
-        amount -> Int8,
-        created_at -> Timestamptz,
-        updated_at -> Nullable<Timestamptz>,
+line_table! {
+    /// A subscription's items (see `crate::priced_line`), with when each was last changed.
+    subscription_items (subscription_id) as SubscriptionItems, rows SubItemRow, own SubItemOwn {
+        updated_at -> Nullable<Timestamptz>: Option<Ts>,
     }
 }
 
-diesel::table! {
-    subscription_items (id) {
-        id -> Uuid,
-        subscription_id -> Uuid,
-        position -> Int4,
-        product_id -> Uuid,
-        price_id -> Nullable<Uuid>,
-        quantity -> Int8,
-        unit_price -> Int8,
-        vat_mode -> Text,
-        one_time -> Bool,
-        coupon_ids -> Jsonb,
-        original_amount -> Int8,
-        discounted_amount -> Int8,
-        coupons -> Jsonb,
-        vat_amount -> Int8,
-        excluding_vat -> Int8,
-        created_at -> Timestamptz,
-        updated_at -> Nullable<Timestamptz>,
-    }
-}
-
-diesel::table! {
-    subscription_cycles (subscription_id, cycle_number) {
-        subscription_id -> Uuid,
-        cycle_number -> Int8,
-        invoice_id -> Uuid,
-    }
-}
-
-diesel::table! {
-    subscription_plan_changes (id) {
-        id -> Uuid,
-        subscription_id -> Uuid,
-        status -> Text,
-        currency -> Text,
-        effective_cycle -> Int8,
-        effective_at -> Timestamptz,
-        body -> Jsonb,
-        created_at -> Timestamptz,
-        updated_at -> Nullable<Timestamptz>,
-    }
-}
-
-diesel::allow_tables_to_appear_in_same_query!(subscriptions, subscription_items, subscription_cycles, subscription_plan_changes);
-
-fn count_of(what: &str, v: i64) -> StoreResult<u32> {
-    u32::try_from(v).map_err(|_| unreadable(what, v))
-}
-
-#[derive(Queryable, Selectable, Insertable, AsChangeset, Debug, serde::Serialize)]
-#[diesel(table_name = subscriptions, treat_none_as_null = true, treat_none_as_default_value = false)]
-pub struct SubRow {
-    pub id: Uuid,
-    pub org_id: Uuid,
-    pub branch_id: Uuid,
-    pub user_id: Uuid,
-    pub consumer_id: Uuid,
-    pub description: Option<String>,
-    pub currency: String,
-    pub status: String,
-    pub recurring_interval: String,
-    pub recurring_interval_count: i64,
-    pub period_anchor: Ts,
-    pub current_cycle_number: i64,
-    pub current_period_start: Ts,
-    pub current_period_end: Ts,
-    pub cancel_at_period_end: bool,
-    pub until_cycle_number: Option<i64>,
-    pub started_at: Option<Ts>,
-    pub ended_at: Option<Ts>,
-    pub latest_invoice_id: Option<Uuid>,
-    pub latest_invoice_paid: bool,
-    pub renewal_failures: i64,
-    pub options: Value,
-    pub payment_methods: Value,
-    pub coupon_ids: Value,
-    pub coupons: Value,
-    pub original_amount: i64,
-    pub item_level_discounted_amount: i64,
-    pub total_vat_amount: i64,
-    pub total_price_excluding_vat: i64,
-    pub amount: i64,
-    pub created_at: Ts,
-    pub updated_at: Option<Ts>,
-}
-
-impl SubRow {
-    pub(crate) fn new(v: &Subscription) -> StoreResult<Self> {
-        Ok(SubRow {
-            id: v.id.0,
-            org_id: v.org_id.0,
-            branch_id: v.branch_id.0,
-            user_id: v.user_id.0,
-            consumer_id: v.consumer_id.0,
-            description: v.description.clone(),
-            currency: v.currency.code().into(),
-            status: v.status.as_str().into(),
-            recurring_interval: v.recurring_interval.as_str().into(),
-            recurring_interval_count: i64::from(v.recurring_interval_count),
-            period_anchor: v.period_anchor,
-            current_cycle_number: i64::from(v.current_cycle_number),
-            current_period_start: v.current_period_start,
-            current_period_end: v.current_period_end,
-            cancel_at_period_end: v.cancel_at_period_end,
-            until_cycle_number: v.until_cycle_number.map(i64::from),
-            started_at: v.started_at,
-            ended_at: v.ended_at,
-            latest_invoice_id: v.latest_invoice_id.map(|x| x.0),
-            latest_invoice_paid: v.latest_invoice_paid,
-            renewal_failures: i64::from(v.renewal_failures),
-            options: serde_json::json!({
-                "notify_consumer": v.notify_consumer,
-                "exclude_coupons_if_installments": v.exclude_coupons_if_installments,
-                "anchor_cycle": v.anchor_cycle,
-            }),
-            payment_methods: to_json("payment_methods", &v.payment_methods),
-            coupon_ids: to_json("coupon_ids", &v.coupon_ids),
-            coupons: lines_to_stored(&v.coupons)?,
-            original_amount: m(v.original_amount)?,
-            item_level_discounted_amount: m(v.item_level_discounted_amount)?,
-            total_vat_amount: m(v.total_vat_amount)?,
-            total_price_excluding_vat: m(v.total_price_excluding_vat)?,
-            amount: m(v.amount)?,
-            created_at: v.created_at,
-            updated_at: v.updated_at,
-        })
-    }
-
-    fn into_domain(self, items: Vec<SubscriptionItem>) -> StoreResult<Subscription> {
-        let c = currency(&self.currency)?;
-        let mo = |x: i64| Money::from_stored(x, c);
-        Ok(Subscription {
-            id: self.id.into(),
-            org_id: self.org_id.into(),
-            branch_id: self.branch_id.into(),
-            user_id: self.user_id.into(),
-            consumer_id: self.consumer_id.into(),
-            description: self.description,
-            currency: c,
-            status: parsed("subscription status", &self.status, SubscriptionStatus::parse)?,
-            recurring_interval: parsed("recurring interval", &self.recurring_interval, RecurringInterval::parse)?,
-            recurring_interval_count: count_of("recurring_interval_count", self.recurring_interval_count)?,
-            period_anchor: self.period_anchor,
-            // Absent in rows written before plan changes: cycle 1.
-            anchor_cycle: match self.options.get("anchor_cycle") {
-                None => 1,
-                Some(v) => v
-                    .as_u64()
-                    .and_then(|n| u32::try_from(n).ok())
-                    .ok_or_else(|| unreadable("options", &self.options))?,
-            },
-            current_cycle_number: count_of("current_cycle_number", self.current_cycle_number)?,
-            current_period_start: self.current_period_start,
-            current_period_end: self.current_period_end,
-            cancel_at_period_end: self.cancel_at_period_end,
-            until_cycle_number: self.until_cycle_number.map(|n| count_of("until_cycle_number", n)).transpose()?,
-            started_at: self.started_at,
-            ended_at: self.ended_at,
-            latest_invoice_id: self.latest_invoice_id.map(Into::into),
-            latest_invoice_paid: self.latest_invoice_paid,
-            renewal_failures: count_of("renewal_failures", self.renewal_failures)?,
-            notify_consumer: self.options["notify_consumer"].as_bool().ok_or_else(|| unreadable("options", &self.options))?,
-            exclude_coupons_if_installments: self.options["exclude_coupons_if_installments"]
-                .as_bool()
-                .ok_or_else(|| unreadable("options", &self.options))?,
-            payment_methods: from_json("payment methods", self.payment_methods)?,
-            coupon_ids: from_json("coupon ids", self.coupon_ids)?,
-            coupons: lines_from_stored(&self.coupons, c),
-            original_amount: mo(self.original_amount),
-            item_level_discounted_amount: mo(self.item_level_discounted_amount),
-            total_vat_amount: mo(self.total_vat_amount),
-            total_price_excluding_vat: mo(self.total_price_excluding_vat),
-            amount: mo(self.amount),
-            items,
-            created_at: self.created_at,
-            updated_at: self.updated_at,
-        })
-    }
-}
-
-#[derive(Queryable, Selectable, Insertable, Debug, Clone)]
-#[diesel(table_name = subscription_items, treat_none_as_default_value = false)]
-pub struct SubItemRow {
-    pub id: Uuid,
-    pub subscription_id: Uuid,
-    pub position: i32,
-    pub product_id: Uuid,
-    pub price_id: Option<Uuid>,
-    pub quantity: i64,
-    pub unit_price: i64,
-    pub vat_mode: String,
-    pub one_time: bool,
-    pub coupon_ids: Value,
-    pub original_amount: i64,
-    pub discounted_amount: i64,
-    pub coupons: Value,
-    pub vat_amount: i64,
-    pub excluding_vat: i64,
-    pub created_at: Ts,
-    pub updated_at: Option<Ts>,
-}
-
-impl SubItemRow {
-    fn new(v: &Subscription, k: usize, it: &SubscriptionItem) -> StoreResult<Self> {
-        let line = &it.line;
-        Ok(SubItemRow {
-            id: it.id.0,
-            subscription_id: v.id.0,
-            position: k as i32,
-            product_id: line.product_id.0,
-            price_id: line.price_id.map(|p| p.0),
-            quantity: i64::from(line.quantity),
-            unit_price: m(line.unit_price)?,
-            vat_mode: line.vat_mode.as_str().into(),
-            one_time: line.one_time,
-            coupon_ids: to_json("coupon_ids", &line.coupon_ids),
-            original_amount: m(line.original_amount)?,
-            discounted_amount: m(line.discounted_amount)?,
-            coupons: lines_to_stored(&line.coupons)?,
-            vat_amount: m(line.vat_amount)?,
-            excluding_vat: m(line.excluding_vat)?,
-            created_at: line.created_at,
-            updated_at: it.updated_at,
-        })
-    }
-
-    fn into_domain(self, c: Currency) -> StoreResult<SubscriptionItem> {
-        let mo = |x: i64| Money::from_stored(x, c);
-        Ok(SubscriptionItem {
-            id: self.id.into(),
-            line: InvoiceItem {
-                id: InvoiceItemId(self.id),
-                product_id: self.product_id.into(),
-                price_id: self.price_id.map(Into::into),
-                quantity: count_of("quantity", self.quantity)?,
-                unit_price: mo(self.unit_price),
-                vat_mode: parsed("VAT mode", &self.vat_mode, VatMode::parse)?,
-                one_time: self.one_time,
-                coupon_ids: from_json("coupon ids", self.coupon_ids)?,
-                original_amount: mo(self.original_amount),
-                discounted_amount: mo(self.discounted_amount),
-                coupons: lines_from_stored(&self.coupons, c),
-                vat_amount: mo(self.vat_amount),
-                excluding_vat: mo(self.excluding_vat),
-                created_at: self.created_at,
-            },
-            updated_at: self.updated_at,
-        })
-    }
-}
+diesel::allow_tables_to_appear_in_same_query!(subscriptions, subscription_items);
 
 fn subs_matching<'a>(branch: Uuid, q: &'a ListQuery<SubscriptionSort>, f: &'a SubscriptionFilter, coll: &'static str) -> subscriptions::BoxedQuery<'a, Pg> {
     use subscriptions::dsl as v;
@@ -383,45 +105,189 @@ impl PgTx<'_> {
     }
 
     pub(crate) fn sub_items_of(&mut self, rows: Vec<SubRow>) -> StoreResult<Vec<Subscription>> {
-        use subscription_items::dsl as it;
         let ids: Vec<Uuid> = rows.iter().map(|r| r.id).collect();
-        let items: Vec<SubItemRow> = self.read_apart(|c| {
-            it::subscription_items
-                .filter(it::subscription_id.eq_any(&ids))
-                .order_by((it::subscription_id, it::position))
-                .select(SubItemRow::as_select())
-                .load(c)
-        })?;
+        let mut lines = self.lines_of::<SubscriptionItems>(&ids)?;
         let mut out = Vec::with_capacity(rows.len());
         for r in rows {
             let c = currency(&r.currency)?;
-            let mine = items
-                .iter()
-                .filter(|x| x.subscription_id == r.id)
-                .map(|x| x.clone().into_domain(c))
-                .collect::<StoreResult<Vec<_>>>()?;
-            out.push(r.into_domain(mine)?);
+            let items = lines
+                .of(r.id, c)?
+                .into_iter()
+                .map(|(line, own)| SubscriptionItem {
+                    id: line.id.0.into(),
+                    line,
+                    updated_at: own.updated_at,
+                })
+                .collect();
+            out.push(r.into_domain(items)?);
         }
         Ok(out)
     }
 
     fn write_sub_items(&mut self, v: &Subscription) -> StoreResult<()> {
-        use subscription_items::dsl as it;
-        let rows = v
-            .items
-            .iter()
-            .enumerate()
-            .map(|(k, x)| SubItemRow::new(v, k, x))
-            .collect::<StoreResult<Vec<_>>>()?;
-        let id = v.id.0;
-        self.write(|c| {
-            diesel::delete(it::subscription_items.filter(it::subscription_id.eq(id))).execute(c)?;
-            if rows.is_empty() {
-                return Ok(0);
+        let lines = v.items.iter().map(|it| (it.id.0, &it.line, SubItemOwn { updated_at: it.updated_at }));
+        self.write_lines::<SubscriptionItems>(v.id.0, true, lines)
+    }
+}
+
+/// The columns of a subscription's row that `mark_latest_invoice_paid` reads.
+#[derive(Debug, Clone, Queryable, Selectable)]
+#[diesel(table_name = subscriptions)]
+pub(crate) struct MarkState {
+    id: Uuid,
+    branch_id: Uuid,
+    latest_invoice_id: Option<Uuid>,
+    latest_invoice_paid: bool,
+    status: String,
+}
+
+impl MarkState {
+    /// Whether marking `invoice` paid, for `branch` and in one of `statuses`, would change it.
+    fn marks(&self, branch: BranchId, invoice: InvoiceId, statuses: &[&str]) -> bool {
+        self.branch_id == branch.0 && self.latest_invoice_id == Some(invoice.0) && !self.latest_invoice_paid && statuses.contains(&self.status.as_str())
+    }
+}
+
+/// What a batch's first pass defers of subscriptions (see `deferred`): updates of their rows, and
+/// latest invoices marked paid from what an outcome batch read ahead.
+#[derive(Default)]
+pub(crate) struct Deferred {
+    /// The newest row of each updated subscription, with the row as the database holds it when
+    /// this pass read it ahead (see `prefetch`): then only the columns that differ are sent.
+    updates: Vec<(SubRow, Option<Original>)>,
+    /// Subscriptions whose latest invoice is marked paid, with the time.
+    marks: Vec<(Uuid, Timestamp)>,
+    /// The ids of the updated and marked subscriptions.
+    updated: HashSet<Uuid>,
+}
+
+impl Pending<PgKind> for Deferred {
+    fn is_empty(&self) -> bool {
+        self.updates.is_empty() && self.marks.is_empty()
+    }
+
+    fn updates(&self, id: Uuid) -> bool {
+        self.updated.contains(&id)
+    }
+
+    /// The marks first: a later update of the same row was written after it (a mark after an
+    /// update reads the row, which sends the update first).
+    fn send(&mut self, tx: &mut PgTx<'_>, stage: Stage) -> StoreResult<()> {
+        if stage != Stage::Updates {
+            return Ok(());
+        }
+        self.updated.clear();
+        let (marks, updates) = (std::mem::take(&mut self.marks), std::mem::take(&mut self.updates));
+        if !marks.is_empty() {
+            let (ids, ats): (Vec<Uuid>, Vec<Timestamp>) = marks.iter().copied().unzip();
+            let n = tx.change_apart(|c| {
+                diesel::sql_query(
+                    "UPDATE subscriptions AS s SET latest_invoice_paid = true, updated_at = u.at \
+                     FROM unnest($1::uuid[], $2::timestamptz[]) AS u(id, at) WHERE s.id = u.id AND NOT s.latest_invoice_paid",
+                )
+                .bind::<diesel::sql_types::Array<diesel::sql_types::Uuid>, _>(&ids)
+                .bind::<diesel::sql_types::Array<diesel::sql_types::Timestamptz>, _>(&ats)
+                .execute(c)
+            })?;
+            if n != ids.len() {
+                tx.state.aborted.get_or_insert_with(|| "a subscription marked paid had changed".into());
+                return Err(StoreError::NotFound("subscription".into()));
             }
-            diesel::insert_into(it::subscription_items).values(&rows).execute(c)
+        }
+        tx.send_updates("subscriptions", "subscription", &updates)
+    }
+}
+
+/// What a batch read ahead of subscriptions: a renewal batch's subscriptions (with their
+/// items), an outcome batch's what marking its invoices' subscriptions paid looks at.
+#[derive(Default)]
+pub(crate) struct Ahead {
+    subs: HashMap<Uuid, Subscription>,
+    marks: HashMap<Uuid, MarkState>,
+}
+
+impl ReadAhead for Ahead {
+    fn is_empty(&self) -> bool {
+        self.subs.is_empty() && self.marks.is_empty()
+    }
+
+    fn forget(&mut self, id: Uuid) {
+        self.subs.remove(&id);
+        self.marks.remove(&id);
+    }
+}
+
+impl PgTx<'_> {
+    /// A renewal batch's reads (`SubscriptionTx::prefetch_renewals`): the subscriptions with
+    /// their items, their freezes, scheduled plan changes and cycles, and their consumers'
+    /// latest active cards, in six statements for the whole batch instead of six per renewal.
+    fn read_renewals_ahead(&mut self, ids: &[SubscriptionId]) -> StoreResult<()> {
+        // Its reads see what the transaction has written, sent or not (at a batch's start,
+        // nothing is pending).
+        self.flush()?;
+        let ids: Vec<Uuid> = ids.iter().map(|x| x.0).collect();
+        let rows: Vec<SubRow> = self.read_apart(|c| {
+            use subscriptions::dsl as v;
+            v::subscriptions.filter(v::id.eq_any(&ids)).select(SubRow::as_select()).load(c)
+        })?;
+        let subs = self.sub_items_of(rows)?;
+        let freezes = self.freezes_ahead(&ids)?;
+        let changes = self.plan_changes_ahead(&ids)?;
+        let cycles = self.cycles_ahead(&ids)?;
+        let consumers: Vec<Uuid> = subs.iter().map(|s| s.consumer_id.0).collect();
+        let cards = self.cards_ahead(&consumers)?;
+        let subs = Ahead {
+            subs: subs.into_iter().map(|s| (s.id.0, s)).collect(),
+            marks: HashMap::new(),
+        };
+        self.read_ahead(vec![Box::new(subs), Box::new(freezes), Box::new(changes), Box::new(cycles), Box::new(cards)]);
+        Ok(())
+    }
+
+    /// Reads ahead what marking the latest invoices of the subscriptions `ids` paid looks at,
+    /// in one statement (none for no subscription).
+    pub(crate) fn marks_ahead(&mut self, ids: &[Uuid]) -> StoreResult<Ahead> {
+        let marks: Vec<MarkState> = match ids.is_empty() {
+            true => vec![],
+            false => self.read_apart(|c| {
+                use subscriptions::dsl as v;
+                v::subscriptions.filter(v::id.eq_any(ids)).select(MarkState::as_select()).load(c)
+            })?,
+        };
+        Ok(Ahead {
+            subs: HashMap::new(),
+            marks: marks.into_iter().map(|m| (m.id, m)).collect(),
         })
-        .map(drop)
+    }
+
+    /// The subscription as read ahead, once, when it is of `branch`.
+    fn take_prefetched_subscription(&mut self, branch: BranchId, id: SubscriptionId) -> Option<Subscription> {
+        let ahead = self.ahead::<Ahead>()?;
+        let s = match ahead.subs.get(&id.0) {
+            Some(s) if s.branch_id == branch => ahead.subs.remove(&id.0)?,
+            _ => return None,
+        };
+        self.keep_original(s.id.0, SubRow::new(&s));
+        Some(s)
+    }
+
+    /// An update of a subscription's row: recorded for the end of the batch (where a
+    /// subscription that is missing fails the pass); gives `row` back to be written when this
+    /// transaction does not defer. `original`: the row as read ahead and not written since.
+    fn defer_subscription_update(&mut self, row: SubRow, original: Option<Original>) -> Option<SubRow> {
+        let Some(d) = self.deferred::<Deferred>() else { return Some(row) };
+        replace_or_push(&mut d.updates, &mut d.updated, (row, original), |r| r.0.id);
+        None
+    }
+
+    /// Records that subscription `id`'s latest invoice is marked paid at `at`, for the end of
+    /// the batch (where a row found otherwise fails the pass); `false` when this transaction
+    /// does not defer.
+    fn defer_mark(&mut self, id: Uuid, at: Timestamp) -> bool {
+        let Some(d) = self.deferred::<Deferred>() else { return false };
+        d.updated.insert(id);
+        d.marks.push((id, at));
+        true
     }
 }
 
@@ -487,7 +353,7 @@ impl SubscriptionTx for PgTx<'_> {
         // The row is written apart here: what was read of it is no longer what it holds.
         self.take_original(id.0);
         if self.deferring() {
-            if let Some(m) = self.take_prefetched_mark(id.0) {
+            if let Some(m) = self.ahead::<Ahead>().and_then(|a| a.marks.remove(&id.0)) {
                 self.forget_prefetched(Some(id.0));
                 let marks = m.marks(branch, invoice, &names);
                 return Ok(marks && self.defer_mark(id.0, at));
@@ -548,174 +414,14 @@ impl SubscriptionTx for PgTx<'_> {
     }
 
     fn insert_subscription_cycle(&mut self, subscription: SubscriptionId, cycle: u32, invoice: InvoiceId) -> StoreResult<()> {
-        use subscription_cycles::dsl as y;
-        self.forget_prefetched(Some(subscription.0));
-        if self.defer_cycle(subscription.0, i64::from(cycle), invoice.0) {
-            return Ok(());
-        }
-        self.write(|c| {
-            diesel::insert_into(y::subscription_cycles)
-                .values((
-                    y::subscription_id.eq(subscription.0),
-                    y::cycle_number.eq(i64::from(cycle)),
-                    y::invoice_id.eq(invoice.0),
-                ))
-                .execute(c)
-        })
-        .map(drop)
+        self.insert_cycle(subscription, cycle, invoice)
     }
 
     fn prefetch_renewals(&mut self, ids: &[SubscriptionId]) -> StoreResult<()> {
-        PgTx::prefetch_renewals(self, ids)
+        self.read_renewals_ahead(ids)
     }
 
     fn subscription_cycles(&mut self, subscription: SubscriptionId) -> StoreResult<Vec<(u32, InvoiceId)>> {
-        use subscription_cycles::dsl as y;
-        let rows: Vec<(i64, Uuid)> = self.read(|c| {
-            y::subscription_cycles
-                .filter(y::subscription_id.eq(subscription.0))
-                .order_by(y::cycle_number)
-                .select((y::cycle_number, y::invoice_id))
-                .load(c)
-        })?;
-        rows.into_iter().map(|(n, id)| Ok((count_of("cycle_number", n)?, id.into()))).collect()
-    }
-}
-
-/// A row of `subscription_plan_changes`: the target plan, diff and preview are its `body`.
-#[derive(Queryable, Selectable, Insertable, AsChangeset, Debug)]
-#[diesel(table_name = subscription_plan_changes, treat_none_as_null = true, treat_none_as_default_value = false)]
-pub(crate) struct PlanChangeRow {
-    id: Uuid,
-    subscription_id: Uuid,
-    status: String,
-    currency: String,
-    effective_cycle: i64,
-    effective_at: Ts,
-    body: Value,
-    created_at: Ts,
-    updated_at: Option<Ts>,
-}
-
-impl PlanChangeRow {
-    fn new(c: &PlanChange) -> StoreResult<Self> {
-        Ok(PlanChangeRow {
-            id: c.id.0,
-            subscription_id: c.subscription_id.0,
-            status: c.status.as_str().into(),
-            currency: c.currency().code().into(),
-            effective_cycle: i64::from(c.effective_cycle),
-            effective_at: c.effective_at,
-            body: c.body_to_stored()?,
-            created_at: c.created_at,
-            updated_at: c.updated_at,
-        })
-    }
-
-    pub(crate) fn into_domain(self) -> StoreResult<PlanChange> {
-        PlanChange::from_stored(
-            self.id.into(),
-            self.subscription_id.into(),
-            &self.status,
-            currency(&self.currency)?,
-            count_of("effective_cycle", self.effective_cycle)?,
-            self.effective_at,
-            &self.body,
-            self.created_at,
-            self.updated_at,
-        )
-        .ok_or_else(|| unreadable("plan change", self.id))
-    }
-}
-
-impl PlanChangeTx for PgTx<'_> {
-    fn insert_plan_change(&mut self, c: &PlanChange) -> StoreResult<()> {
-        let row = PlanChangeRow::new(c)?;
-        self.write(|conn| diesel::insert_into(subscription_plan_changes::table).values(&row).execute(conn))
-            .map(drop)
-    }
-
-    fn update_plan_change(&mut self, c: &PlanChange) -> StoreResult<()> {
-        use subscription_plan_changes::dsl as pc;
-        let row = PlanChangeRow::new(c)?;
-        let n = self.write(|conn| diesel::update(pc::subscription_plan_changes.filter(pc::id.eq(row.id))).set(&row).execute(conn))?;
-        if n == 0 {
-            return Err(billing_model::error::StoreError::NotFound("plan change".into()));
-        }
-        Ok(())
-    }
-
-    fn scheduled_plan_change(&mut self, subscription: SubscriptionId) -> StoreResult<Option<PlanChange>> {
-        if let Some(found) = self.take_prefetched_plan_change(subscription) {
-            return Ok(found);
-        }
-        use subscription_plan_changes::dsl as pc;
-        let row: Option<PlanChangeRow> = self.read_apart(|conn| {
-            pc::subscription_plan_changes
-                .filter(pc::subscription_id.eq(subscription.0))
-                .filter(pc::status.eq(PlanChangeStatus::Scheduled.as_str()))
-                .select(PlanChangeRow::as_select())
-                .first(conn)
-                .optional()
-        })?;
-        row.map(PlanChangeRow::into_domain).transpose()
-    }
-
-    fn plan_changes(&mut self, subscription: SubscriptionId) -> StoreResult<Vec<PlanChange>> {
-        use subscription_plan_changes::dsl as pc;
-        let rows: Vec<PlanChangeRow> = self.read_apart(|conn| {
-            pc::subscription_plan_changes
-                .filter(pc::subscription_id.eq(subscription.0))
-                .order_by((pc::created_at, pc::id))
-                .select(PlanChangeRow::as_select())
-                .load(conn)
-        })?;
-        rows.into_iter().map(PlanChangeRow::into_domain).collect()
-    }
-
-    fn subscription_cycle_invoice(&mut self, subscription: SubscriptionId, cycle: u32) -> StoreResult<Option<InvoiceId>> {
-        use subscription_cycles::dsl as y;
-        self.flush_if_cycle_pending(subscription.0)?;
-        if let Some(found) = self.prefetched_cycle_invoice(subscription, cycle) {
-            return Ok(found);
-        }
-        let id: Option<Uuid> = self.read_apart(|conn| {
-            y::subscription_cycles
-                .filter(y::subscription_id.eq(subscription.0))
-                .filter(y::cycle_number.eq(i64::from(cycle)))
-                .select(y::invoice_id)
-                .first(conn)
-                .optional()
-        })?;
-        Ok(id.map(Into::into))
-    }
-
-    fn replace_subscription_cycle_invoice(&mut self, subscription: SubscriptionId, cycle: u32, old: InvoiceId, new: InvoiceId) -> StoreResult<bool> {
-        use subscription_cycles::dsl as y;
-        let n = self.write(|conn| {
-            diesel::update(
-                y::subscription_cycles
-                    .filter(y::subscription_id.eq(subscription.0))
-                    .filter(y::cycle_number.eq(i64::from(cycle)))
-                    .filter(y::invoice_id.eq(old.0)),
-            )
-            .set(y::invoice_id.eq(new.0))
-            .execute(conn)
-        })?;
-        Ok(n == 1)
-    }
-
-    fn delete_subscription_cycle(&mut self, subscription: SubscriptionId, cycle: u32, invoice: InvoiceId) -> StoreResult<bool> {
-        use subscription_cycles::dsl as y;
-        let n = self.write(|conn| {
-            diesel::delete(
-                y::subscription_cycles
-                    .filter(y::subscription_id.eq(subscription.0))
-                    .filter(y::cycle_number.eq(i64::from(cycle)))
-                    .filter(y::invoice_id.eq(invoice.0)),
-            )
-            .execute(conn)
-        })?;
-        Ok(n == 1)
+        self.cycles_of(subscription)
     }
 }

@@ -1,9 +1,11 @@
 //! Freeze periods and trials of subscriptions: `billing_model::subscription::{FreezeTx, TrialTx}`.
 
+use crate::prefetch::ReadAhead;
 use crate::support::*;
 use billing_model::ids::{BranchId, FreezeId, SubscriptionId};
 use billing_model::subscription::*;
 use diesel::prelude::*;
+use std::collections::HashMap;
 
 diesel::table! {
     subscription_freezes (id) {
@@ -91,6 +93,46 @@ pub struct TrialRow {
     pub ends_at: Ts,
 }
 
+/// What a renewal batch read ahead of freezes: each subscription's live freezes.
+#[derive(Default)]
+pub(crate) struct Ahead {
+    freezes: HashMap<Uuid, Vec<Freeze>>,
+}
+
+impl ReadAhead for Ahead {
+    fn is_empty(&self) -> bool {
+        self.freezes.is_empty()
+    }
+
+    fn forget(&mut self, id: Uuid) {
+        self.freezes.remove(&id);
+    }
+}
+
+impl PgTx<'_> {
+    /// Reads ahead the live freezes of the subscriptions `ids`, in one statement.
+    pub(crate) fn freezes_ahead(&mut self, ids: &[Uuid]) -> StoreResult<Ahead> {
+        let rows: Vec<FreezeRow> = self.read_apart(|c| {
+            use subscription_freezes::dsl as f;
+            f::subscription_freezes
+                .filter(f::subscription_id.eq_any(ids))
+                .filter(f::deleted_at.is_null())
+                .order_by((f::subscription_id, f::starts_at, f::id))
+                .select(FreezeRow::as_select())
+                .load(c)
+        })?;
+        let mut ahead = Ahead::default();
+        for id in ids {
+            ahead.freezes.insert(*id, vec![]);
+        }
+        for f in rows {
+            let f = f.into_domain()?;
+            ahead.freezes.entry(f.subscription_id.0).or_default().push(f);
+        }
+        Ok(ahead)
+    }
+}
+
 impl FreezeTx for PgTx<'_> {
     fn insert_freeze(&mut self, f: &Freeze) -> StoreResult<()> {
         let row = FreezeRow::new(f);
@@ -122,7 +164,7 @@ impl FreezeTx for PgTx<'_> {
     }
 
     fn subscription_freezes(&mut self, subscription: SubscriptionId) -> StoreResult<Vec<Freeze>> {
-        if let Some(found) = self.take_prefetched_freezes(subscription) {
+        if let Some(found) = self.ahead::<Ahead>().and_then(|a| a.freezes.remove(&subscription.0)) {
             return Ok(found);
         }
         use subscription_freezes::dsl as f;

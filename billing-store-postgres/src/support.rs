@@ -54,16 +54,21 @@ pub struct PgTx<'c> {
     /// organization's clock). Cleared when the transaction writes an organization, and when a
     /// batch rolls an item back to its savepoint.
     pub(crate) orgs: std::collections::HashMap<billing_model::ids::OrgId, Option<billing_model::org::Organization>>,
-    /// What a batch's first pass has appended and not sent yet (see `deferred`).
-    pub(crate) deferred: Option<crate::deferred::Deferred>,
-    /// What a renewal batch read ahead (see `prefetch`).
+    /// What a batch's first pass has written and not sent yet (see `deferred` and `batch`).
+    pub(crate) deferred: Option<crate::deferred::Deferred<PgKind>>,
+    /// What a batch read ahead (see `prefetch` and `batch`).
     pub(crate) prefetched: crate::prefetch::Prefetched,
-    /// Invoice numbers a batch's first pass took ahead (see `invoice::Numbers`).
-    pub(crate) numbers: crate::invoice::Numbers,
     /// Products this transaction has marked used in a finalized invoice (or found so): marking
     /// them again changes nothing (the mark is never taken back), and a batch of renewals of
     /// one product would ask once per renewal. Forgotten with the other reads.
     pub(crate) products_used: std::collections::HashSet<(billing_model::ids::BranchId, billing_model::ids::ProductId)>,
+}
+
+/// [`PgTx`] as the batch machinery names it (see `deferred::TxKind`).
+pub(crate) struct PgKind;
+
+impl crate::deferred::TxKind for PgKind {
+    type Tx<'c> = PgTx<'c>;
 }
 
 /// How a [`PgTx`]'s statements run.
@@ -90,13 +95,12 @@ impl<'c> PgTx<'c> {
             orgs: Default::default(),
             deferred: None,
             prefetched: Default::default(),
-            numbers: Default::default(),
             products_used: Default::default(),
         }
     }
 
-    /// Forgets what the transaction kept of its reads (`endpoints`, `orgs`): a batch rolled an
-    /// item back, and what was read may include what the item wrote.
+    /// Forgets what the transaction kept of its reads (`endpoints`, `orgs`, what was read ahead):
+    /// a batch rolled an item back, and what was read may include what the item wrote.
     pub(crate) fn forget_reads(&mut self) {
         self.endpoints.clear();
         self.orgs.clear();
@@ -166,6 +170,9 @@ impl<'c> PgTx<'c> {
     }
 }
 
+/// Rows per multi-row INSERT (PostgreSQL takes at most 65,535 parameters per statement).
+pub(crate) const INSERT_CHUNK: usize = 1000;
+
 /// A stored value this version cannot read back (a hand-edited row, a newer schema).
 pub fn unreadable(what: &str, value: impl std::fmt::Display) -> StoreError {
     StoreError::backend(format!("unreadable stored {what}: {value}"))
@@ -193,6 +200,11 @@ pub fn language(s: &str) -> StoreResult<Language> {
 
 pub fn currency(s: &str) -> StoreResult<Currency> {
     s.parse().map_err(|_| unreadable("currency", s))
+}
+
+/// A stored count (never negative, below 2^32).
+pub fn count_of(what: &str, v: i64) -> StoreResult<u32> {
+    u32::try_from(v).map_err(|_| unreadable(what, v))
 }
 
 pub fn u64_of(what: &str, v: i64) -> StoreResult<u64> {

@@ -189,7 +189,7 @@ impl billing_model::webhook::WebhookTx for PgTx<'_> {
     }
 
     fn insert_webhook_deliveries(&mut self, ds: &[Delivery]) -> StoreResult<()> {
-        for chunk in ds.chunks(crate::work::INSERT_CHUNK) {
+        for chunk in ds.chunks(INSERT_CHUNK) {
             let rows: Vec<DeliveryRow> = chunk.iter().map(DeliveryRow::new).collect();
             self.write(|c| diesel::insert_into(webhook_deliveries::table).values(&rows).execute(c))?;
         }

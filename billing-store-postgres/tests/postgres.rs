@@ -6,7 +6,7 @@ use billing_core::branch::Branch;
 use billing_core::clock::parse_datetime;
 use billing_core::consumer::{CommunicationMethod, Consumer, ConsumerFilter, ConsumerSort, ConsumerType};
 use billing_core::coupon::{Coupon, CouponFilter, CouponSort, Discount};
-use billing_core::error::{Error, StoreError};
+use billing_core::error::{constraint, Error, StoreError};
 use billing_core::fields::{Email, Language, PhoneNumber};
 use billing_core::ids::{BranchId, ConsumerId, CouponId, OrgId, PriceId, ProductId};
 use billing_core::list::{Direction, ListQuery};
@@ -175,15 +175,37 @@ fn rows_round_trip_with_microseconds_and_exact_money() {
     .unwrap();
 }
 
+/// Every constraint name the core tells apart is a constraint or index of the schema.
+#[test]
+fn the_constraints_the_core_tells_apart_are_in_the_schema() {
+    let Some((_s, url)) = store_and_url() else { return };
+    use diesel::prelude::*;
+    #[derive(QueryableByName)]
+    struct Name {
+        #[diesel(sql_type = diesel::sql_types::Text)]
+        name: String,
+    }
+    let mut conn = PgConnection::establish(&url).unwrap();
+    let names: Vec<String> = diesel::sql_query("SELECT conname::text AS name FROM pg_constraint UNION SELECT relname::text FROM pg_class WHERE relkind = 'i'")
+        .load::<Name>(&mut conn)
+        .unwrap()
+        .into_iter()
+        .map(|n| n.name)
+        .collect();
+    for name in constraint::ALL {
+        assert!(names.iter().any(|n| n == name), "the schema has no constraint or index {name}");
+    }
+}
+
 #[test]
 fn unique_violations_name_the_constraint_and_leave_the_transaction_usable() {
     let Some(s) = store() else { return };
     let (o, b) = seed(&s);
     // Same id.
-    assert_eq!(unique_name(s.write(|tx| Ok(tx.insert_org(&o)?))), "organizations_pkey");
+    assert_eq!(unique_name(s.write(|tx| Ok(tx.insert_org(&o)?))), constraint::ORGANIZATIONS_PKEY);
     // Live branch names, trimmed and case-insensitive.
     let dup = Branch::new(o.id, "  MAIN ", t("2026-01-15T09:00:01Z"));
-    assert_eq!(unique_name(s.write(|tx| Ok(tx.insert_branch(&dup)?))), "branches_org_name_key");
+    assert_eq!(unique_name(s.write(|tx| Ok(tx.insert_branch(&dup)?))), constraint::BRANCHES_ORG_NAME);
     // Consumers: phone and lower-cased e-mail among live consumers.
     let mut a = consumer(&o, &b, "A");
     a.phone_number = Some(PhoneNumber::parse("+966501234567").unwrap());
@@ -191,16 +213,22 @@ fn unique_violations_name_the_constraint_and_leave_the_transaction_usable() {
     s.write(|tx| Ok(tx.insert_consumer(&a)?)).unwrap();
     let mut same_phone = consumer(&o, &b, "B");
     same_phone.phone_number = a.phone_number.clone();
-    assert_eq!(unique_name(s.write(|tx| Ok(tx.insert_consumer(&same_phone)?))), "consumers_branch_phone_key");
+    assert_eq!(
+        unique_name(s.write(|tx| Ok(tx.insert_consumer(&same_phone)?))),
+        constraint::CONSUMERS_BRANCH_PHONE
+    );
     let mut same_email = consumer(&o, &b, "C");
     same_email.email = Some(Email::parse("A@EXAMPLE.COM").unwrap());
-    assert_eq!(unique_name(s.write(|tx| Ok(tx.insert_consumer(&same_email)?))), "consumers_branch_email_key");
+    assert_eq!(
+        unique_name(s.write(|tx| Ok(tx.insert_consumer(&same_email)?))),
+        constraint::CONSUMERS_BRANCH_EMAIL
+    );
 
     // A caught violation does not poison the transaction: later writes commit.
     let other = consumer(&o, &b, "D");
     s.write(|tx| {
         let e = tx.insert_consumer(&same_phone).unwrap_err();
-        assert_eq!(e, StoreError::UniqueViolation("consumers_branch_phone_key".into()));
+        assert_eq!(e, StoreError::UniqueViolation(constraint::CONSUMERS_BRANCH_PHONE.into()));
         tx.insert_consumer(&other)?;
         Ok(())
     })

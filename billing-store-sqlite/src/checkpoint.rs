@@ -66,7 +66,7 @@ impl Checkpointer {
 
     /// [`Self::start`], asking for the WAL to start over once it holds `restart_frames` frames.
     pub(crate) fn start_with(path: PathBuf, restart: Arc<AtomicBool>, restart_frames: i64) -> Result<Self, StoreError> {
-        let conn = Connection::open_with_flags(&path, OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX).map_err(crate::backend)?;
+        let conn = Connection::open_with_flags(&path, OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX).map_err(StoreError::backend_from)?;
         let stop = Arc::new((Mutex::new(false), Condvar::new()));
         let thread = std::thread::Builder::new()
             .name("sqlite-checkpoint".into())

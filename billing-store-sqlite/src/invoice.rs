@@ -2,13 +2,13 @@
 //! `billing_model::invoice::InvoiceTx`. Money is kept in thousandths beside the invoice's
 //! currency; an item's amounts are in its invoice's currency.
 
+use crate::priced_line::LineTable;
 use crate::sql::*;
 use billing_model::ids::{BranchId, ConsumerId, InvoiceId, OrgId};
-use billing_model::invoice::{Invoice, InvoiceFilter, InvoiceItem, InvoiceSort, InvoiceStatus, InvoiceTx};
+use billing_model::invoice::{Invoice, InvoiceFilter, InvoiceSort, InvoiceStatus, InvoiceTx};
 use billing_model::list::{ListQuery, Page};
 use billing_model::money::Money;
 use billing_model::pricing::totals::{lines_from_stored, lines_to_stored};
-use billing_model::product::VatMode;
 use billing_model::store::StoreResult;
 use serde_json::Value;
 
@@ -54,60 +54,19 @@ table! {
     }
 }
 
-table! {
-    /// An invoice's items, in their order (`position`).
-    pub Items in "invoice_items" |item: (InvoiceId, usize, &InvoiceItem), r, at| -> InvoiceItem {
-        id: u(item.2.id) => get_id(r, at)?,
-        invoice_id: u(item.0) => (),
-        position: i(item.1 as i64) => (),
-        product_id: u(item.2.product_id) => get_id(r, at)?,
-        price_id: u_opt(item.2.price_id) => get_id_opt(r, at)?,
-        quantity: i(i64::from(item.2.quantity)) => get_count(r, at)?,
-        unit_price: m(&item.2.unit_price)? => r.get::<_, i64>(at)?,
-        vat_mode: s(item.2.vat_mode.as_str()) => get_parsed(r, at, VatMode::parse)?,
-        one_time: b(item.2.one_time) => r.get(at)?,
-        coupon_ids: j(&item.2.coupon_ids) => get_json(r, at)?,
-        original_amount: m(&item.2.original_amount)? => r.get::<_, i64>(at)?,
-        discounted_amount: m(&item.2.discounted_amount)? => r.get::<_, i64>(at)?,
-        coupons: j(&lines_to_stored(&item.2.coupons)?) => get_json::<Value>(r, at)?,
-        vat_amount: m(&item.2.vat_amount)? => r.get::<_, i64>(at)?,
-        excluding_vat: m(&item.2.excluding_vat)? => r.get::<_, i64>(at)?,
-        created_at: t(&item.2.created_at) => get_ts(r, at)?,
-    }
-    selects { "(SELECT currency FROM invoices v WHERE v.id = {t}.invoice_id)" as currency => get_currency(r, at)? }
-    => InvoiceItem {
-        id, product_id, price_id, quantity,
-        unit_price: Money::from_stored(unit_price, currency),
-        vat_mode, one_time, coupon_ids,
-        original_amount: Money::from_stored(original_amount, currency),
-        discounted_amount: Money::from_stored(discounted_amount, currency),
-        coupons: lines_from_stored(&coupons, currency),
-        vat_amount: Money::from_stored(vat_amount, currency),
-        excluding_vat: Money::from_stored(excluding_vat, currency),
-        created_at,
-    }
-}
+/// An invoice's items (see `crate::priced_line`).
+static ITEMS: LineTable = LineTable::new("invoice_items", "invoice_id", "invoices", &[]);
 
 impl SqliteTx<'_> {
     fn with_items(&self, mut inv: Invoice) -> StoreResult<Invoice> {
-        inv.items = self.all(
-            sql!("SELECT {} FROM invoice_items WHERE invoice_id = ?1 ORDER BY position", Items::sql().select),
-            vec![u(inv.id)],
-            Items::row,
-        )?;
+        inv.items = self.lines(&ITEMS, inv.id, |line, _, _| Ok(line))?;
         Ok(inv)
     }
 
     /// Writes the invoice's lines: replaces them, or for a `new` invoice (which has none yet)
     /// only inserts them.
     fn write_items(&self, inv: &Invoice, new: bool) -> StoreResult<()> {
-        if !new {
-            self.exec("DELETE FROM invoice_items WHERE invoice_id = ?1", vec![u(inv.id)])?;
-        }
-        for (k, it) in inv.items.iter().enumerate() {
-            self.exec(&Items::sql().insert, Items::params((inv.id, k, it))?)?;
-        }
-        Ok(())
+        self.write_lines(&ITEMS, inv.id, !new, inv.items.iter().map(|it| (it.id.0, it, vec![])))
     }
 }
 

@@ -21,6 +21,7 @@ mod memo;
 mod memory;
 mod migrate;
 mod numbers;
+mod priced_line;
 #[macro_use]
 mod sql;
 mod statements;
@@ -49,14 +50,10 @@ mod work;
 use billing_model::error::{Result, StoreError};
 use billing_model::store::{Store, Tx};
 use rusqlite::{Connection, OpenFlags};
-use std::collections::HashMap;
+use sql::ConstraintNames;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use writer::Writer;
-
-/// Maps SQLite's "UNIQUE constraint failed: t.a, t.b" column lists to index names, so that the
-/// core sees the same constraint names on every backend.
-pub(crate) type ConstraintNames = Arc<HashMap<String, String>>;
 
 #[derive(Clone)]
 pub struct SqliteStore {

@@ -1,28 +1,12 @@
-//! Embedded migrations, applied in order on open and recorded in `schema_migrations`.
+//! Embedded migrations (every `migrations/NNNN_name.sql`, found by `build.rs`), applied in
+//! order on open and recorded in `schema_migrations`.
 
 use billing_model::error::StoreError;
 use rusqlite::Connection;
 use std::collections::HashMap;
 
-const MIGRATIONS: &[(i64, &str)] = &[
-    (1, include_str!("../migrations/0001_foundation.sql")),
-    (2, include_str!("../migrations/0002_consumer_search.sql")),
-    (3, include_str!("../migrations/0003_invoices.sql")),
-    (4, include_str!("../migrations/0004_webhooks.sql")),
-    (5, include_str!("../migrations/0005_sandbox_clock_target.sql")),
-    (6, include_str!("../migrations/0006_fanout_in_core.sql")),
-    (7, include_str!("../migrations/0007_payment_links.sql")),
-    (8, include_str!("../migrations/0008_subscriptions.sql")),
-    (9, include_str!("../migrations/0009_idempotency.sql")),
-    (10, include_str!("../migrations/0010_pay_attempt_limits.sql")),
-    (11, include_str!("../migrations/0011_consumer_search_at_commit.sql")),
-    (12, include_str!("../migrations/0012_subscription_plan_changes.sql")),
-    (13, include_str!("../migrations/0013_subscription_freezes_trials.sql")),
-    (14, include_str!("../migrations/0014_notifications_sent.sql")),
-    (15, include_str!("../migrations/0015_due_work_claim_order.sql")),
-    (16, include_str!("../migrations/0016_due_work_without_rowid.sql")),
-    (17, include_str!("../migrations/0017_orders_without_sorting.sql")),
-];
+/// Every migration, by version, in order: `migrations/NNNN_name.sql`, listed by `build.rs`.
+const MIGRATIONS: &[(i64, &str)] = include!(concat!(env!("OUT_DIR"), "/migrations.rs"));
 
 /// How long opening and migrating wait for another process's lock on the database file.
 const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(120);
@@ -92,7 +76,9 @@ fn apply_pending(conn: &Connection) -> Result<(), StoreError> {
 
 /// For every unique index (and primary key), the column list as SQLite words it in a
 /// constraint error (`consumers.branch_id, consumers.phone_number`) mapped to the index name
-/// (`consumers_branch_phone_key`; primary keys become `<table>_pkey`).
+/// (`consumers_branch_phone_key`; primary keys become `<table>_pkey`): the names PostgreSQL
+/// reports, among them every name of [`billing_model::error::constraint`] (checked by
+/// `the_constraints_the_core_tells_apart_are_named` below).
 pub fn unique_constraint_names(conn: &Connection) -> Result<HashMap<String, String>, StoreError> {
     let err = |e: rusqlite::Error| StoreError::backend(e.to_string());
     let mut out = HashMap::new();
@@ -136,6 +122,17 @@ pub fn unique_constraint_names(conn: &Connection) -> Result<HashMap<String, Stri
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every constraint name the core tells apart is one this store reports.
+    #[test]
+    fn the_constraints_the_core_tells_apart_are_named() {
+        let conn = Connection::open_in_memory().unwrap();
+        apply(&conn).unwrap();
+        let names = unique_constraint_names(&conn).unwrap();
+        for name in billing_model::error::constraint::ALL {
+            assert!(names.values().any(|n| n == name), "no unique index reports {name}: {names:?}");
+        }
+    }
 
     /// A database made before migration 16 keeps its queue through the rebuild (0016), and the
     /// renewal path's ordered reads run without a sort after 0017.

@@ -1,14 +1,14 @@
 //! Payment links with their items: `billing_model::payment_link::PaymentLinkTx`. Money is kept
 //! in thousandths beside the link's currency; an item's amounts are in its link's currency.
 
+use crate::priced_line::LineTable;
 use crate::sql::*;
-use billing_model::ids::{BranchId, ConsumerId, InvoiceItemId, PaymentLinkId};
-use billing_model::invoice::InvoiceItem;
+use billing_model::ids::{BranchId, ConsumerId, PaymentLinkId};
 use billing_model::list::{ListQuery, Page};
 use billing_model::money::Money;
 use billing_model::payment_link::*;
 use billing_model::pricing::totals::{lines_from_stored, lines_to_stored};
-use billing_model::product::{RecurringInterval, VatMode};
+use billing_model::product::RecurringInterval;
 use billing_model::store::StoreResult;
 use rusqlite::types::Value as SqlValue;
 use serde_json::{Map, Value};
@@ -72,48 +72,14 @@ table! {
     }
 }
 
-table! {
-    /// A link's items, in their order (`position`).
-    pub Items in "payment_link_items" |item: (PaymentLinkId, usize, &PaymentLinkItem), r, at| -> PaymentLinkItem {
-        id: u(item.2.id) => get_id::<uuid::Uuid>(r, at)?,
-        link_id: u(item.0) => (),
-        position: i(item.1 as i64) => (),
-        product_id: u(item.2.line.product_id) => get_id(r, at)?,
-        price_id: u_opt(item.2.line.price_id) => get_id_opt(r, at)?,
-        quantity: i(i64::from(item.2.line.quantity)) => get_count(r, at)?,
-        allow_custom_quantity: b(item.2.allow_custom_quantity) => r.get(at)?,
-        min_quantity: n_opt(item.2.min_quantity) => get_n_opt(r, at)?,
-        max_quantity: n_opt(item.2.max_quantity) => get_n_opt(r, at)?,
-        unit_price: m(&item.2.line.unit_price)? => r.get::<_, i64>(at)?,
-        vat_mode: s(item.2.line.vat_mode.as_str()) => get_parsed(r, at, VatMode::parse)?,
-        one_time: b(item.2.line.one_time) => r.get(at)?,
-        coupon_ids: j(&item.2.line.coupon_ids) => get_json(r, at)?,
-        original_amount: m(&item.2.line.original_amount)? => r.get::<_, i64>(at)?,
-        discounted_amount: m(&item.2.line.discounted_amount)? => r.get::<_, i64>(at)?,
-        coupons: j(&lines_to_stored(&item.2.line.coupons)?) => get_json::<Value>(r, at)?,
-        vat_amount: m(&item.2.line.vat_amount)? => r.get::<_, i64>(at)?,
-        excluding_vat: m(&item.2.line.excluding_vat)? => r.get::<_, i64>(at)?,
-        created_at: t(&item.2.line.created_at) => get_ts(r, at)?,
-        updated_at: t_opt(&item.2.updated_at) => get_ts_opt(r, at)?,
-    }
-    selects { "(SELECT currency FROM payment_links l WHERE l.id = {t}.link_id)" as currency => get_currency(r, at)? }
-    => PaymentLinkItem {
-        id: id.into(),
-        line: InvoiceItem {
-            id: InvoiceItemId(id),
-            product_id, price_id, quantity,
-            unit_price: Money::from_stored(unit_price, currency),
-            vat_mode, one_time, coupon_ids,
-            original_amount: Money::from_stored(original_amount, currency),
-            discounted_amount: Money::from_stored(discounted_amount, currency),
-            coupons: lines_from_stored(&coupons, currency),
-            vat_amount: Money::from_stored(vat_amount, currency),
-            excluding_vat: Money::from_stored(excluding_vat, currency),
-            created_at,
-        },
-        allow_custom_quantity, min_quantity, max_quantity, updated_at,
-    }
-}
+/// A link's items (see `crate::priced_line`), with the quantities a payer may choose and when
+/// each was last changed.
+static ITEMS: LineTable = LineTable::new(
+    "payment_link_items",
+    "link_id",
+    "payment_links",
+    &["allow_custom_quantity", "min_quantity", "max_quantity", "updated_at"],
+);
 
 table! {
     pub Attempts in "payment_link_attempts" for LinkAttempt |a, r, at| {
@@ -130,20 +96,29 @@ table! {
 
 impl SqliteTx<'_> {
     fn with_link_items(&self, mut l: PaymentLink) -> StoreResult<PaymentLink> {
-        l.items = self.all(
-            sql!("SELECT {} FROM payment_link_items WHERE link_id = ?1 ORDER BY position", Items::sql().select),
-            vec![u(l.id)],
-            Items::row,
-        )?;
+        l.items = self.lines(&ITEMS, l.id, |line, r, at| {
+            Ok(PaymentLinkItem {
+                id: line.id.0.into(),
+                line,
+                allow_custom_quantity: r.get(at)?,
+                min_quantity: get_n_opt(r, at + 1)?,
+                max_quantity: get_n_opt(r, at + 2)?,
+                updated_at: get_ts_opt(r, at + 3)?,
+            })
+        })?;
         Ok(l)
     }
 
     fn write_link_items(&self, l: &PaymentLink) -> StoreResult<()> {
-        self.exec("DELETE FROM payment_link_items WHERE link_id = ?1", vec![u(l.id)])?;
-        for (k, it) in l.items.iter().enumerate() {
-            self.exec(&Items::sql().insert, Items::params((l.id, k, it))?)?;
-        }
-        Ok(())
+        let own = |it: &PaymentLinkItem| {
+            vec![
+                b(it.allow_custom_quantity),
+                n_opt(it.min_quantity),
+                n_opt(it.max_quantity),
+                t_opt(&it.updated_at),
+            ]
+        };
+        self.write_lines(&ITEMS, l.id, true, l.items.iter().map(|it| (it.id.0, &it.line, own(it))))
     }
 }
 

@@ -4,7 +4,6 @@
 //! domain values, and the two macros that keep SQL in one place: [`table!`] declares each
 //! column of a table once, and [`sql!`] builds a statement once per process.
 
-use crate::ConstraintNames;
 use billing_model::clock::{from_micros, to_micros, Timestamp};
 use billing_model::error::StoreError;
 use billing_model::list::{Direction, Page};
@@ -172,6 +171,10 @@ impl TableSql {
         self.read.len()
     }
 }
+
+/// Maps SQLite's "UNIQUE constraint failed: t.a, t.b" column lists to index names, so that the
+/// core sees the same constraint names on every backend (see `migrate::unique_constraint_names`).
+pub(crate) type ConstraintNames = std::sync::Arc<std::collections::HashMap<String, String>>;
 
 /// Sort column, direction and page of a list query.
 pub struct Paging<'a> {

@@ -2,13 +2,13 @@
 //! Money is kept in thousandths beside the subscription's currency; an item's amounts are in its
 //! subscription's currency.
 
+use crate::priced_line::LineTable;
 use crate::sql::*;
-use billing_model::ids::{BranchId, ConsumerId, InvoiceId, InvoiceItemId, SubscriptionId};
-use billing_model::invoice::InvoiceItem;
+use billing_model::ids::{BranchId, ConsumerId, InvoiceId, SubscriptionId};
 use billing_model::list::{ListQuery, Page};
 use billing_model::money::Money;
 use billing_model::pricing::totals::{lines_from_stored, lines_to_stored};
-use billing_model::product::{RecurringInterval, VatMode};
+use billing_model::product::RecurringInterval;
 use billing_model::store::StoreResult;
 use billing_model::subscription::*;
 use rusqlite::types::Value as SqlValue;
@@ -75,65 +75,23 @@ table! {
     }
 }
 
-table! {
-    /// A subscription's items, in their order (`position`).
-    pub Items in "subscription_items" |item: (SubscriptionId, usize, &SubscriptionItem), r, at| -> SubscriptionItem {
-        id: u(item.2.id) => get_id::<uuid::Uuid>(r, at)?,
-        subscription_id: u(item.0) => (),
-        position: i(item.1 as i64) => (),
-        product_id: u(item.2.line.product_id) => get_id(r, at)?,
-        price_id: u_opt(item.2.line.price_id) => get_id_opt(r, at)?,
-        quantity: i(i64::from(item.2.line.quantity)) => get_count(r, at)?,
-        unit_price: m(&item.2.line.unit_price)? => r.get::<_, i64>(at)?,
-        vat_mode: s(item.2.line.vat_mode.as_str()) => get_parsed(r, at, VatMode::parse)?,
-        one_time: b(item.2.line.one_time) => r.get(at)?,
-        coupon_ids: j(&item.2.line.coupon_ids) => get_json(r, at)?,
-        original_amount: m(&item.2.line.original_amount)? => r.get::<_, i64>(at)?,
-        discounted_amount: m(&item.2.line.discounted_amount)? => r.get::<_, i64>(at)?,
-        coupons: j(&lines_to_stored(&item.2.line.coupons)?) => get_json::<Value>(r, at)?,
-        vat_amount: m(&item.2.line.vat_amount)? => r.get::<_, i64>(at)?,
-        excluding_vat: m(&item.2.line.excluding_vat)? => r.get::<_, i64>(at)?,
-        created_at: t(&item.2.line.created_at) => get_ts(r, at)?,
-        updated_at: t_opt(&item.2.updated_at) => get_ts_opt(r, at)?,
-    }
-    selects { "(SELECT currency FROM subscriptions v WHERE v.id = {t}.subscription_id)" as currency => get_currency(r, at)? }
-    => SubscriptionItem {
-        id: id.into(),
-        line: InvoiceItem {
-            id: InvoiceItemId(id),
-            product_id, price_id, quantity,
-            unit_price: Money::from_stored(unit_price, currency),
-            vat_mode, one_time, coupon_ids,
-            original_amount: Money::from_stored(original_amount, currency),
-            discounted_amount: Money::from_stored(discounted_amount, currency),
-            coupons: lines_from_stored(&coupons, currency),
-            vat_amount: Money::from_stored(vat_amount, currency),
-            excluding_vat: Money::from_stored(excluding_vat, currency),
-            created_at,
-        },
-        updated_at,
-    }
-}
+/// A subscription's items (see `crate::priced_line`), with when each was last changed.
+static ITEMS: LineTable = LineTable::new("subscription_items", "subscription_id", "subscriptions", &["updated_at"]);
 
 impl SqliteTx<'_> {
     fn with_sub_items(&self, mut v: Subscription) -> StoreResult<Subscription> {
-        v.items = self.all(
-            sql!(
-                "SELECT {} FROM subscription_items WHERE subscription_id = ?1 ORDER BY position",
-                Items::sql().select
-            ),
-            vec![u(v.id)],
-            Items::row,
-        )?;
+        v.items = self.lines(&ITEMS, v.id, |line, r, at| {
+            Ok(SubscriptionItem {
+                id: line.id.0.into(),
+                line,
+                updated_at: get_ts_opt(r, at)?,
+            })
+        })?;
         Ok(v)
     }
 
     fn write_sub_items(&self, v: &Subscription) -> StoreResult<()> {
-        self.exec("DELETE FROM subscription_items WHERE subscription_id = ?1", vec![u(v.id)])?;
-        for (k, it) in v.items.iter().enumerate() {
-            self.exec(&Items::sql().insert, Items::params((v.id, k, it))?)?;
-        }
-        Ok(())
+        self.write_lines(&ITEMS, v.id, true, v.items.iter().map(|it| (it.id.0, &it.line, vec![t_opt(&it.updated_at)])))
     }
 }
 

@@ -6,8 +6,7 @@
 //! it. So under load many transactions share an fsync, and alone a transaction commits at once.
 //! A transaction that fails rolls back to its savepoint and leaves the batch unharmed.
 
-use crate::sql::SqliteTx;
-use crate::ConstraintNames;
+use crate::sql::{ConstraintNames, SqliteTx};
 use billing_model::error::{Result, StoreError};
 use billing_model::store::Tx;
 use rusqlite::Connection;

@@ -183,13 +183,58 @@ impl FieldError {
     }
 }
 
+/// The names of the unique constraints that the core and the conformance suite tell apart in a
+/// [`StoreError::UniqueViolation`]. Every store reports a violation by these names (PostgreSQL's
+/// own constraint and index names; the SQLite store maps its errors to the same), and their
+/// schemas keep them: renaming one is a change of this contract.
+pub mod constraint {
+    /// An organization's id (its primary key).
+    pub const ORGANIZATIONS_PKEY: &str = "organizations_pkey";
+    /// A live branch's name within its organization.
+    pub const BRANCHES_ORG_NAME: &str = "branches_org_name_key";
+    /// A live consumer's phone number within its branch.
+    pub const CONSUMERS_BRANCH_PHONE: &str = "consumers_branch_phone_key";
+    /// A live consumer's e-mail (folded) within its branch.
+    pub const CONSUMERS_BRANCH_EMAIL: &str = "consumers_branch_email_key";
+    /// A payment link's short id.
+    pub const PAYMENT_LINKS_SHORT_ID: &str = "payment_links_short_id_key";
+    /// A payer's session within a payment link (one attempt in progress per session).
+    pub const PAYMENT_LINK_ATTEMPTS_SESSION: &str = "payment_link_attempts_session_key";
+    /// A subscription's cycle (issued once).
+    pub const SUBSCRIPTION_CYCLES: &str = "subscription_cycles_key";
+    /// A subscription's scheduled plan change (at most one).
+    pub const SUBSCRIPTION_PLAN_CHANGES_SCHEDULED: &str = "subscription_plan_changes_scheduled_key";
+    /// An event's delivery to a webhook endpoint (once per endpoint and event).
+    pub const WEBHOOK_DELIVERIES_ENDPOINT_EVENT: &str = "webhook_deliveries_endpoint_event_key";
+    /// A due-work item's id (its primary key).
+    pub const DUE_WORK_PKEY: &str = "due_work_pkey";
+    /// An idempotency key within its organization and scope (its primary key).
+    pub const IDEMPOTENCY_KEYS_PKEY: &str = "idempotency_keys_pkey";
+
+    /// Every name above.
+    pub const ALL: &[&str] = &[
+        ORGANIZATIONS_PKEY,
+        BRANCHES_ORG_NAME,
+        CONSUMERS_BRANCH_PHONE,
+        CONSUMERS_BRANCH_EMAIL,
+        PAYMENT_LINKS_SHORT_ID,
+        PAYMENT_LINK_ATTEMPTS_SESSION,
+        SUBSCRIPTION_CYCLES,
+        SUBSCRIPTION_PLAN_CHANGES_SCHEDULED,
+        WEBHOOK_DELIVERIES_ENDPOINT_EVENT,
+        DUE_WORK_PKEY,
+        IDEMPOTENCY_KEYS_PKEY,
+    ];
+}
+
 /// What a store's reads and writes answer ([`StoreError`] on failure).
 pub type StoreResult<T> = std::result::Result<T, StoreError>;
 
 /// Failures reported by a store.
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum StoreError {
-    /// A named unique constraint refused the write; the core turns the name into a client error.
+    /// A named unique constraint refused the write; the core turns the name into a client error
+    /// (the names it tells apart are in [`constraint`]).
     #[error("unique constraint {0} violated")]
     UniqueViolation(String),
     /// A serialization failure or deadlock: the operation may be retried as a whole.

@@ -6,22 +6,7 @@
 //!
 //! The invariants below are what `billing_core::testkit` checks against every implementation.
 
-use crate::auth::ApiKeyTx;
-use crate::branch::BranchTx;
-use crate::consumer::ConsumerTx;
-use crate::coupon::CouponTx;
 use crate::error::Result;
-use crate::event::EventTx;
-use crate::idempotency::IdempotencyTx;
-use crate::invoice::InvoiceTx;
-use crate::notification::NotificationTx;
-use crate::org::OrgTx;
-use crate::payment::PaymentTx;
-use crate::payment_link::PaymentLinkTx;
-use crate::product::ProductTx;
-use crate::subscription::{FreezeTx, PlanChangeTx, SubscriptionTx, TrialTx};
-use crate::webhook::WebhookTx;
-use crate::work::WorkTx;
 use std::cell::Cell;
 
 pub use crate::error::StoreResult;
@@ -102,62 +87,50 @@ pub trait Store: Send + Sync + 'static {
     fn await_auth_propagation(&self) {}
 }
 
-/// Reads and writes inside one transaction: every resource's slice.
-///
-/// List ordering, the same on every backend: rows sort by the requested field, ties broken by
-/// id in the same direction; a missing (NULL) value sorts first ascending and last descending;
-/// text sorts in byte order (so case-sensitively). Searches are case-insensitive for all of
-/// Unicode, not only ASCII.
-///
-/// Conventions: lookups return `Ok(None)` for a missing row; a row of another organization or
-/// branch than the one asked for is missing. `insert_*` of an existing id is a
-/// `StoreError::UniqueViolation`. `update_*` replaces every stored field of the row with the
-/// given value (derived fields such as `Branch::user_count` and `Coupon::redemptions` are not
-/// written). Timestamps round-trip with microsecond precision; money round-trips exactly
-/// (stored in thousandths, [`crate::money::stored`]).
-pub trait Tx:
-    OrgTx
-    + ApiKeyTx
-    + BranchTx
-    + NotificationTx
-    + ConsumerTx
-    + ProductTx
-    + CouponTx
-    + EventTx
-    + InvoiceTx
-    + PaymentTx
-    + PaymentLinkTx
-    + SubscriptionTx
-    + FreezeTx
-    + TrialTx
-    + PlanChangeTx
-    + WorkTx
-    + WebhookTx
-    + IdempotencyTx
-{
+/// Declares [`Tx`] from one list of slices: the trait's bounds and the blanket impl (every type
+/// with all the slices is a `Tx`) both come from it, so a new resource's slice is one line of
+/// the list below.
+macro_rules! tx_of_slices {
+    ($(#[$meta:meta])* $($slice:path),+ $(,)?) => {
+        $(#[$meta])*
+        pub trait Tx: $($slice +)+ {}
+
+        impl<T> Tx for T where T: $($slice +)+ ?Sized {}
+    };
 }
 
-impl<T> Tx for T where
-    T: OrgTx
-        + ApiKeyTx
-        + BranchTx
-        + NotificationTx
-        + ConsumerTx
-        + ProductTx
-        + CouponTx
-        + EventTx
-        + InvoiceTx
-        + PaymentTx
-        + PaymentLinkTx
-        + SubscriptionTx
-        + FreezeTx
-        + TrialTx
-        + PlanChangeTx
-        + WorkTx
-        + WebhookTx
-        + IdempotencyTx
-        + ?Sized
-{
+tx_of_slices! {
+    /// Reads and writes inside one transaction: every resource's slice.
+    ///
+    /// List ordering, the same on every backend: rows sort by the requested field, ties broken by
+    /// id in the same direction; a missing (NULL) value sorts first ascending and last descending;
+    /// text sorts in byte order (so case-sensitively). Searches are case-insensitive for all of
+    /// Unicode, not only ASCII.
+    ///
+    /// Conventions: lookups return `Ok(None)` for a missing row; a row of another organization or
+    /// branch than the one asked for is missing. `insert_*` of an existing id is a
+    /// `StoreError::UniqueViolation`. `update_*` replaces every stored field of the row with the
+    /// given value (derived fields such as `Branch::user_count` and `Coupon::redemptions` are not
+    /// written). Timestamps round-trip with microsecond precision; money round-trips exactly
+    /// (stored in thousandths, [`crate::money::stored`]).
+    crate::org::OrgTx,
+    crate::auth::ApiKeyTx,
+    crate::branch::BranchTx,
+    crate::notification::NotificationTx,
+    crate::consumer::ConsumerTx,
+    crate::product::ProductTx,
+    crate::coupon::CouponTx,
+    crate::event::EventTx,
+    crate::invoice::InvoiceTx,
+    crate::payment::PaymentTx,
+    crate::payment_link::PaymentLinkTx,
+    crate::subscription::SubscriptionTx,
+    crate::subscription::FreezeTx,
+    crate::subscription::TrialTx,
+    crate::subscription::PlanChangeTx,
+    crate::work::WorkTx,
+    crate::webhook::WebhookTx,
+    crate::idempotency::IdempotencyTx,
 }
 
 /// Wraps a write closure so that it [`crate::idempotency::mark`]s the active claim, if any, before it returns.

@@ -40,8 +40,8 @@ fn duplicate_from_index(e: Error, c: Option<&Consumer>) -> Error {
     let Error::Store(StoreError::UniqueViolation(name)) = &e else { return e };
     let (phone, email) = (c.and_then(|c| c.phone_number.as_ref()), c.and_then(|c| c.email.as_ref()));
     let info = match (name.as_str(), phone, email) {
-        ("consumers_branch_phone_key", Some(p), _) => format!("Consumer with phone number '{p}' already exists"),
-        ("consumers_branch_email_key", _, Some(m)) => format!("Consumer with email '{m}' already exists"),
+        (crate::error::constraint::CONSUMERS_BRANCH_PHONE, Some(p), _) => format!("Consumer with phone number '{p}' already exists"),
+        (crate::error::constraint::CONSUMERS_BRANCH_EMAIL, _, Some(m)) => format!("Consumer with email '{m}' already exists"),
         (n, _, _) if n.starts_with("consumers_branch_") => "Consumer with the same phone number or e-mail already exists".to_string(),
         _ => return e,
     };

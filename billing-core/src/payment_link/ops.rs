@@ -124,7 +124,7 @@ impl<S: Store> Engine<S> {
         let mut tries = 0;
         loop {
             match create(&new_short_id()) {
-                Err(Error::Store(StoreError::UniqueViolation(name))) if name == "payment_links_short_id_key" && tries < 3 => tries += 1,
+                Err(Error::Store(StoreError::UniqueViolation(name))) if name == crate::error::constraint::PAYMENT_LINKS_SHORT_ID && tries < 3 => tries += 1,
                 r => return r,
             }
         }

@@ -195,7 +195,7 @@ impl<S: Store> Engine<S> {
                 Ok(())
             })
             .map_err(|e| match e {
-                Error::Store(StoreError::UniqueViolation(name)) if name == "payment_link_attempts_session_key" => {
+                Error::Store(StoreError::UniqueViolation(name)) if name == crate::error::constraint::PAYMENT_LINK_ATTEMPTS_SESSION => {
                     Error::rule(Code::DUPLICATE_PAYMENT, "A payment of this link by this payer is in progress")
                 }
                 e => e,

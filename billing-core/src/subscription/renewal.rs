@@ -247,7 +247,7 @@ fn lease_lost(item: &DueWork) -> Error {
 }
 
 fn is_cycle_taken(e: &Error) -> bool {
-    matches!(e, Error::Store(StoreError::UniqueViolation(name)) if name == "subscription_cycles_key")
+    matches!(e, Error::Store(StoreError::UniqueViolation(name)) if name == crate::error::constraint::SUBSCRIPTION_CYCLES)
 }
 
 impl<S: Store> Engine<S> {

@@ -47,7 +47,7 @@ pub(crate) fn record(tx: &mut dyn Tx, s: &Subscription) -> Result<()> {
 }
 
 fn is_cycle_taken(e: &Error) -> bool {
-    matches!(e, Error::Store(StoreError::UniqueViolation(name)) if name == "subscription_cycles_key")
+    matches!(e, Error::Store(StoreError::UniqueViolation(name)) if name == crate::error::constraint::SUBSCRIPTION_CYCLES)
 }
 
 impl<S: Store> Engine<S> {
