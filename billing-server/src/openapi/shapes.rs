@@ -105,12 +105,6 @@ pub struct BranchListResponse {
     pub data: Vec<BranchItem>,
 }
 
-/// CouponCalculationMetadataDto.
-#[derive(JsonSchema)]
-pub struct CouponCalculationMetadataDto {
-    pub coupons: Vec<CouponMetadataDto>,
-}
-
 /// CouponCreate.
 #[derive(JsonSchema)]
 pub struct CouponCreate {
@@ -147,20 +141,6 @@ pub struct CouponDto {
     pub currency: Option<CurrencyCode>,
     pub is_percentage: bool,
     pub is_active: bool,
-}
-
-/// CouponMetadataDto.
-#[derive(JsonSchema)]
-pub struct CouponMetadataDto {
-    pub coupon_id: String,
-    pub name: String,
-    pub is_percentage: bool,
-    pub discount_value: String,
-    pub currency: Option<String>,
-    pub order: Integer,
-    pub amount_before_discount: String,
-    pub discount_amount: String,
-    pub amount_after_discount: String,
 }
 
 /// CouponUpdate.
@@ -271,7 +251,7 @@ pub struct InvoiceBase {
     pub item_level_discounted_amount: String,
     pub total_vat_amount: Option<String>,
     pub total_price_excluding_vat: Option<String>,
-    pub coupon_calculation_metadata: Option<CouponCalculationMetadataDto>,
+    pub coupon_calculation_metadata: Option<billing_core::pricing::CouponCalculation<'static>>,
     pub currency: Option<CurrencyCode>,
     pub home_currency_amount: Option<String>,
     pub home_currency_amount_actual: Option<String>,
@@ -324,7 +304,7 @@ pub struct InvoiceDetailed {
     pub item_level_discounted_amount: String,
     pub total_vat_amount: Option<String>,
     pub total_price_excluding_vat: Option<String>,
-    pub coupon_calculation_metadata: Option<CouponCalculationMetadataDto>,
+    pub coupon_calculation_metadata: Option<billing_core::pricing::CouponCalculation<'static>>,
     pub currency: Option<CurrencyCode>,
     pub home_currency_amount: Option<String>,
     pub home_currency_amount_actual: Option<String>,
@@ -383,7 +363,7 @@ pub struct InvoiceItemDto {
     pub quantity: Integer,
     pub original_amount: String,
     pub discounted_amount: String,
-    pub coupon_calculation_metadata: Option<CouponCalculationMetadataDto>,
+    pub coupon_calculation_metadata: Option<billing_core::pricing::CouponCalculation<'static>>,
     pub currency: Option<CurrencyCode>,
     pub unit_price: Option<String>,
     pub product_price_id: Option<Id>,
@@ -408,7 +388,7 @@ pub struct InvoiceListItem {
     pub item_level_discounted_amount: String,
     pub total_vat_amount: Option<String>,
     pub total_price_excluding_vat: Option<String>,
-    pub coupon_calculation_metadata: Option<CouponCalculationMetadataDto>,
+    pub coupon_calculation_metadata: Option<billing_core::pricing::CouponCalculation<'static>>,
     pub currency: Option<CurrencyCode>,
     pub home_currency_amount: Option<String>,
     pub home_currency_amount_actual: Option<String>,
@@ -621,7 +601,7 @@ pub struct PaymentLinkDetailed {
     pub amount: String,
     pub original_amount: String,
     pub item_level_discounted_amount: String,
-    pub coupon_calculation_metadata: Option<CouponCalculationMetadataDto>,
+    pub coupon_calculation_metadata: Option<billing_core::pricing::CouponCalculation<'static>>,
     pub currency: Option<CurrencyCode>,
     pub home_currency_amount: Option<String>,
     pub exchange_rate_at_creation: Option<String>,
@@ -658,7 +638,7 @@ pub struct PaymentLinkItemDto {
     pub quantity: Integer,
     pub original_amount: String,
     pub discounted_amount: String,
-    pub coupon_calculation_metadata: Option<CouponCalculationMetadataDto>,
+    pub coupon_calculation_metadata: Option<billing_core::pricing::CouponCalculation<'static>>,
     pub product: Option<ProductDto>,
     pub allow_custom_quantity: bool,
     pub min_quantity: Option<Integer>,
@@ -882,7 +862,7 @@ pub struct SubscriptionDetailed {
     pub amount: String,
     pub original_amount: String,
     pub item_level_discounted_amount: String,
-    pub coupon_calculation_metadata: Option<CouponCalculationMetadataDto>,
+    pub coupon_calculation_metadata: Option<billing_core::pricing::CouponCalculation<'static>>,
     pub remaining_days: Number,
     pub currency: Option<CurrencyCode>,
     pub home_currency_amount: Option<String>,
@@ -929,7 +909,7 @@ pub struct SubscriptionItemDto {
     pub quantity: Integer,
     pub original_amount: String,
     pub discounted_amount: String,
-    pub coupon_calculation_metadata: Option<CouponCalculationMetadataDto>,
+    pub coupon_calculation_metadata: Option<billing_core::pricing::CouponCalculation<'static>>,
     pub product: Option<ProductDto>,
 }
 

@@ -11,9 +11,11 @@
 //! `coupons[k]`, the shape every priced request shares.
 
 pub mod totals;
+pub mod view;
 
 pub use crate::product::vat::VatBreakdown;
 pub use totals::{CouponLine, InvoiceTotals, ItemAmounts, ItemInput};
+pub use view::{coupon_calculation, CouponApplied, CouponCalculation};
 
 use crate::coupon::{Coupon, Discount};
 use crate::error::{Error, FieldError, LocPart, Result};

@@ -35,20 +35,6 @@ pub struct CouponLine {
 }
 
 impl CouponLine {
-    pub fn to_json(&self) -> Value {
-        json!({
-            "coupon_id": self.coupon_id,
-            "name": self.name,
-            "is_percentage": self.is_percentage,
-            "discount_value": self.discount_value,
-            "currency": self.currency,
-            "order": self.order,
-            "amount_before_discount": self.before,
-            "discount_amount": self.discount,
-            "amount_after_discount": self.after,
-        })
-    }
-
     /// The stored form: amounts as integer thousandths.
     pub fn to_stored(&self) -> Result<Value, crate::error::StoreError> {
         Ok(json!({
@@ -90,8 +76,9 @@ pub fn lines_from_stored(v: &Value, currency: Currency) -> Vec<CouponLine> {
         .unwrap_or_default()
 }
 
+/// CouponCalculationMetadataDto as a JSON value (for the views still built with `json!`).
 pub fn metadata_json(lines: &[CouponLine]) -> Value {
-    json!({"coupons": lines.iter().map(CouponLine::to_json).collect::<Vec<_>>()})
+    serde_json::to_value(super::view::coupon_calculation(lines)).expect("serializable")
 }
 
 /// What a coupon takes off `amount`: never more than `amount`.
