@@ -21,12 +21,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let billing = Billing::new(store, Arc::new(SystemClock));
 
     // An organization with a branch, an admin and an API key; the key resolves to a scope.
-    let boot = billing.bootstrap(&BootstrapRequest {
+    let boot = billing.org().bootstrap(&BootstrapRequest {
         org_name: "Embedded Shop".into(),
         admin_email: Email::parse("owner@shop.example")?,
         sandbox: true,
     })?;
-    let scope = billing.authenticate(
+    let scope = billing.auth().authenticate(
         &Credential::ApiKey {
             key: boot.api_key.key.clone(),
             secret: boot.api_key.secret.clone(),

@@ -30,6 +30,7 @@ fn create_invoice(c: &mut Criterion) {
     let store = SqliteStore::open(dir.path().join("bench.db")).expect("open SQLite");
     let billing = Billing::new(store, Arc::new(SystemClock));
     let boot = billing
+        .org()
         .bootstrap(&BootstrapRequest {
             org_name: "Bench".into(),
             admin_email: Email::parse("admin@example.com").unwrap(),
@@ -37,6 +38,7 @@ fn create_invoice(c: &mut Criterion) {
         })
         .expect("bootstrap");
     let scope = billing
+        .auth()
         .authenticate(
             &Credential::ApiKey {
                 key: boot.api_key.key.clone(),

@@ -83,6 +83,7 @@ fn fields(n: u64) -> ConsumerFields {
 fn load<S: Store + Sync>(name: &'static str, store: S) -> Subject<S> {
     let billing = Billing::new(store, Arc::new(SystemClock));
     let boot = billing
+        .org()
         .bootstrap(&BootstrapRequest {
             org_name: "Bench".into(),
             admin_email: Email::parse("admin@example.com").unwrap(),
@@ -90,6 +91,7 @@ fn load<S: Store + Sync>(name: &'static str, store: S) -> Subject<S> {
         })
         .expect("bootstrap");
     let scope = billing
+        .auth()
         .authenticate(
             &Credential::ApiKey {
                 key: boot.api_key.key.clone(),

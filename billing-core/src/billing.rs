@@ -50,6 +50,21 @@ impl<S: Store> Billing<S> {
         }
     }
 
+    /// API keys: list, create, revoke, rotate (and the command line's, by organization).
+    pub fn api_keys(&self) -> crate::auth::keys::ApiKeys<'_, S> {
+        crate::auth::keys::ApiKeys::new(&self.engine)
+    }
+
+    /// Authentication: credentials into scopes, bearer tokens.
+    pub fn auth(&self) -> crate::auth::ops::Auth<'_, S> {
+        crate::auth::ops::Auth::new(&self.engine)
+    }
+
+    /// Branches: list, create, get, update, delete.
+    pub fn branches(&self) -> crate::branch::ops::Branches<'_, S> {
+        crate::branch::ops::Branches::new(&self.engine)
+    }
+
     /// Consumers: create, get, list, update, delete.
     pub fn consumers(&self) -> crate::consumer::ops::Consumers<'_, S> {
         crate::consumer::ops::Consumers::new(&self.engine)
@@ -58,6 +73,16 @@ impl<S: Store> Billing<S> {
     /// The engine the operations run on.
     pub fn engine(&self) -> &Engine<S> {
         &self.engine
+    }
+
+    /// The organization: bootstrap, the current user, invitations, settings.
+    pub fn org(&self) -> crate::org::ops::Organizations<'_, S> {
+        crate::org::ops::Organizations::new(&self.engine)
+    }
+
+    /// The sandbox test clock: read it, advance it.
+    pub fn sandbox(&self) -> crate::sandbox::ops::Sandbox<'_, S> {
+        crate::sandbox::ops::Sandbox::new(&self.engine)
     }
 }
 

@@ -321,7 +321,7 @@ async fn respond(app: Arc<App>, req: Request<hyper::body::Incoming>) -> HttpResp
             })?),
             None => None,
         };
-        app.billing.authenticate_for(&credential?, branch, lane)
+        app.billing.auth().authenticate_for(&credential?, branch, lane)
     };
     // A request with a body is authenticated before its body is read: a client without valid
     // credentials never gets to hold a body buffer (or a slow body's connection) open. One
@@ -487,7 +487,7 @@ mod tests {
         assert!(app.billing.store.reads_are_local());
         let failed = on_lane(app.clone(), Lane::Read, |_| -> Result<(), Error> { panic!("a bug") }).await;
         assert!(matches!(failed, Err(Error::Store(_))), "{failed:?}");
-        let after = on_lane(app.clone(), Lane::Read, |app| app.billing.is_empty()).await;
+        let after = on_lane(app.clone(), Lane::Read, |app| app.billing.org().is_empty()).await;
         assert!(after.unwrap(), "a fresh database");
     }
 }

@@ -429,7 +429,7 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
             live,
         }) => {
             let app = App::open(config(&args))?;
-            let boot = app.billing.bootstrap(&BootstrapRequest {
+            let boot = app.billing.org().bootstrap(&BootstrapRequest {
                 org_name,
                 admin_email: Email::parse(&admin_email)?,
                 sandbox: !live,
@@ -468,7 +468,7 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
             }
             let app = App::open(config(&args))?;
             let org = org_or_first(&app, org_id)?;
-            let (key, pair) = app.billing.create_api_key(
+            let (key, pair) = app.billing.api_keys().create_for(
                 org,
                 &NewApiKey {
                     name,
@@ -491,9 +491,9 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
             command: KeysCommand::List { org_id, json },
         }) => {
             let app = App::open(config(&args))?;
-            let keys = app.billing.api_keys_of(org_or_first(&app, org_id)?)?;
+            let keys = app.billing.api_keys().list_of(org_or_first(&app, org_id)?)?;
             if json {
-                println!("{}", serde_json::Value::Array(keys.iter().map(|k| k.to_json()).collect()));
+                println!("{}", serde_json::to_string(&keys.iter().map(|k| k.response()).collect::<Vec<_>>())?);
             } else {
                 for k in &keys {
                     let state = match &k.revoked_at {
@@ -514,7 +514,7 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
             command: KeysCommand::Revoke { org_id, id },
         }) => {
             let app = App::open(config(&args))?;
-            let k = app.billing.revoke_api_key_of(org_or_first(&app, org_id)?, id)?;
+            let k = app.billing.api_keys().revoke_of(org_or_first(&app, org_id)?, id)?;
             println!("API key {} ({}) is revoked.", k.id, k.name);
             Ok(())
         }
@@ -526,7 +526,7 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
 
 /// `org settings show|set`: support acts on the database directly, like `keys`.
 fn org_settings(args: &ServeArgs, command: SettingsCommand) -> Result<(), Box<dyn std::error::Error>> {
-    use billing_core::org::settings::{settings_json, SupportSettingsPatch};
+    use billing_core::org::settings::SupportSettingsPatch;
     let (org_id, json, patch) = match command {
         SettingsCommand::Show { org_id, json } => (org_id, json, None),
         SettingsCommand::Set {
@@ -580,9 +580,9 @@ fn org_settings(args: &ServeArgs, command: SettingsCommand) -> Result<(), Box<dy
         }
     };
     let settings = match patch {
-        None => app.billing.org_settings_of(org).map_err(one_sentence)?,
+        None => app.billing.org().settings_of(org).map_err(one_sentence)?,
         Some((auto_charge_on_demand, minimums, installment_split_months, consumer_notifications)) => {
-            let current = app.billing.org_settings_of(org).map_err(one_sentence)?;
+            let current = app.billing.org().settings_of(org).map_err(one_sentence)?;
             let mut installment_minimums = Vec::new();
             for m in &minimums {
                 installment_minimums.push(parse_minimum(m, current.default_currency)?);
@@ -593,13 +593,13 @@ fn org_settings(args: &ServeArgs, command: SettingsCommand) -> Result<(), Box<dy
                 installment_split_months,
                 consumer_notifications,
             };
-            app.billing.support_update_settings(org, &patch).map_err(one_sentence)?
+            app.billing.org().support_update_settings(org, &patch).map_err(one_sentence)?
         }
     };
     if json {
-        println!("{}", settings_json(org, &settings));
+        println!("{}", serde_json::to_string(&settings.view(org))?);
     } else {
-        let v = settings_json(org, &settings);
+        let v = serde_json::to_value(settings.view(org))?;
         let minimums = match v["installment_minimums"].as_object() {
             Some(m) if !m.is_empty() => m
                 .iter()
@@ -698,7 +698,8 @@ fn org_or_first(app: &App, org: Option<OrgId>) -> Result<OrgId, Box<dyn std::err
         Some(o) => Ok(o),
         None => Ok(app
             .billing
-            .organizations()?
+            .org()
+            .list()?
             .first()
             .map(|o| o.id)
             .ok_or("the database has no organization; run `billing-server init` first")?),
@@ -733,8 +734,8 @@ fn serve(mut args: ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
     let mut config = serve_config(&args, true);
     config.notify = notify_config(&args)?;
     let app = App::open(config)?;
-    if app.billing.is_empty()? {
-        let boot = app.billing.bootstrap(&BootstrapRequest {
+    if app.billing.org().is_empty()? {
+        let boot = app.billing.org().bootstrap(&BootstrapRequest {
             org_name: "My Organization".into(),
             admin_email: Email::parse("admin@example.com")?,
             sandbox: true,

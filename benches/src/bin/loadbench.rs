@@ -83,6 +83,7 @@ fn main() {
     let app = App::open(config).unwrap();
     let boot = app
         .billing
+        .org()
         .bootstrap(&BootstrapRequest {
             org_name: "Bench".into(),
             admin_email: Email::parse("bench@example.com").unwrap(),
@@ -94,11 +95,12 @@ fn main() {
             consumer_notifications: Some(false),
             ..Default::default()
         };
-        app.billing.support_update_settings(boot.org.id, &off).unwrap();
+        app.billing.org().support_update_settings(boot.org.id, &off).unwrap();
     }
     let key = boot.api_key.header_value();
     let scope = app
         .billing
+        .auth()
         .authenticate(
             &billing_core::auth::Credential::ApiKey {
                 key: boot.api_key.key.clone(),

@@ -245,6 +245,7 @@ fn main() {
     let app = App::open(config(&url, &args)).expect("open the database");
     let boot = app
         .billing
+        .org()
         .bootstrap(&BootstrapRequest {
             org_name: "Renewals".into(),
             admin_email: Email::parse("bench@example.com").unwrap(),
@@ -253,6 +254,7 @@ fn main() {
         .unwrap();
     let scope = app
         .billing
+        .auth()
         .authenticate(
             &Credential::ApiKey {
                 key: boot.api_key.key.clone(),

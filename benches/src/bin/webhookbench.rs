@@ -113,6 +113,7 @@ fn main() {
     .unwrap();
     let boot = app
         .billing
+        .org()
         .bootstrap(&BootstrapRequest {
             org_name: "Bench".into(),
             admin_email: Email::parse("bench@example.com").unwrap(),
@@ -121,6 +122,7 @@ fn main() {
         .unwrap();
     let scope = app
         .billing
+        .auth()
         .authenticate(
             &Credential::ApiKey {
                 key: boot.api_key.key.clone(),

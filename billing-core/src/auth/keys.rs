@@ -2,12 +2,12 @@
 //! admins only. A revoked key is refused from its very next request, in every process (see
 //! [`crate::store::Store::await_auth_propagation`]).
 
-use super::{ApiKey, KeyPair, NewApiKey, Scope};
-use crate::engine::Engine;
-use crate::error::{Error, Result};
-use crate::ids::{ApiKeyId, OrgId};
+use super::{new_key, ApiKey, KeyPair, NewApiKey, Scope};
+use crate::error::{Code, Error, FieldError, Result};
+use crate::ids::{ApiKeyId, BranchId, OrgId};
 use crate::lane::Lane;
-use crate::store::Store;
+use crate::org::{Organization, User};
+use crate::store::{Store, Tx};
 
 pub mod lane {
     use super::Lane;
@@ -24,31 +24,71 @@ fn require_org_admin(scope: &Scope) -> Result<()> {
     }
 }
 
-impl<S: Store> Engine<S> {
-    pub fn list_api_keys(&self, scope: &Scope) -> Result<Vec<ApiKey>> {
+crate::service!(
+    /// API keys: list, create, revoke, rotate (organization admins); and, for the command line,
+    /// which runs with the database's own access, the same by organization.
+    ApiKeys
+);
+
+impl<S: Store> ApiKeys<'_, S> {
+    /// The organization's keys, revoked ones included.
+    pub fn list(&self, scope: &Scope) -> Result<Vec<ApiKey>> {
         require_org_admin(scope)?;
-        self.api_keys_of(scope.org_id())
+        self.list_of(scope.org_id())
     }
 
     /// An organization's keys, for the command line (`keys list`), which runs with the
     /// database's own access rather than a credential.
-    pub fn api_keys_of(&self, org: OrgId) -> Result<Vec<ApiKey>> {
+    pub fn list_of(&self, org: OrgId) -> Result<Vec<ApiKey>> {
         self.store.read(|tx| Ok(tx.list_api_keys(org)?))
     }
 
-    pub fn create_api_key_in(&self, scope: &Scope, req: &NewApiKey) -> Result<(ApiKey, KeyPair)> {
+    /// A new key and its secret (shown once).
+    pub fn create(&self, scope: &Scope, req: &NewApiKey) -> Result<(ApiKey, KeyPair)> {
         require_org_admin(scope)?;
-        self.create_api_key(scope.org_id(), req)
+        self.create_for(scope.org_id(), req)
+    }
+
+    /// Makes another API key for an organization, with the database's own access (the command
+    /// line's `keys create`, tests).
+    pub fn create_for(&self, org_id: OrgId, req: &NewApiKey) -> Result<(ApiKey, KeyPair)> {
+        let now = self.clock().now();
+        self.store.write(|tx| {
+            let org = tx.org(org_id)?.ok_or_else(|| Error::not_found("Organization", org_id))?;
+            let branches = tx.list_branches(org_id)?;
+            let exists = |b: &BranchId| branches.iter().any(|x| x.id == *b);
+            if let Some(b) = req.branch_ids.iter().chain(req.default_branch_id.iter()).find(|b| !exists(b)) {
+                return Err(Error::not_found("Branch", b));
+            }
+            let default = req
+                .default_branch_id
+                .or(req.branch_ids.first().copied())
+                .or(if req.is_all_branches { branches.first().map(|b| b.id) } else { None });
+            let default =
+                default.ok_or_else(|| Error::invalid(FieldError::new("missing", vec!["default_branch_id".into()], "a key needs a default branch")))?;
+            if !req.is_all_branches && !req.branch_ids.contains(&default) {
+                return Err(Error::invalid(FieldError::new(
+                    "value_error",
+                    vec!["default_branch_id".into()],
+                    "the default branch must be one of the key's branches",
+                )));
+            }
+            let user = admin_of(tx, &org)?;
+            let pair = KeyPair::generate();
+            let key = new_key(&org, &user, &pair, &req.name, req.branch_ids.clone(), default, req.is_all_branches, now);
+            tx.insert_api_key(&key)?;
+            Ok((key, pair))
+        })
     }
 
     /// Revokes the key (again is a no-op); answers once it is refused everywhere.
-    pub fn revoke_api_key(&self, scope: &Scope, id: ApiKeyId) -> Result<ApiKey> {
+    pub fn revoke(&self, scope: &Scope, id: ApiKeyId) -> Result<ApiKey> {
         require_org_admin(scope)?;
-        self.revoke_api_key_of(scope.org_id(), id)
+        self.revoke_of(scope.org_id(), id)
     }
 
-    /// Revokes a key of `org` (the command line's `keys revoke`); see [`Self::revoke_api_key`].
-    pub fn revoke_api_key_of(&self, org: OrgId, id: ApiKeyId) -> Result<ApiKey> {
+    /// Revokes a key of `org` (the command line's `keys revoke`); see [`Self::revoke`].
+    pub fn revoke_of(&self, org: OrgId, id: ApiKeyId) -> Result<ApiKey> {
         let now = self.clock().now();
         let key = self.store.write(|tx| {
             tx.revoke_api_key(org, id, now)?;
@@ -61,7 +101,7 @@ impl<S: Store> Engine<S> {
 
     /// A new key with the same name, branches and default branch, and the old one revoked, in
     /// one transaction.
-    pub fn rotate_api_key(&self, scope: &Scope, id: ApiKeyId) -> Result<(ApiKey, KeyPair)> {
+    pub fn rotate(&self, scope: &Scope, id: ApiKeyId) -> Result<(ApiKey, KeyPair)> {
         require_org_admin(scope)?;
         let now = self.clock().now();
         let (org, user) = (scope.org.clone(), scope.actor.user_id);
@@ -76,7 +116,7 @@ impl<S: Store> Engine<S> {
                 .or(tx.user(org.id, user)?)
                 .ok_or_else(|| Error::not_found("User", old.user_id))?;
             let pair = KeyPair::generate();
-            let key = super::new_key(
+            let key = new_key(
                 &org,
                 &owner,
                 &pair,
@@ -93,4 +133,11 @@ impl<S: Store> Engine<S> {
         self.store.await_auth_propagation();
         Ok(made)
     }
+}
+
+/// Keys act for a user: the CLI makes keys for the organization's oldest admin, which
+/// `bootstrap` always creates.
+fn admin_of(tx: &mut dyn Tx, org: &Organization) -> Result<User> {
+    tx.first_org_admin(org.id)?
+        .ok_or_else(|| Error::rule(Code::SERVICE_ERROR, format!("no administrator recorded for organization '{}'", org.id)))
 }

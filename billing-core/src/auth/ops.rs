@@ -1,9 +1,9 @@
-//! Authentication (credentials and the requested branch into a [`Scope`]) and API keys.
+//! Authentication ([`Auth`]): credentials and the requested branch into a [`Scope`], and the
+//! bearer tokens it accepts.
 
-use super::{jwt, new_key, ApiKey, BranchAccess, Claims, Credential, KeyPair, NewApiKey, Scope};
+use super::{jwt, ApiKey, BranchAccess, Claims, Credential, Scope};
 use crate::branch::Branch;
-use crate::engine::Engine;
-use crate::error::{Code, Error, FieldError, Result};
+use crate::error::{Error, Result};
 use crate::ids::{BranchId, OrgId};
 use crate::lane::Lane;
 use crate::org::{Organization, Role, User};
@@ -11,7 +11,12 @@ use crate::store::{Store, Tx};
 use chrono::Duration;
 use std::sync::Arc;
 
-impl<S: Store> Engine<S> {
+crate::service!(
+    /// Authentication: credentials and the requested branch into a [`Scope`]; bearer tokens.
+    Auth
+);
+
+impl<S: Store> Auth<'_, S> {
     /// Resolves credentials and the requested branch (`x-branch-id`) into a [`Scope`], in one
     /// read. Bad credentials are 401; a branch the credential cannot use is 403. The branch must
     /// be live: see [`Self::authenticate_for`] for reading a deleted one.
@@ -112,37 +117,6 @@ impl<S: Store> Engine<S> {
         })
     }
 
-    /// Makes another API key for an organization (`billing-server keys create`).
-    pub fn create_api_key(&self, org_id: OrgId, req: &NewApiKey) -> Result<(ApiKey, KeyPair)> {
-        let now = self.clock().now();
-        self.store.write(|tx| {
-            let org = tx.org(org_id)?.ok_or_else(|| Error::not_found("Organization", org_id))?;
-            let branches = tx.list_branches(org_id)?;
-            let exists = |b: &BranchId| branches.iter().any(|x| x.id == *b);
-            if let Some(b) = req.branch_ids.iter().chain(req.default_branch_id.iter()).find(|b| !exists(b)) {
-                return Err(Error::not_found("Branch", b));
-            }
-            let default = req
-                .default_branch_id
-                .or(req.branch_ids.first().copied())
-                .or(if req.is_all_branches { branches.first().map(|b| b.id) } else { None });
-            let default =
-                default.ok_or_else(|| Error::invalid(FieldError::new("missing", vec!["default_branch_id".into()], "a key needs a default branch")))?;
-            if !req.is_all_branches && !req.branch_ids.contains(&default) {
-                return Err(Error::invalid(FieldError::new(
-                    "value_error",
-                    vec!["default_branch_id".into()],
-                    "the default branch must be one of the key's branches",
-                )));
-            }
-            let user = admin_of(tx, &org)?;
-            let pair = KeyPair::generate();
-            let key = new_key(&org, &user, &pair, &req.name, req.branch_ids.clone(), default, req.is_all_branches, now);
-            tx.insert_api_key(&key)?;
-            Ok((key, pair))
-        })
-    }
-
     /// A bearer token for `user`, valid for `ttl`.
     pub fn issue_token(&self, user: &User, ttl: Duration) -> String {
         let claims = Claims {
@@ -152,11 +126,4 @@ impl<S: Store> Engine<S> {
         };
         jwt::encode(&self.jwt_secret, &claims)
     }
-}
-
-/// Keys act for a user: the CLI makes keys for the organization's oldest admin, which
-/// `bootstrap` always creates.
-fn admin_of(tx: &mut dyn Tx, org: &Organization) -> Result<User> {
-    tx.first_org_admin(org.id)?
-        .ok_or_else(|| Error::rule(Code::SERVICE_ERROR, format!("no administrator recorded for organization '{}'", org.id)))
 }

@@ -2,7 +2,6 @@
 
 use super::Branch;
 use crate::auth::Scope;
-use crate::engine::Engine;
 use crate::error::{Code, Error, Result};
 use crate::ids::BranchId;
 use crate::lane::Lane;
@@ -19,14 +18,20 @@ pub mod lane {
     pub const DELETE: Lane = Lane::Write;
 }
 
-impl<S: Store> Engine<S> {
-    pub fn list_branches(&self, scope: &Scope) -> Result<Vec<Branch>> {
+crate::service!(
+    /// Branches: list, create, get, update (rename), delete. Each is one transaction.
+    Branches
+);
+
+impl<S: Store> Branches<'_, S> {
+    /// The branches the caller can use.
+    pub fn list(&self, scope: &Scope) -> Result<Vec<Branch>> {
         let all = self.store.read(|tx| Ok(tx.list_branches(scope.org_id())?))?;
         Ok(all.into_iter().filter(|b| scope.actor.access.allows(b.id)).collect())
     }
 
     /// Creates a branch; when one with the same name exists (case-insensitive), returns it.
-    pub fn create_branch(&self, scope: &Scope, name: String) -> Result<Branch> {
+    pub fn create(&self, scope: &Scope, name: String) -> Result<Branch> {
         if scope.actor.role != Role::OrganizationAdmin {
             return Err(Error::forbidden("only organization admins create branches"));
         }
@@ -41,7 +46,8 @@ impl<S: Store> Engine<S> {
         })
     }
 
-    pub fn get_branch(&self, scope: &Scope, id: BranchId) -> Result<Branch> {
+    /// One branch the caller can use.
+    pub fn get(&self, scope: &Scope, id: BranchId) -> Result<Branch> {
         let b = self
             .store
             .read(|tx| Ok(tx.branch(scope.org_id(), id)?))?
@@ -53,7 +59,7 @@ impl<S: Store> Engine<S> {
     }
 
     /// Renames a branch; a name already used by another branch is refused.
-    pub fn update_branch(&self, scope: &Scope, id: BranchId, name: String) -> Result<Branch> {
+    pub fn update(&self, scope: &Scope, id: BranchId, name: String) -> Result<Branch> {
         if scope.actor.role == Role::BranchUser {
             return Err(Error::forbidden("branch users cannot change branches"));
         }
@@ -75,7 +81,7 @@ impl<S: Store> Engine<S> {
 
     /// Deletes (retires) a branch. The last branch, and a branch that an API key uses as its
     /// default, cannot be deleted: requests without `x-branch-id` would have nowhere to go.
-    pub fn delete_branch(&self, scope: &Scope, id: BranchId) -> Result<()> {
+    pub fn delete(&self, scope: &Scope, id: BranchId) -> Result<()> {
         if scope.actor.role != Role::OrganizationAdmin {
             return Err(Error::forbidden("only organization admins delete branches"));
         }

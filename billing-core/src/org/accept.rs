@@ -20,7 +20,6 @@ use crate::store::Store;
 use base64::Engine as _;
 use chrono::Duration;
 use hmac::{Hmac, Mac};
-use serde_json::{json, Value};
 use sha2::Sha256;
 
 pub mod lane {
@@ -37,7 +36,7 @@ fn mac(secret: &[u8], id: InvitationId) -> Hmac<Sha256> {
 
 impl<S: Store> Engine<S> {
     /// The token of an invitation's link; `None` without a JWT secret (no token can be made).
-    pub fn invite_token(&self, id: InvitationId) -> Option<String> {
+    pub(crate) fn invite_token(&self, id: InvitationId) -> Option<String> {
         if self.jwt_secret.is_empty() {
             return None;
         }
@@ -45,8 +44,9 @@ impl<S: Store> Engine<S> {
         Some(format!("{}.{}", id.0.simple(), base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(sig)))
     }
 
-    /// The link of an invitation's e-mail (see [`Self::set_invite_url`]).
-    pub fn invite_link(&self, id: InvitationId) -> Option<String> {
+    /// The link of an invitation's e-mail (see [`Self::set_invite_url`]); notifications
+    /// render it.
+    pub(crate) fn invite_link(&self, id: InvitationId) -> Option<String> {
         let token = self.invite_token(id)?;
         let base = self.invite_url();
         let sep = if base.contains('?') { '&' } else { '?' };
@@ -64,10 +64,22 @@ impl<S: Store> Engine<S> {
         mac(&self.jwt_secret, id).verify_slice(&sig).ok()?;
         Some(id)
     }
+}
+
+impl<S: Store> super::ops::Organizations<'_, S> {
+    /// The token of an invitation's link; `None` without a JWT secret (no token can be made).
+    pub fn invite_token(&self, id: InvitationId) -> Option<String> {
+        Engine::invite_token(self, id)
+    }
+
+    /// The link of an invitation's e-mail (see [`Engine::set_invite_url`]).
+    pub fn invite_link(&self, id: InvitationId) -> Option<String> {
+        Engine::invite_link(self, id)
+    }
 
     /// The invitation a token names and its organization, for the page that accepts it: a 404
     /// for an unknown or forged token, a 410 `INVITATION_EXPIRED` for a used or expired one.
-    pub fn invitation_of(&self, token: &str) -> Result<(super::Invitation, super::Organization)> {
+    pub fn invitation(&self, token: &str) -> Result<(super::Invitation, super::Organization)> {
         let id = self.invitation_of_token(token).ok_or_else(|| Error::not_found("Invitation", "of this token"))?;
         let (inv, org) = self
             .store
@@ -85,11 +97,11 @@ impl<S: Store> Engine<S> {
         Ok((inv, org))
     }
 
-    /// Accepts an invitation: creates its user and answers `{user, organization, access_token,
-    /// token_type, expires_at}`. An unknown or forged token is a 404; a used or expired one a
-    /// 410 `INVITATION_EXPIRED`; an e-mail that is already a user of the organization a 422
-    /// `USER_ALREADY_REGISTERED`. Nothing is written when it is refused.
-    pub fn accept_invitation(&self, req: &AcceptRequest) -> Result<Value> {
+    /// Accepts an invitation: creates its user and a bearer token of it (InviteAccepted). An
+    /// unknown or forged token is a 404; a used or expired one a 410 `INVITATION_EXPIRED`; an
+    /// e-mail that is already a user of the organization a 422 `USER_ALREADY_REGISTERED`.
+    /// Nothing is written when it is refused.
+    pub fn accept(&self, req: &AcceptRequest) -> Result<Accepted> {
         let id = self
             .invitation_of_token(&req.token)
             .ok_or_else(|| Error::not_found("Invitation", "of this token"))?;
@@ -139,15 +151,12 @@ impl<S: Store> Engine<S> {
             Ok((user, org))
         })?;
         let ttl = Duration::days(ACCEPT_TOKEN_DAYS);
-        let token = self.issue_token(&user, ttl);
-        Ok(json!({
-            "user": user.to_json(),
-            "role": user.role,
-            "branches": user.branch_ids,
-            "organization": org.to_json(),
-            "access_token": token,
-            "token_type": "bearer",
-            "expires_at": crate::clock::format_rfc3339(&(server_now + ttl)),
-        }))
+        let access_token = crate::auth::ops::Auth::new(self).issue_token(&user, ttl);
+        Ok(Accepted {
+            user,
+            org,
+            access_token,
+            expires_at: server_now + ttl,
+        })
     }
 }

@@ -4,7 +4,6 @@
 use super::{BootstrapRequest, Invitation, InviteRequest, OrgSettings, Organization, Role, User, INVITATION_TTL_DAYS};
 use crate::auth::{new_key, KeyPair, Scope};
 use crate::branch::Branch;
-use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::fields::{Email, Language};
 use crate::ids::{BranchId, InvitationId, OrgId, UserId};
@@ -12,7 +11,7 @@ use crate::lane::Lane;
 use crate::notification::Kind;
 use crate::store::Store;
 use chrono::Duration;
-use serde_json::{json, Value};
+use serde_json::json;
 
 /// Where each operation of this module runs.
 pub mod lane {
@@ -21,7 +20,7 @@ pub mod lane {
     pub const INVITE: Lane = Lane::Write;
 }
 
-/// What [`Engine::bootstrap`] made: the organization, its first branch and admin, an API key
+/// What [`Organizations::bootstrap`] made: the organization, its first branch and admin, an API key
 /// and a bearer token of the admin.
 #[derive(Debug, Clone)]
 pub struct Bootstrap {
@@ -32,14 +31,17 @@ pub struct Bootstrap {
     pub token: String,
 }
 
-impl<S: Store> Engine<S> {
-    /// The authenticated user and organization (MeResponse).
-    pub fn me(&self, scope: &Scope) -> Result<Value> {
-        let user = self
-            .store
+crate::service!(
+    /// The organization: bootstrap, the current user, users and invitations, settings.
+    Organizations
+);
+
+impl<S: Store> Organizations<'_, S> {
+    /// The authenticated user (MeResponse shows it with the scope's organization).
+    pub fn me(&self, scope: &Scope) -> Result<User> {
+        self.store
             .read(|tx| Ok(tx.user(scope.org_id(), scope.actor.user_id)?))?
-            .ok_or_else(|| Error::not_found("User", scope.actor.user_id))?;
-        Ok(json!({"user": user.to_json(), "organization": scope.org.to_json()}))
+            .ok_or_else(|| Error::not_found("User", scope.actor.user_id))
     }
 
     /// Invites someone by e-mail. Organization admins invite to any branch and any role; branch
@@ -120,7 +122,7 @@ impl<S: Store> Engine<S> {
             tx.insert_api_key(&key)?;
             Ok(())
         })?;
-        let token = self.issue_token(&user, Duration::days(30));
+        let token = crate::auth::ops::Auth::new(self).issue_token(&user, Duration::days(30));
         Ok(Bootstrap {
             org,
             branch,
@@ -153,7 +155,7 @@ impl<S: Store> Engine<S> {
     }
 
     /// The organizations in the store, oldest first.
-    pub fn organizations(&self) -> Result<Vec<Organization>> {
+    pub fn list(&self) -> Result<Vec<Organization>> {
         self.store.read(|tx| Ok(tx.list_orgs()?))
     }
 }

@@ -5,7 +5,6 @@ pub use billing_model::org::settings::*;
 
 use super::OrgSettings;
 use crate::auth::Scope;
-use crate::engine::Engine;
 use crate::error::{Error, FieldError, Result};
 use crate::ids::OrgId;
 use crate::lane::Lane;
@@ -25,16 +24,16 @@ fn require_admin(scope: &Scope) -> Result<()> {
     }
 }
 
-impl<S: Store> Engine<S> {
+impl<S: Store> super::ops::Organizations<'_, S> {
     /// The organization's settings (organization admins only), as stored now.
-    pub fn organization_settings(&self, scope: &Scope) -> Result<OrgSettings> {
+    pub fn settings(&self, scope: &Scope) -> Result<OrgSettings> {
         require_admin(scope)?;
-        self.org_settings_of(scope.org_id())
+        self.settings_of(scope.org_id())
     }
 
     /// Applies an admin's patch in one transaction and returns the settings now in force.
     /// Nothing is written when the patch is refused; no event is emitted.
-    pub fn update_organization_settings(&self, scope: &Scope, patch: &SettingsPatch) -> Result<OrgSettings> {
+    pub fn update_settings(&self, scope: &Scope, patch: &SettingsPatch) -> Result<OrgSettings> {
         require_admin(scope)?;
         self.store.write(|tx| {
             let mut org = tx.org(scope.org_id())?.ok_or_else(|| Error::not_found("Organization", scope.org_id()))?;
@@ -48,7 +47,7 @@ impl<S: Store> Engine<S> {
     }
 
     /// An organization's settings, for support (the CLI).
-    pub fn org_settings_of(&self, org_id: OrgId) -> Result<OrgSettings> {
+    pub fn settings_of(&self, org_id: OrgId) -> Result<OrgSettings> {
         self.store
             .read(|tx| Ok(tx.org(org_id)?))?
             .map(|o| o.settings)

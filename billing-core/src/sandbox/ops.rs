@@ -4,7 +4,6 @@
 use super::{Advance, MAX_STOPS_PER_ADVANCE, MAX_WORK_PER_ADVANCE};
 use crate::auth::Scope;
 use crate::clock::Timestamp;
-use crate::engine::Engine;
 use crate::error::{Code, Error, FieldError, Result};
 use crate::lane::Lane;
 use crate::store::Store;
@@ -25,17 +24,22 @@ const IN_FLIGHT_POLL: std::time::Duration = std::time::Duration::from_millis(5);
 /// otherwise each make a stop of their own, and a stop costs one round of attempts.
 const STOP_GATHERS: Duration = Duration::seconds(1);
 
-impl<S: Store> Engine<S> {
-    fn require_sandbox(scope: &Scope) -> Result<()> {
-        if !scope.org.sandbox {
-            return Err(Error::rule(Code::SANDBOX_ONLY, "the test clock exists only for sandbox organizations"));
-        }
-        Ok(())
+fn require_sandbox(scope: &Scope) -> Result<()> {
+    if !scope.org.sandbox {
+        return Err(Error::rule(Code::SANDBOX_ONLY, "the test clock exists only for sandbox organizations"));
     }
+    Ok(())
+}
 
+crate::service!(
+    /// The sandbox test clock: read it, advance it.
+    Sandbox
+);
+
+impl<S: Store> Sandbox<'_, S> {
     /// The organization's test-clock time.
-    pub fn sandbox_clock(&self, scope: &Scope) -> Result<Timestamp> {
-        Self::require_sandbox(scope)?;
+    pub fn clock(&self, scope: &Scope) -> Result<Timestamp> {
+        require_sandbox(scope)?;
         Ok(self.now(scope))
     }
 
@@ -49,8 +53,8 @@ impl<S: Store> Engine<S> {
     ///
     /// Only organization admins advance it: the clock is the whole organization's, and an
     /// advance runs every branch's due work.
-    pub fn advance_sandbox_clock(&self, scope: &Scope, by: Advance) -> Result<Timestamp> {
-        Self::require_sandbox(scope)?;
+    pub fn advance(&self, scope: &Scope, by: Advance) -> Result<Timestamp> {
+        require_sandbox(scope)?;
         if scope.actor.role != crate::org::Role::OrganizationAdmin {
             return Err(Error::forbidden("only organization admins advance the test clock"));
         }
@@ -68,7 +72,7 @@ impl<S: Store> Engine<S> {
         while stops < MAX_STOPS_PER_ADVANCE && budget > 0 {
             let ran = self.run_due_work(Some(org), budget)?.claimed;
             budget = budget.saturating_sub(ran);
-            let server_now = self.clock().now();
+            let server_now = self.engine.clock().now();
             let times = self.store.read(|tx| Ok(tx.work_due_times(org, &kinds, server_now)?))?;
             if times.first_held.is_some_and(|t| t <= target) {
                 let since = *waiting_since.get_or_insert_with(std::time::Instant::now);
@@ -99,7 +103,7 @@ impl<S: Store> Engine<S> {
     /// (else from the clock), so that concurrent advances add up; an advance cut short by a
     /// crash is completed by the next one.
     fn reserve_advance(&self, scope: &Scope, by: Advance) -> Result<Timestamp> {
-        let server_now = self.clock().now();
+        let server_now = self.engine.clock().now();
         self.store.write(|tx| {
             let mut org = tx.org(scope.org_id())?.ok_or_else(|| Error::not_found("Organization", scope.org_id()))?;
             let current = server_now + Duration::microseconds(org.clock_offset_us);
@@ -128,7 +132,7 @@ impl<S: Store> Engine<S> {
     /// Sets the clock to `to` unless it is already later (another request may have moved it);
     /// returns the clock's time.
     fn move_clock_forward(&self, scope: &Scope, to: Timestamp) -> Result<Timestamp> {
-        let server_now = self.clock().now();
+        let server_now = self.engine.clock().now();
         self.store.write(|tx| {
             // Re-read the offset inside the transaction: another request may have moved it.
             let mut org = tx.org(scope.org_id())?.ok_or_else(|| Error::not_found("Organization", scope.org_id()))?;
@@ -143,7 +147,7 @@ impl<S: Store> Engine<S> {
     }
 }
 
-/// Reports an advance's progress now and then (see [`Engine::set_advance_progress`]).
+/// Reports an advance's progress now and then (see [`crate::engine::Engine::set_advance_progress`]).
 struct Progress {
     reporter: Option<(std::time::Duration, crate::sandbox::ProgressReporter)>,
     report: crate::sandbox::AdvanceProgress,

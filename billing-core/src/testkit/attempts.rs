@@ -146,10 +146,10 @@ pub fn charge_in_flight_is_recorded_and_recovered<H: Harness>() {
     assert_eq!(gw.calls().len(), 1, "refused attempts never reach the gateway");
     assert!(payment_events(&w, pay.id.0).is_empty());
     // Before the time-out nothing happens; after it, the item takes over.
-    w.billing.advance_sandbox_clock(s, Advance::By(Duration::minutes(14))).unwrap();
+    w.billing.sandbox().advance(s, Advance::By(Duration::minutes(14))).unwrap();
     assert_eq!(w.billing.get_payment(s, pay.id).unwrap().status, PaymentStatus::Processing);
     gone_for_real(&w);
-    w.billing.advance_sandbox_clock(s, Advance::By(Duration::minutes(2))).unwrap();
+    w.billing.sandbox().advance(s, Advance::By(Duration::minutes(2))).unwrap();
     let p = w.billing.get_payment(s, pay.id).unwrap();
     assert_eq!((p.status, p.transaction_id), (PaymentStatus::Failed, None));
     assert_eq!(gw.calls()[1..], [("void", attempt.to_string())]);
@@ -159,7 +159,7 @@ pub fn charge_in_flight_is_recorded_and_recovered<H: Harness>() {
     let paid = w.billing.pay_by_card(s, inv.id, &[pay.id], &card()).unwrap();
     assert_eq!(paid[0].status, PaymentStatus::Succeeded);
     assert_eq!(payment_events(&w, pay.id.0), vec![EventType::PaymentFailed, EventType::PaymentSucceeded]);
-    w.billing.advance_sandbox_clock(s, Advance::By(Duration::hours(1))).unwrap();
+    w.billing.sandbox().advance(s, Advance::By(Duration::hours(1))).unwrap();
     assert_eq!(gw.calls().iter().filter(|c| c.0 == "void").count(), 1, "a recorded charge is never voided");
 }
 
@@ -190,7 +190,7 @@ pub fn clock_advance_waits_for_a_live_charge<H: Harness>() {
     // time), then the gateway answers while the advance waits.
     let advance = {
         let w = w.clone();
-        std::thread::spawn(move || w.billing.advance_sandbox_clock(&w.admin, Advance::By(Duration::days(1))))
+        std::thread::spawn(move || w.billing.sandbox().advance(&w.admin, Advance::By(Duration::days(1))))
     };
     // Once the advance has reached the time-out and its handler holds the attempt's item
     // (without the rule, it would have voided the charge by now).
@@ -224,10 +224,10 @@ pub fn refused_void_is_retried_until_confirmed<H: Harness>() {
     gone_for_real(&w);
     let attempt = w.billing.get_payment(s, pay.id).unwrap().transaction_id.expect("the attempt");
     gw.set(Act::Fail);
-    w.billing.advance_sandbox_clock(s, Advance::By(Duration::minutes(16))).unwrap();
+    w.billing.sandbox().advance(s, Advance::By(Duration::minutes(16))).unwrap();
     assert_eq!(w.billing.get_payment(s, pay.id).unwrap().status, PaymentStatus::Failed);
     assert!(w.read(|tx| tx.work(WorkId(attempt))).is_some(), "kept: the void was refused");
-    w.billing.advance_sandbox_clock(s, Advance::By(Duration::minutes(6))).unwrap();
+    w.billing.sandbox().advance(s, Advance::By(Duration::minutes(6))).unwrap();
     let voids = gw.calls().iter().filter(|c| c.0 == "void").count();
     assert_eq!(voids, 2, "asked again after VOID_RETRY");
     assert_eq!(w.read(|tx| tx.work(WorkId(attempt))), None, "done once the void is confirmed");
@@ -247,7 +247,7 @@ pub fn late_charge_outcome_is_not_recorded<H: Harness>() {
         // The answer takes longer than the time-out, in real time too: the item runs
         // meanwhile.
         later.clock.advance(later.billing.work_lease());
-        later.billing.advance_sandbox_clock(&later.admin, Advance::By(Duration::minutes(16))).unwrap();
+        later.billing.sandbox().advance(&later.admin, Advance::By(Duration::minutes(16))).unwrap();
     })));
     expect_code(w.billing.pay_by_card(&w.admin, inv.id, &[pay.id], &card()), Code::INVALID_STATUS);
     let p = w.billing.get_payment(&w.admin, pay.id).unwrap();
@@ -301,7 +301,7 @@ pub fn refund_in_flight_is_recorded_and_finished<H: Harness>() {
     assert_eq!(item.kind, REFUND_KIND);
     expect_code(w.billing.refund_payment(s, pay.id, req.clone()), Code::INVALID_STATUS);
     assert_eq!(gw.calls().iter().filter(|c| c.0 == "refund").count(), 1);
-    w.billing.advance_sandbox_clock(s, Advance::By(Duration::minutes(16))).unwrap();
+    w.billing.sandbox().advance(s, Advance::By(Duration::minutes(16))).unwrap();
     let p = w.billing.get_payment(s, pay.id).unwrap();
     assert_eq!(p.status, PaymentStatus::Refunded);
     assert_eq!(
@@ -346,7 +346,7 @@ pub fn a_lost_renewal_charge_is_retried_by_its_recovery<H: Harness>() {
     let attempt_item = |inv: crate::ids::InvoiceId, k: u32| w.read(|tx| tx.work(charge_work_id(inv, k)));
 
     // Approved at renewal: no attempt item of its invoice is left.
-    w.billing.advance_sandbox_clock(s, Advance::To(super::ts("2026-02-15T09:00:01Z"))).unwrap();
+    w.billing.sandbox().advance(s, Advance::To(super::ts("2026-02-15T09:00:01Z"))).unwrap();
     let (inv, pays) = cycle_2(&paid);
     assert_eq!(
         (inv.status, pays[0].status),
@@ -361,7 +361,7 @@ pub fn a_lost_renewal_charge_is_retried_by_its_recovery<H: Harness>() {
 
     // Lost in flight: PROCESSING with its recovery item, and no next attempt yet.
     gw.set(Act::Die);
-    w.billing.advance_sandbox_clock(s, Advance::To(super::ts("2026-02-20T09:00:01Z"))).unwrap();
+    w.billing.sandbox().advance(s, Advance::To(super::ts("2026-02-20T09:00:01Z"))).unwrap();
     let (inv, pays) = cycle_2(&lost);
     assert_eq!(pays[0].status, PaymentStatus::Processing);
     let attempt = pays[0].transaction_id.expect("the attempt");
@@ -369,14 +369,14 @@ pub fn a_lost_renewal_charge_is_retried_by_its_recovery<H: Harness>() {
     assert_eq!(attempt_item(inv.id, 1), None, "the next attempt waits for this one's failure");
     // Given up: FAILED, voided, and attempt 1 queued a day after attempt 0 was due.
     gone_for_real(&w);
-    w.billing.advance_sandbox_clock(s, Advance::By(Duration::minutes(16))).unwrap();
+    w.billing.sandbox().advance(s, Advance::By(Duration::minutes(16))).unwrap();
     let (_, pays) = cycle_2(&lost);
     assert_eq!((pays[0].status, pays[0].transaction_id), (PaymentStatus::Failed, None));
     let next = attempt_item(inv.id, 1).expect("the next attempt, queued by the recovery");
     assert_eq!((next.kind.as_str(), next.due_at), (RENEW_CHARGE_KIND, super::ts("2026-02-21T09:00:00Z")));
     assert_eq!(w.read(|tx| tx.work(WorkId(attempt))), None, "done once the void is confirmed");
     // A day later the retry charges it, once.
-    w.billing.advance_sandbox_clock(s, Advance::By(Duration::days(1))).unwrap();
+    w.billing.sandbox().advance(s, Advance::By(Duration::days(1))).unwrap();
     let (inv, pays) = cycle_2(&lost);
     assert_eq!(
         (inv.status, pays.len(), pays[0].status),

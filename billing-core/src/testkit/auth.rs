@@ -10,7 +10,7 @@ use chrono::Duration;
 
 pub fn api_key_authenticates<H: Harness>() {
     let w = World::new(H::store());
-    let s = w.billing.authenticate(&w.admin_key(), None).unwrap();
+    let s = w.billing.auth().authenticate(&w.admin_key(), None).unwrap();
     assert_eq!(s.org, w.boot.org);
     assert_eq!(s.branch.id, w.boot.branch.id, "the key's default branch");
     assert_eq!(s.actor.user_id, w.boot.user.id);
@@ -21,11 +21,11 @@ pub fn api_key_authenticates<H: Harness>() {
     // The header form decodes to the same credential.
     let header = w.boot.api_key.header_value();
     let cred = Credential::from_api_key_header(&header).unwrap();
-    assert_eq!(w.billing.authenticate(&cred, None).unwrap(), s);
+    assert_eq!(w.billing.auth().authenticate(&cred, None).unwrap(), s);
 
     // An all-branches key reaches branches made after it.
     let later = w.new_branch("Later");
-    let s2 = w.billing.authenticate(&w.admin_key(), Some(later.id)).unwrap();
+    let s2 = w.billing.auth().authenticate(&w.admin_key(), Some(later.id)).unwrap();
     assert_eq!(s2.branch.id, later.id);
     assert_eq!(s2.branch.name, "Later");
 }
@@ -37,10 +37,10 @@ pub fn bad_api_keys_are_unauthorized<H: Harness>() {
         key: w.boot.api_key.key.clone(),
         secret: "sk_wrong".into(),
     };
-    expect_code(w.billing.authenticate(&wrong_secret, None), Code::UNAUTHORIZED);
+    expect_code(w.billing.auth().authenticate(&wrong_secret, None), Code::UNAUTHORIZED);
     let unknown = KeyPair::generate();
     expect_code(
-        w.billing.authenticate(
+        w.billing.auth().authenticate(
             &Credential::ApiKey {
                 key: unknown.key,
                 secret: unknown.secret,
@@ -51,8 +51,8 @@ pub fn bad_api_keys_are_unauthorized<H: Harness>() {
     );
 
     let (_, revoked) = w.insert_key(main, Some(w.now()));
-    expect_code(w.billing.authenticate(&revoked, None), Code::UNAUTHORIZED);
-    expect_code(w.billing.authenticate(&revoked, Some(main)), Code::UNAUTHORIZED);
+    expect_code(w.billing.auth().authenticate(&revoked, None), Code::UNAUTHORIZED);
+    expect_code(w.billing.auth().authenticate(&revoked, Some(main)), Code::UNAUTHORIZED);
 
     // A live key's secret does not open another key.
     let (_, live) = w.insert_key(main, None);
@@ -64,7 +64,7 @@ pub fn bad_api_keys_are_unauthorized<H: Harness>() {
         key: w.boot.api_key.key.clone(),
         secret: live_secret.clone(),
     };
-    expect_code(w.billing.authenticate(&crossed, None), Code::UNAUTHORIZED);
+    expect_code(w.billing.auth().authenticate(&crossed, None), Code::UNAUTHORIZED);
 }
 
 pub fn inaccessible_branch_is_forbidden<H: Harness>() {
@@ -72,16 +72,19 @@ pub fn inaccessible_branch_is_forbidden<H: Harness>() {
     let main = w.boot.branch.id;
     let b = w.new_branch("Scoped");
     let gone = w.new_branch("Gone");
-    w.billing.delete_branch(&w.admin, gone.id).unwrap();
+    w.billing.branches().delete(&w.admin, gone.id).unwrap();
     let other = w.other_org("Other Org", false);
     let (_, scoped) = w.scoped_key(&[b.id]);
 
     assert_eq!(w.auth(&scoped, None).branch.id, b.id);
-    expect_code(w.billing.authenticate(&scoped, Some(main)), Code::PERMISSION_FORBIDDEN);
-    expect_code(w.billing.authenticate(&w.admin_key(), Some(BranchId::new())), Code::PERMISSION_FORBIDDEN);
-    expect_code(w.billing.authenticate(&w.admin_key(), Some(other.branch.id)), Code::PERMISSION_FORBIDDEN);
-    expect_code(w.billing.authenticate(&w.admin_key(), Some(gone.id)), Code::PERMISSION_FORBIDDEN);
-    expect_code(w.billing.authenticate(&World::<H::S>::key_of(&other), Some(main)), Code::PERMISSION_FORBIDDEN);
+    expect_code(w.billing.auth().authenticate(&scoped, Some(main)), Code::PERMISSION_FORBIDDEN);
+    expect_code(w.billing.auth().authenticate(&w.admin_key(), Some(BranchId::new())), Code::PERMISSION_FORBIDDEN);
+    expect_code(w.billing.auth().authenticate(&w.admin_key(), Some(other.branch.id)), Code::PERMISSION_FORBIDDEN);
+    expect_code(w.billing.auth().authenticate(&w.admin_key(), Some(gone.id)), Code::PERMISSION_FORBIDDEN);
+    expect_code(
+        w.billing.auth().authenticate(&World::<H::S>::key_of(&other), Some(main)),
+        Code::PERMISSION_FORBIDDEN,
+    );
 }
 
 pub fn scoped_key_acts_as_branch_admin<H: Harness>() {
@@ -101,14 +104,14 @@ pub fn scoped_key_acts_as_branch_admin<H: Harness>() {
     assert_eq!(w.auth(&cred, Some(c.id)).branch.id, c.id);
 
     assert_eq!(w.branch_names(&s), vec!["Bravo", "Charlie"]);
-    expect_code(w.billing.get_branch(&s, main), Code::PERMISSION_FORBIDDEN);
-    assert_eq!(w.billing.get_branch(&s, c.id).unwrap().id, c.id);
+    expect_code(w.billing.branches().get(&s, main), Code::PERMISSION_FORBIDDEN);
+    assert_eq!(w.billing.branches().get(&s, c.id).unwrap().id, c.id);
 
     // May rename its own branches, not others.
-    let renamed = w.billing.update_branch(&s, c.id, "Charlie 2".into()).unwrap();
+    let renamed = w.billing.branches().update(&s, c.id, "Charlie 2".into()).unwrap();
     assert_eq!(renamed.name, "Charlie 2");
-    expect_code(w.billing.update_branch(&s, main, "Mine now".into()), Code::PERMISSION_FORBIDDEN);
-    assert_eq!(w.billing.get_branch(&w.admin, main).unwrap().name, "Main");
+    expect_code(w.billing.branches().update(&s, main, "Mine now".into()), Code::PERMISSION_FORBIDDEN);
+    assert_eq!(w.billing.branches().get(&w.admin, main).unwrap().name, "Main");
     assert_eq!(w.branch_names(&w.admin), vec!["Main", "Bravo", "Charlie 2"]);
 }
 
@@ -123,23 +126,23 @@ pub fn create_api_key_refusals_write_nothing<H: Harness>() {
         default_branch_id: Some(c.id),
         is_all_branches: false,
     };
-    expect_invalid(w.billing.create_api_key(w.boot.org.id, &req), "default_branch_id");
+    expect_invalid(w.billing.api_keys().create_for(w.boot.org.id, &req), "default_branch_id");
     let req = NewApiKey {
         name: "bad".into(),
         branch_ids: vec![other.branch.id],
         default_branch_id: None,
         is_all_branches: false,
     };
-    expect_code(w.billing.create_api_key(w.boot.org.id, &req), Code::NOT_FOUND);
+    expect_code(w.billing.api_keys().create_for(w.boot.org.id, &req), Code::NOT_FOUND);
     let req = NewApiKey {
         name: "bad".into(),
         branch_ids: vec![],
         default_branch_id: None,
         is_all_branches: false,
     };
-    expect_invalid(w.billing.create_api_key(w.boot.org.id, &req), "default_branch_id");
+    expect_invalid(w.billing.api_keys().create_for(w.boot.org.id, &req), "default_branch_id");
     expect_code(
-        w.billing.create_api_key(
+        w.billing.api_keys().create_for(
             OrgId::new(),
             &NewApiKey {
                 is_all_branches: true,
@@ -158,7 +161,8 @@ pub fn create_api_key_refusals_write_nothing<H: Harness>() {
     // An all-branches key without a default gets the oldest branch.
     let (key, pair) = w
         .billing
-        .create_api_key(
+        .api_keys()
+        .create_for(
             w.boot.org.id,
             &NewApiKey {
                 name: "all".into(),
@@ -195,18 +199,18 @@ pub fn jwt_authenticates<H: Harness>() {
     let header = format!("Bearer {}", w.boot.token);
     assert_eq!(w.auth(&Credential::from_authorization_header(&header).unwrap(), None), s);
     // A token the server issues now works the same.
-    let fresh = w.billing.issue_token(&w.boot.user, Duration::minutes(5));
+    let fresh = w.billing.auth().issue_token(&w.boot.user, Duration::minutes(5));
     assert_eq!(w.auth(&Credential::Bearer(fresh), None).actor.user_id, w.boot.user.id);
 }
 
 pub fn bad_and_expired_jwts_are_unauthorized<H: Harness>() {
     let w = World::new(H::store());
-    let token = w.billing.issue_token(&w.boot.user, Duration::hours(1));
+    let token = w.billing.auth().issue_token(&w.boot.user, Duration::hours(1));
     let cred = Credential::Bearer(token.clone());
     w.tick(3599);
     w.auth(&cred, None);
     w.tick(1);
-    expect_code(w.billing.authenticate(&cred, None), Code::UNAUTHORIZED);
+    expect_code(w.billing.auth().authenticate(&cred, None), Code::UNAUTHORIZED);
     // The 30-day bootstrap token is still fine.
     w.auth(&Credential::Bearer(w.boot.token.clone()), None);
 
@@ -216,7 +220,7 @@ pub fn bad_and_expired_jwts_are_unauthorized<H: Harness>() {
         exp: (w.now() + Duration::hours(1)).timestamp(),
     };
     let foreign = jwt::encode(b"another-secret", &claims);
-    expect_code(w.billing.authenticate(&Credential::Bearer(foreign), None), Code::UNAUTHORIZED);
+    expect_code(w.billing.auth().authenticate(&Credential::Bearer(foreign), None), Code::UNAUTHORIZED);
     let ghost = jwt::encode(
         JWT_SECRET,
         &Claims {
@@ -224,7 +228,7 @@ pub fn bad_and_expired_jwts_are_unauthorized<H: Harness>() {
             ..claims.clone()
         },
     );
-    expect_code(w.billing.authenticate(&Credential::Bearer(ghost), None), Code::UNAUTHORIZED);
+    expect_code(w.billing.auth().authenticate(&Credential::Bearer(ghost), None), Code::UNAUTHORIZED);
     let other = w.other_org("Other Org", false);
     let wrong_org = jwt::encode(
         JWT_SECRET,
@@ -233,13 +237,13 @@ pub fn bad_and_expired_jwts_are_unauthorized<H: Harness>() {
             ..claims.clone()
         },
     );
-    expect_code(w.billing.authenticate(&Credential::Bearer(wrong_org), None), Code::UNAUTHORIZED);
+    expect_code(w.billing.auth().authenticate(&Credential::Bearer(wrong_org), None), Code::UNAUTHORIZED);
     let good = jwt::encode(JWT_SECRET, &claims);
     let mut tampered = good.clone();
     tampered.pop();
     tampered.push(if good.ends_with('A') { 'B' } else { 'A' });
-    expect_code(w.billing.authenticate(&Credential::Bearer(tampered), None), Code::UNAUTHORIZED);
-    expect_code(w.billing.authenticate(&Credential::Bearer("not.a.jwt".into()), None), Code::UNAUTHORIZED);
+    expect_code(w.billing.auth().authenticate(&Credential::Bearer(tampered), None), Code::UNAUTHORIZED);
+    expect_code(w.billing.auth().authenticate(&Credential::Bearer("not.a.jwt".into()), None), Code::UNAUTHORIZED);
     w.auth(&Credential::Bearer(good), None);
 }
 
@@ -257,10 +261,10 @@ pub fn branch_user_jwt_sees_only_its_branches<H: Harness>() {
     assert_eq!(s.branch.id, b.id, "the oldest of its branches");
     assert_eq!(w.branch_names(&s), vec!["Bravo", "Charlie"]);
     assert_eq!(w.auth(&cred, Some(c.id)).branch.id, c.id);
-    expect_code(w.billing.authenticate(&cred, Some(d.id)), Code::PERMISSION_FORBIDDEN);
-    expect_code(w.billing.authenticate(&cred, Some(main)), Code::PERMISSION_FORBIDDEN);
-    expect_code(w.billing.get_branch(&s, d.id), Code::PERMISSION_FORBIDDEN);
-    assert_eq!(w.billing.get_branch(&s, c.id).unwrap().name, "Charlie");
+    expect_code(w.billing.auth().authenticate(&cred, Some(d.id)), Code::PERMISSION_FORBIDDEN);
+    expect_code(w.billing.auth().authenticate(&cred, Some(main)), Code::PERMISSION_FORBIDDEN);
+    expect_code(w.billing.branches().get(&s, d.id), Code::PERMISSION_FORBIDDEN);
+    assert_eq!(w.billing.branches().get(&s, c.id).unwrap().name, "Charlie");
 
     let badmin = w.user(Role::BranchAdmin, &[d.id]);
     let s = w.auth(&w.bearer(&badmin), None);
@@ -276,8 +280,11 @@ pub fn branch_user_jwt_sees_only_its_branches<H: Harness>() {
 pub fn user_without_branches_is_forbidden<H: Harness>() {
     let w = World::new(H::store());
     let user = w.user(Role::BranchUser, &[]);
-    expect_code(w.billing.authenticate(&w.bearer(&user), None), Code::PERMISSION_FORBIDDEN);
-    expect_code(w.billing.authenticate(&w.bearer(&user), Some(w.boot.branch.id)), Code::PERMISSION_FORBIDDEN);
+    expect_code(w.billing.auth().authenticate(&w.bearer(&user), None), Code::PERMISSION_FORBIDDEN);
+    expect_code(
+        w.billing.auth().authenticate(&w.bearer(&user), Some(w.boot.branch.id)),
+        Code::PERMISSION_FORBIDDEN,
+    );
 }
 
 /// Authentications the engine keeps (`auth::cache`) never outlive a change: a clock advance,
@@ -292,8 +299,8 @@ pub fn kept_authentications_follow_changes<H: Harness>() {
     let other = w.new_branch("Other");
     // Twice each, so that a caching store answers the second from what it kept.
     for _ in 0..2 {
-        assert_eq!(w.billing.authenticate(&key, None).unwrap().org, w.boot.org);
-        assert_eq!(w.billing.authenticate(&key, Some(other.id)).unwrap().branch.name, "Other");
+        assert_eq!(w.billing.auth().authenticate(&key, None).unwrap().org, w.boot.org);
+        assert_eq!(w.billing.auth().authenticate(&key, Some(other.id)).unwrap().branch.name, "Other");
     }
 
     // (That other writes leave the generation alone is each store's own test: on PostgreSQL,
@@ -301,32 +308,32 @@ pub fn kept_authentications_follow_changes<H: Harness>() {
     let g0 = w.billing.store.auth_generation();
 
     // The test clock lives on the organization: the next request's scope has the new time.
-    let before = w.billing.now(&w.billing.authenticate(&key, None).unwrap());
-    w.billing.advance_sandbox_clock(&w.admin, Advance::By(Duration::hours(5))).unwrap();
+    let before = w.billing.now(&w.billing.auth().authenticate(&key, None).unwrap());
+    w.billing.sandbox().advance(&w.admin, Advance::By(Duration::hours(5))).unwrap();
     if let Some(g0) = g0 {
         assert_ne!(w.billing.store.auth_generation(), Some(g0), "an organization change moves the generation");
     }
-    let after = w.billing.now(&w.billing.authenticate(&key, None).unwrap());
+    let after = w.billing.now(&w.billing.auth().authenticate(&key, None).unwrap());
     assert!(after - before >= Duration::hours(5), "the kept scope has the old clock: {before} → {after}");
 
     // A renamed branch, then a deleted one.
-    w.billing.update_branch(&w.admin, other.id, "Renamed".into()).unwrap();
-    assert_eq!(w.billing.authenticate(&key, Some(other.id)).unwrap().branch.name, "Renamed");
-    w.billing.delete_branch(&w.admin, other.id).unwrap();
-    expect_code(w.billing.authenticate(&key, Some(other.id)), Code::PERMISSION_FORBIDDEN);
+    w.billing.branches().update(&w.admin, other.id, "Renamed".into()).unwrap();
+    assert_eq!(w.billing.auth().authenticate(&key, Some(other.id)).unwrap().branch.name, "Renamed");
+    w.billing.branches().delete(&w.admin, other.id).unwrap();
+    expect_code(w.billing.auth().authenticate(&key, Some(other.id)), Code::PERMISSION_FORBIDDEN);
 
     // A scoped key made now works at once, and reaches only its branch.
     let third = w.new_branch("Third");
     let (_, scoped) = w.scoped_key(&[third.id]);
-    assert_eq!(w.billing.authenticate(&scoped, None).unwrap().branch.id, third.id);
-    expect_code(w.billing.authenticate(&scoped, Some(w.boot.branch.id)), Code::PERMISSION_FORBIDDEN);
+    assert_eq!(w.billing.auth().authenticate(&scoped, None).unwrap().branch.id, third.id);
+    expect_code(w.billing.auth().authenticate(&scoped, Some(w.boot.branch.id)), Code::PERMISSION_FORBIDDEN);
     // A wrong secret stays wrong however often the right one was seen.
     let Credential::ApiKey { key: k, .. } = &key else { panic!("an API key") };
     let wrong = Credential::ApiKey {
         key: k.clone(),
         secret: "wrong".into(),
     };
-    expect_code(w.billing.authenticate(&wrong, None), Code::UNAUTHORIZED);
+    expect_code(w.billing.auth().authenticate(&wrong, None), Code::UNAUTHORIZED);
 }
 
 /// Keys managed by an organization admin: a revoked key is refused on its very next request,
@@ -342,47 +349,47 @@ pub fn revoked_and_rotated_keys_are_refused_at_once<H: Harness>() {
         default_branch_id: None,
         is_all_branches: false,
     };
-    let (key, pair) = w.billing.create_api_key_in(&w.admin, &req).unwrap();
+    let (key, pair) = w.billing.api_keys().create(&w.admin, &req).unwrap();
     let cred = Credential::ApiKey {
         key: pair.key.clone(),
         secret: pair.secret.clone(),
     };
     // Used twice, so a caching store keeps it.
     for _ in 0..2 {
-        assert_eq!(w.billing.authenticate(&cred, None).unwrap().branch.id, b.id);
+        assert_eq!(w.billing.auth().authenticate(&cred, None).unwrap().branch.id, b.id);
     }
-    let listed = w.billing.list_api_keys(&w.admin).unwrap();
+    let listed = w.billing.api_keys().list(&w.admin).unwrap();
     assert!(listed.iter().any(|k| k.id == key.id && k.revoked_at.is_none()));
 
     // A branch admin (this very key) cannot revoke or list keys.
-    let scoped = w.billing.authenticate(&cred, None).unwrap();
-    expect_code(w.billing.revoke_api_key(&scoped, key.id), Code::PERMISSION_FORBIDDEN);
-    expect_code(w.billing.list_api_keys(&scoped), Code::PERMISSION_FORBIDDEN);
+    let scoped = w.billing.auth().authenticate(&cred, None).unwrap();
+    expect_code(w.billing.api_keys().revoke(&scoped, key.id), Code::PERMISSION_FORBIDDEN);
+    expect_code(w.billing.api_keys().list(&scoped), Code::PERMISSION_FORBIDDEN);
 
     // Rotation: a new key with the same branches; the old one is refused at once.
     w.tick(1);
-    let (new_key, new_pair) = w.billing.rotate_api_key(&w.admin, key.id).unwrap();
+    let (new_key, new_pair) = w.billing.api_keys().rotate(&w.admin, key.id).unwrap();
     assert_eq!((new_key.branch_ids.clone(), new_key.default_branch_id), (vec![b.id], b.id));
     assert_ne!(new_key.key, key.key);
-    expect_code(w.billing.authenticate(&cred, None), Code::UNAUTHORIZED);
+    expect_code(w.billing.auth().authenticate(&cred, None), Code::UNAUTHORIZED);
     let new_cred = Credential::ApiKey {
         key: new_pair.key.clone(),
         secret: new_pair.secret.clone(),
     };
-    assert_eq!(w.billing.authenticate(&new_cred, None).unwrap().branch.id, b.id);
-    expect_code(w.billing.rotate_api_key(&w.admin, key.id), Code::INVALID_STATUS);
+    assert_eq!(w.billing.auth().authenticate(&new_cred, None).unwrap().branch.id, b.id);
+    expect_code(w.billing.api_keys().rotate(&w.admin, key.id), Code::INVALID_STATUS);
 
     // Revocation of the replacement, right after it was used.
-    let revoked = w.billing.revoke_api_key(&w.admin, new_key.id).unwrap();
+    let revoked = w.billing.api_keys().revoke(&w.admin, new_key.id).unwrap();
     assert!(revoked.revoked_at.is_some());
-    expect_code(w.billing.authenticate(&new_cred, None), Code::UNAUTHORIZED);
+    expect_code(w.billing.auth().authenticate(&new_cred, None), Code::UNAUTHORIZED);
     // Again is a no-op that keeps the first time.
-    assert_eq!(w.billing.revoke_api_key(&w.admin, new_key.id).unwrap().revoked_at, revoked.revoked_at);
+    assert_eq!(w.billing.api_keys().revoke(&w.admin, new_key.id).unwrap().revoked_at, revoked.revoked_at);
     // The admin's own key still works; unknown and foreign keys are not found.
-    w.billing.authenticate(&w.admin_key(), None).unwrap();
-    expect_code(w.billing.revoke_api_key(&w.admin, crate::ids::ApiKeyId::new()), Code::NOT_FOUND);
+    w.billing.auth().authenticate(&w.admin_key(), None).unwrap();
+    expect_code(w.billing.api_keys().revoke(&w.admin, crate::ids::ApiKeyId::new()), Code::NOT_FOUND);
     let other = w.other_org("Other Org", false);
-    let other_scope = w.billing.authenticate(&World::<H::S>::key_of(&other), None).unwrap();
-    expect_code(w.billing.revoke_api_key(&other_scope, w.admin.actor.api_key_id.unwrap()), Code::NOT_FOUND);
-    w.billing.authenticate(&w.admin_key(), None).unwrap();
+    let other_scope = w.billing.auth().authenticate(&World::<H::S>::key_of(&other), None).unwrap();
+    expect_code(w.billing.api_keys().revoke(&other_scope, w.admin.actor.api_key_id.unwrap()), Code::NOT_FOUND);
+    w.billing.auth().authenticate(&w.admin_key(), None).unwrap();
 }

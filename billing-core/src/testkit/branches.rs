@@ -11,7 +11,7 @@ use chrono::Duration;
 
 pub fn bootstrap_creates_default_branch<H: Harness>() {
     let w = World::new(H::store());
-    let branches = w.billing.list_branches(&w.admin).unwrap();
+    let branches = w.billing.branches().list(&w.admin).unwrap();
     assert_eq!(branches.len(), 1);
     assert_eq!(branches[0].id, w.boot.branch.id);
     assert_eq!(branches[0].user_count, 1);
@@ -47,19 +47,19 @@ pub fn create_existing_name_returns_it<H: Harness>() {
     let north = w.new_branch("North");
     assert_eq!(north.name, "North");
     assert_eq!(north.created_at, w.now());
-    assert_eq!(w.billing.get_branch(&w.admin, north.id).unwrap(), north);
+    assert_eq!(w.billing.branches().get(&w.admin, north.id).unwrap(), north);
     w.tick(5);
-    let again = w.billing.create_branch(&w.admin, "NORTH".into()).unwrap();
+    let again = w.billing.branches().create(&w.admin, "NORTH".into()).unwrap();
     assert_eq!(again.id, north.id);
     assert_eq!(again.name, "North", "the existing branch is returned unchanged");
     assert_eq!(again.created_at, north.created_at);
-    let main = w.billing.create_branch(&w.admin, "main".into()).unwrap();
+    let main = w.billing.branches().create(&w.admin, "main".into()).unwrap();
     assert_eq!(main.id, w.boot.branch.id);
     assert_eq!(w.branch_names(&w.admin), vec!["Main", "North"]);
 
     // A deleted branch's name can be used again, by a new branch.
-    w.billing.delete_branch(&w.admin, north.id).unwrap();
-    let reborn = w.billing.create_branch(&w.admin, "north".into()).unwrap();
+    w.billing.branches().delete(&w.admin, north.id).unwrap();
+    let reborn = w.billing.branches().create(&w.admin, "north".into()).unwrap();
     assert_ne!(reborn.id, north.id);
     assert_eq!(w.branch_names(&w.admin), vec!["Main", "north"]);
 }
@@ -68,30 +68,34 @@ pub fn rename_rules<H: Harness>() {
     let w = World::new(H::store());
     let north = w.new_branch("North");
     let south = w.new_branch("South");
-    let e = expect_code(w.billing.update_branch(&w.admin, south.id, "north".into()), Code::RESOURCE_ALREADY_EXISTS);
+    let e = expect_code(w.billing.branches().update(&w.admin, south.id, "north".into()), Code::RESOURCE_ALREADY_EXISTS);
     assert!(e.to_string().contains("north"), "names the value: {e}");
     assert_eq!(
-        w.billing.get_branch(&w.admin, south.id).unwrap().name,
+        w.billing.branches().get(&w.admin, south.id).unwrap().name,
         "South",
         "refused rename changes nothing"
     );
-    expect_code(w.billing.update_branch(&w.admin, south.id, "MAIN".into()), Code::RESOURCE_ALREADY_EXISTS);
+    expect_code(w.billing.branches().update(&w.admin, south.id, "MAIN".into()), Code::RESOURCE_ALREADY_EXISTS);
 
-    let same = w.billing.update_branch(&w.admin, south.id, "SOUTH".into()).unwrap();
+    let same = w.billing.branches().update(&w.admin, south.id, "SOUTH".into()).unwrap();
     assert_eq!(
         (same.id, same.name.as_str()),
         (south.id, "SOUTH"),
         "renaming to its own name (any case) is fine"
     );
-    let east = w.billing.update_branch(&w.admin, south.id, "East".into()).unwrap();
+    let east = w.billing.branches().update(&w.admin, south.id, "East".into()).unwrap();
     assert_eq!(east.name, "East");
     assert_eq!(east.created_at, south.created_at);
-    assert_eq!(w.billing.get_branch(&w.admin, south.id).unwrap().name, "East");
-    assert_eq!(w.billing.create_branch(&w.admin, "east".into()).unwrap().id, south.id, "found by its new name");
+    assert_eq!(w.billing.branches().get(&w.admin, south.id).unwrap().name, "East");
+    assert_eq!(
+        w.billing.branches().create(&w.admin, "east".into()).unwrap().id,
+        south.id,
+        "found by its new name"
+    );
     // The old name is free now.
-    let again = w.billing.update_branch(&w.admin, north.id, "South".into()).unwrap();
+    let again = w.billing.branches().update(&w.admin, north.id, "South".into()).unwrap();
     assert_eq!(again.name, "South");
-    expect_code(w.billing.update_branch(&w.admin, BranchId::new(), "Nowhere".into()), Code::NOT_FOUND);
+    expect_code(w.billing.branches().update(&w.admin, BranchId::new(), "Nowhere".into()), Code::NOT_FOUND);
     assert_eq!(w.branch_names(&w.admin), vec!["Main", "South", "East"]);
 }
 
@@ -115,17 +119,17 @@ pub fn delete_last_branch_refused<H: Harness>() {
         tx.insert_branch(&only)?;
         tx.insert_user(&admin)
     });
-    let s = w.auth(&Credential::Bearer(w.billing.issue_token(&admin, Duration::hours(1))), None);
+    let s = w.auth(&Credential::Bearer(w.billing.auth().issue_token(&admin, Duration::hours(1))), None);
     assert_eq!(s.branch.id, only.id);
-    expect_code(w.billing.delete_branch(&s, only.id), Code::BRANCH_IN_USE);
-    assert_eq!(w.billing.list_branches(&s).unwrap().len(), 1);
+    expect_code(w.billing.branches().delete(&s, only.id), Code::BRANCH_IN_USE);
+    assert_eq!(w.billing.branches().list(&s).unwrap().len(), 1);
     assert!(w.read(|tx| tx.branch(org.id, only.id)).is_some());
     // With a second branch, the first can go.
-    let second = w.billing.create_branch(&s, "Second".into()).unwrap();
-    w.billing.delete_branch(&s, only.id).unwrap();
-    let ids: Vec<BranchId> = w.billing.list_branches(&s).unwrap().into_iter().map(|b| b.id).collect();
+    let second = w.billing.branches().create(&s, "Second".into()).unwrap();
+    w.billing.branches().delete(&s, only.id).unwrap();
+    let ids: Vec<BranchId> = w.billing.branches().list(&s).unwrap().into_iter().map(|b| b.id).collect();
     assert_eq!(ids, vec![second.id]);
-    expect_code(w.billing.delete_branch(&s, second.id), Code::BRANCH_IN_USE);
+    expect_code(w.billing.branches().delete(&s, second.id), Code::BRANCH_IN_USE);
 }
 
 pub fn delete_default_branch_of_key_refused<H: Harness>() {
@@ -134,33 +138,33 @@ pub fn delete_default_branch_of_key_refused<H: Harness>() {
     let b = w.new_branch("Bravo");
     let c = w.new_branch("Charlie");
     let d = w.new_branch("Delta");
-    expect_code(w.billing.delete_branch(&w.admin, main), Code::BRANCH_IN_USE);
+    expect_code(w.billing.branches().delete(&w.admin, main), Code::BRANCH_IN_USE);
     let (_, key) = w.scoped_key(&[c.id, b.id]);
-    expect_code(w.billing.delete_branch(&w.admin, c.id), Code::BRANCH_IN_USE);
+    expect_code(w.billing.branches().delete(&w.admin, c.id), Code::BRANCH_IN_USE);
     assert_eq!(w.branch_names(&w.admin), vec!["Main", "Bravo", "Charlie", "Delta"], "refusals change nothing");
     assert_eq!(w.auth(&key, None).branch.id, c.id);
     // A revoked key does not hold its default branch.
     w.insert_key(d.id, Some(w.now()));
-    w.billing.delete_branch(&w.admin, d.id).unwrap();
+    w.billing.branches().delete(&w.admin, d.id).unwrap();
     // A key's non-default branch can go.
-    w.billing.delete_branch(&w.admin, b.id).unwrap();
+    w.billing.branches().delete(&w.admin, b.id).unwrap();
     assert_eq!(w.branch_names(&w.admin), vec!["Main", "Charlie"]);
-    expect_code(w.billing.authenticate(&key, Some(b.id)), Code::PERMISSION_FORBIDDEN);
+    expect_code(w.billing.auth().authenticate(&key, Some(b.id)), Code::PERMISSION_FORBIDDEN);
 }
 
 pub fn deleted_branch_disappears<H: Harness>() {
     let w = World::new(H::store());
     let b = w.new_branch("Bravo");
     let user = w.user(Role::BranchUser, &[b.id]);
-    w.billing.delete_branch(&w.admin, b.id).unwrap();
+    w.billing.branches().delete(&w.admin, b.id).unwrap();
     assert_eq!(w.branch_names(&w.admin), vec!["Main"]);
-    expect_code(w.billing.get_branch(&w.admin, b.id), Code::NOT_FOUND);
-    expect_code(w.billing.update_branch(&w.admin, b.id, "Back".into()), Code::NOT_FOUND);
-    expect_code(w.billing.delete_branch(&w.admin, b.id), Code::NOT_FOUND);
-    expect_code(w.billing.authenticate(&w.admin_key(), Some(b.id)), Code::PERMISSION_FORBIDDEN);
+    expect_code(w.billing.branches().get(&w.admin, b.id), Code::NOT_FOUND);
+    expect_code(w.billing.branches().update(&w.admin, b.id, "Back".into()), Code::NOT_FOUND);
+    expect_code(w.billing.branches().delete(&w.admin, b.id), Code::NOT_FOUND);
+    expect_code(w.billing.auth().authenticate(&w.admin_key(), Some(b.id)), Code::PERMISSION_FORBIDDEN);
     assert!(w.read(|tx| tx.branch_by_name(w.boot.org.id, &Branch::name_key("bravo"))).is_none());
-    expect_code(w.billing.authenticate(&w.bearer(&user), None), Code::PERMISSION_FORBIDDEN);
-    expect_code(w.billing.delete_branch(&w.admin, BranchId::new()), Code::NOT_FOUND);
+    expect_code(w.billing.auth().authenticate(&w.bearer(&user), None), Code::PERMISSION_FORBIDDEN);
+    expect_code(w.billing.branches().delete(&w.admin, BranchId::new()), Code::NOT_FOUND);
 }
 
 pub fn branch_user_cannot_change_branches<H: Harness>() {
@@ -169,10 +173,10 @@ pub fn branch_user_cannot_change_branches<H: Harness>() {
     let c = w.new_branch("Charlie");
     let user = w.user(Role::BranchUser, &[b.id, c.id]);
     let s = w.auth(&w.bearer(&user), None);
-    expect_code(w.billing.create_branch(&s, "Mine".into()), Code::PERMISSION_FORBIDDEN);
-    expect_code(w.billing.create_branch(&s, "Bravo".into()), Code::PERMISSION_FORBIDDEN);
-    expect_code(w.billing.update_branch(&s, b.id, "Renamed".into()), Code::PERMISSION_FORBIDDEN);
-    expect_code(w.billing.delete_branch(&s, c.id), Code::PERMISSION_FORBIDDEN);
+    expect_code(w.billing.branches().create(&s, "Mine".into()), Code::PERMISSION_FORBIDDEN);
+    expect_code(w.billing.branches().create(&s, "Bravo".into()), Code::PERMISSION_FORBIDDEN);
+    expect_code(w.billing.branches().update(&s, b.id, "Renamed".into()), Code::PERMISSION_FORBIDDEN);
+    expect_code(w.billing.branches().delete(&s, c.id), Code::PERMISSION_FORBIDDEN);
     assert_eq!(w.branch_names(&w.admin), vec!["Main", "Bravo", "Charlie"]);
 }
 
@@ -184,14 +188,14 @@ pub fn branch_admin_cannot_create_or_delete<H: Harness>() {
     let ba = w.user(Role::BranchAdmin, &[b.id, c.id]);
     for s in [w.auth(&key, None), w.auth(&w.bearer(&ba), None)] {
         assert_eq!(s.actor.role, Role::BranchAdmin);
-        expect_code(w.billing.create_branch(&s, "Mine".into()), Code::PERMISSION_FORBIDDEN);
-        expect_code(w.billing.delete_branch(&s, c.id), Code::PERMISSION_FORBIDDEN);
-        expect_code(w.billing.delete_branch(&s, w.boot.branch.id), Code::PERMISSION_FORBIDDEN);
+        expect_code(w.billing.branches().create(&s, "Mine".into()), Code::PERMISSION_FORBIDDEN);
+        expect_code(w.billing.branches().delete(&s, c.id), Code::PERMISSION_FORBIDDEN);
+        expect_code(w.billing.branches().delete(&s, w.boot.branch.id), Code::PERMISSION_FORBIDDEN);
     }
     assert_eq!(w.branch_names(&w.admin), vec!["Main", "Bravo", "Charlie"]);
     let s = w.auth(&w.bearer(&ba), None);
     assert_eq!(
-        w.billing.update_branch(&s, b.id, "Bravo 2".into()).unwrap().name,
+        w.billing.branches().update(&s, b.id, "Bravo 2".into()).unwrap().name,
         "Bravo 2",
         "branch admins rename their branches"
     );
@@ -200,10 +204,13 @@ pub fn branch_admin_cannot_create_or_delete<H: Harness>() {
 pub fn names_compare_case_insensitively_beyond_ascii<H: Harness>() {
     let w = World::new(H::store());
     let e = w.new_branch("Émile Branch");
-    assert_eq!(w.billing.create_branch(&w.admin, "ÉMILE BRANCH".into()).unwrap().id, e.id);
-    assert_eq!(w.billing.create_branch(&w.admin, "émile branch".into()).unwrap().id, e.id);
+    assert_eq!(w.billing.branches().create(&w.admin, "ÉMILE BRANCH".into()).unwrap().id, e.id);
+    assert_eq!(w.billing.branches().create(&w.admin, "émile branch".into()).unwrap().id, e.id);
     let d = w.new_branch("Ďalší");
-    expect_code(w.billing.update_branch(&w.admin, d.id, "émile BRANCH".into()), Code::RESOURCE_ALREADY_EXISTS);
+    expect_code(
+        w.billing.branches().update(&w.admin, d.id, "émile BRANCH".into()),
+        Code::RESOURCE_ALREADY_EXISTS,
+    );
     assert_eq!(w.branch_names(&w.admin), vec!["Main", "Émile Branch", "Ďalší"]);
     assert_eq!(
         w.read(|tx| tx.branch_by_name(w.boot.org.id, &Branch::name_key(" ĎALŠÍ "))).map(|b| b.id),
@@ -228,7 +235,7 @@ pub fn branch_with_unfinished_business_is_kept_then_retired_readable<H: Harness>
     let c = inv::consumer(&w, &s, false);
     let p = inv::product(&w, &s, "10.00", json!({}));
     let open = inv::create(&w, &s, inv::invoice_body(c.id, &[(p.id, 1)], &[]));
-    let refused = expect_code(w.billing.delete_branch(&w.admin, b.id), Code::BRANCH_IN_USE);
+    let refused = expect_code(w.billing.branches().delete(&w.admin, b.id), Code::BRANCH_IN_USE);
     assert!(refused.to_string().contains("1 open invoice"), "{refused}");
     assert_eq!(w.branch_names(&w.admin), vec!["Main", "Bravo"]);
 
@@ -242,29 +249,34 @@ pub fn branch_with_unfinished_business_is_kept_then_retired_readable<H: Harness>
         .unwrap();
     record(&w, &event_in(&s, EventType::PaymentSucceeded, w.now()));
     w.billing.run_due_work(None, 100).unwrap();
-    let refused = expect_code(w.billing.delete_branch(&w.admin, b.id), Code::BRANCH_IN_USE);
+    let refused = expect_code(w.billing.branches().delete(&w.admin, b.id), Code::BRANCH_IN_USE);
     assert!(refused.to_string().contains("webhook"), "{refused}");
     w.billing.delete_webhook_endpoint(&s, hook.id).unwrap();
-    w.billing.delete_branch(&w.admin, b.id).unwrap();
+    w.billing.branches().delete(&w.admin, b.id).unwrap();
 
     // Retired: readable by organization admins who name it, for reads only.
-    let admin = w.billing.authenticate_for(&w.admin_key(), Some(b.id), Lane::Read).unwrap();
+    let admin = w.billing.auth().authenticate_for(&w.admin_key(), Some(b.id), Lane::Read).unwrap();
     assert_eq!(admin.branch.id, b.id);
     let (read, _) = w.billing.get_invoice(&admin, open.id).unwrap();
     assert_eq!(read.id, open.id);
     for lane in [Lane::Write, Lane::Io] {
-        expect_code(w.billing.authenticate_for(&w.admin_key(), Some(b.id), lane), Code::PERMISSION_FORBIDDEN);
+        expect_code(w.billing.auth().authenticate_for(&w.admin_key(), Some(b.id), lane), Code::PERMISSION_FORBIDDEN);
     }
     let (_, scoped) = w.scoped_key(&[w.boot.branch.id]);
-    expect_code(w.billing.authenticate_for(&scoped, Some(b.id), Lane::Read), Code::PERMISSION_FORBIDDEN);
+    expect_code(w.billing.auth().authenticate_for(&scoped, Some(b.id), Lane::Read), Code::PERMISSION_FORBIDDEN);
     let branch_admin = w.user(Role::BranchAdmin, &[w.boot.branch.id]);
     expect_code(
-        w.billing.authenticate_for(&w.bearer(&branch_admin), Some(b.id), Lane::Read),
+        w.billing.auth().authenticate_for(&w.bearer(&branch_admin), Some(b.id), Lane::Read),
         Code::PERMISSION_FORBIDDEN,
     );
     let org_admin = w.user(Role::OrganizationAdmin, &[]);
     assert_eq!(
-        w.billing.authenticate_for(&w.bearer(&org_admin), Some(b.id), Lane::Read).unwrap().branch.id,
+        w.billing
+            .auth()
+            .authenticate_for(&w.bearer(&org_admin), Some(b.id), Lane::Read)
+            .unwrap()
+            .branch
+            .id,
         b.id
     );
     // Never chosen by default, and not listed.

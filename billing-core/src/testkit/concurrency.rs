@@ -154,7 +154,7 @@ pub fn concurrent_clock_advances_add_up<H: Harness>() {
                 let (w, barrier) = (&w, &barrier);
                 scope.spawn(move || {
                     barrier.wait();
-                    w.billing.advance_sandbox_clock(&w.admin, Advance::By(Duration::seconds(10)))
+                    w.billing.sandbox().advance(&w.admin, Advance::By(Duration::seconds(10)))
                 })
             })
             .collect();
@@ -177,7 +177,7 @@ pub fn concurrent_branch_creates_agree<H: Harness>() {
                 scope.spawn(move || {
                     let name = if i % 2 == 0 { "Racing" } else { "RACING" };
                     barrier.wait();
-                    w.billing.create_branch(&w.admin, name.to_string())
+                    w.billing.branches().create(&w.admin, name.to_string())
                 })
             })
             .collect();

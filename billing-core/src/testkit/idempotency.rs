@@ -278,11 +278,13 @@ pub fn keys_expire_after_24_hours_of_org_time<H: Harness>() {
     w.billing.idempotency_finish(&first, Some(response(b"one"))).unwrap();
     // The sandbox test clock moves the organization's time, and with it the keys' age.
     w.billing
-        .advance_sandbox_clock(&w.fresh_admin(), crate::sandbox::Advance::By(Duration::hours(24) - Duration::seconds(1)))
+        .sandbox()
+        .advance(&w.fresh_admin(), crate::sandbox::Advance::By(Duration::hours(24) - Duration::seconds(1)))
         .unwrap();
     assert_eq!(w.billing.idempotency_begin(&w.fresh_admin(), &k, &fp), Ok(Begin::Replay(response(b"one"))));
     w.billing
-        .advance_sandbox_clock(&w.fresh_admin(), crate::sandbox::Advance::By(Duration::seconds(2)))
+        .sandbox()
+        .advance(&w.fresh_admin(), crate::sandbox::Advance::By(Duration::seconds(2)))
         .unwrap();
     // Forgotten: the same key (even with another request) is new again.
     let other = print(&w, r#"{"x":1}"#);

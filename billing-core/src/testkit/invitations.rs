@@ -16,7 +16,7 @@ use chrono::Duration;
 use serde_json::json;
 
 fn invite<S: Store>(w: &World<S>, s: &Scope, to: &str, role: Role, branches: &[BranchId]) -> Result<Invitation> {
-    w.billing.invite(
+    w.billing.org().invite(
         s,
         InviteRequest {
             email: email(to),
@@ -102,7 +102,7 @@ pub fn branch_user_cannot_invite<H: Harness>() {
 
 pub fn invitation_expires_in_seven_days_of_org_time<H: Harness>() {
     let w = World::new(H::store());
-    w.billing.advance_sandbox_clock(&w.admin, Advance::By(Duration::days(3))).unwrap();
+    w.billing.sandbox().advance(&w.admin, Advance::By(Duration::days(3))).unwrap();
     w.tick(60);
     let s = w.fresh_admin();
     let org_now = start() + Duration::days(3) + Duration::seconds(60);
@@ -124,7 +124,7 @@ pub fn invite_to_unknown_branch_records_nothing<H: Harness>() {
     );
     expect_code(invite(&w, &w.admin, "x@example.com", Role::BranchUser, &[other.branch.id]), Code::NOT_FOUND);
     let b = w.new_branch("Bravo");
-    w.billing.delete_branch(&w.admin, b.id).unwrap();
+    w.billing.branches().delete(&w.admin, b.id).unwrap();
     expect_code(invite(&w, &w.admin, "x@example.com", Role::BranchUser, &[b.id]), Code::NOT_FOUND);
     assert!(w.notifications().is_empty());
     assert!(w.read(|tx| tx.list_notifications(other.org.id)).is_empty());

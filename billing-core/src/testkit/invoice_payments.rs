@@ -42,7 +42,7 @@ pub fn installments_keep_the_card_and_fall_due<H: Harness>() {
     // and the consumer is told, with the page to pay it from.
     w.billing.save_card(s, c.id, DECLINED_CARD, 12, 2030, true).unwrap();
     let before = w.notifications().len();
-    w.billing.advance_sandbox_clock(s, Advance::By(Duration::days(40))).unwrap();
+    w.billing.sandbox().advance(s, Advance::By(Duration::days(40))).unwrap();
     w.billing.run_due_work(None, 100).unwrap();
     let (_, pays) = w.billing.get_invoice(s, inv.id).unwrap();
     assert_eq!(pays[1].status, PaymentStatus::Failed);
@@ -76,7 +76,7 @@ pub fn installments_keep_the_card_and_fall_due<H: Harness>() {
     let (done, _) = w.billing.get_invoice(s, inv.id).unwrap();
     assert_eq!(done.status, InvoiceStatus::Completed);
     expect_code(w.billing.pay_invoice(inv.id, &request(PAID_CARD, 1, "10.0.0.1")), Code::DUPLICATE_PAYMENT);
-    w.billing.advance_sandbox_clock(s, Advance::By(Duration::days(60))).unwrap();
+    w.billing.sandbox().advance(s, Advance::By(Duration::days(60))).unwrap();
     assert_eq!(failures(&w).len(), 1);
 }
 
@@ -114,7 +114,7 @@ pub fn failed_attempts_are_counted_per_target_and_client<H: Harness>() {
     assert_eq!(count("10.0.0.1", t0 - Duration::hours(1)), 1, "the old ones are forgotten");
     assert_eq!(count("10.0.0.2", t0 - Duration::hours(1)), 1, "another client's are kept");
     // Past the window, the client may pay again.
-    w.billing.advance_sandbox_clock(s, Advance::By(Duration::minutes(16))).unwrap();
+    w.billing.sandbox().advance(s, Advance::By(Duration::minutes(16))).unwrap();
     let out = w.billing.pay_invoice(inv.id, &request(PAID_CARD, 1, "10.0.0.1")).unwrap();
     assert_eq!(out.status, PayStatus::Paid);
 }

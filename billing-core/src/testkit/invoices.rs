@@ -187,7 +187,7 @@ pub fn invoice_numbers_are_gapless_under_concurrency<H: Harness>() {
     assert_eq!(numbers, (1..=20).collect::<Vec<i64>>());
     // Another organization counts from 1.
     let other = w.other_org("Other", false);
-    let os = w.billing.authenticate(&World::<H::S>::key_of(&other), None).unwrap();
+    let os = w.billing.auth().authenticate(&World::<H::S>::key_of(&other), None).unwrap();
     let oc = consumer(&w, &os, false);
     let op = product(&w, &os, "10.00", json!({}));
     assert_eq!(create(&w, &os, invoice_body(oc.id, &[(op.id, 1)], &[])).org_invoice_number, 1);

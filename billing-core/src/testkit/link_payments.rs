@@ -459,7 +459,7 @@ pub fn clock_advance_waits_for_a_live_link_payment<H: Harness>() {
         let payer = t.spawn(|| pay(&w, &l, &body));
         entered.recv().unwrap();
         let attempt = crate::ids::WorkId(gw.calls()[0].1.parse().expect("the reference is the attempt's id"));
-        let advance = t.spawn(|| w.billing.advance_sandbox_clock(&w.admin, Advance::By(Duration::days(1))));
+        let advance = t.spawn(|| w.billing.sandbox().advance(&w.admin, Advance::By(Duration::days(1))));
         // Once the advance has reached the time-out and its handler holds the item (without
         // the rule, it would have given the payment up by now).
         let started = std::time::Instant::now();
@@ -490,12 +490,12 @@ pub fn unrecorded_attempt_is_voided<H: Harness>() {
     assert!(r.is_err(), "the scripted gateway dies");
     expect_code(pay(&w, &l, &body), Code::DUPLICATE_PAYMENT);
     let reference = gw.calls()[0].1.clone();
-    w.billing.advance_sandbox_clock(s, Advance::By(Duration::minutes(14))).unwrap();
+    w.billing.sandbox().advance(s, Advance::By(Duration::minutes(14))).unwrap();
     assert!(events(&w).is_empty());
     // The dead process's time passes on the server's clock too (the organization's clock alone
     // says nothing about whether the request is alive).
     w.clock.advance(w.billing.work_lease());
-    w.billing.advance_sandbox_clock(s, Advance::By(Duration::minutes(2))).unwrap();
+    w.billing.sandbox().advance(s, Advance::By(Duration::minutes(2))).unwrap();
     assert_eq!(kinds(&events(&w)), [EventType::PaymentLinkPayAttemptFailed]);
     assert_eq!(events(&w)[0].payload["data"]["attempt"]["status"], "failed_internal_error");
     assert_eq!(gw.calls()[1..], [("void", reference)]);
@@ -529,13 +529,13 @@ pub fn later_installments_are_charged_on_their_dates<H: Harness>() {
     };
 
     // A day before the second one is due: nothing.
-    w.billing.advance_sandbox_clock(s, Advance::To(super::ts("2026-02-14T09:00:00Z"))).unwrap();
+    w.billing.sandbox().advance(s, Advance::To(super::ts("2026-02-14T09:00:00Z"))).unwrap();
     assert_eq!(charges(), 1);
     let n = events(&w).len();
     // Due: charged once, whatever runs the queue again.
-    w.billing.advance_sandbox_clock(s, Advance::To(super::ts("2026-02-16T09:00:00Z"))).unwrap();
+    w.billing.sandbox().advance(s, Advance::To(super::ts("2026-02-16T09:00:00Z"))).unwrap();
     w.billing.run_due_work(None, 100).unwrap();
-    w.billing.advance_sandbox_clock(s, Advance::By(Duration::hours(1))).unwrap();
+    w.billing.sandbox().advance(s, Advance::By(Duration::hours(1))).unwrap();
     assert_eq!(charges(), 2);
     let (inv, pays) = w.billing.get_invoice(s, id).unwrap();
     let statuses: Vec<PaymentStatus> = pays.iter().map(|p| p.status).collect();
@@ -547,7 +547,7 @@ pub fn later_installments_are_charged_on_their_dates<H: Harness>() {
     let consumer = out.consumer_id.unwrap();
     w.billing.save_card(s, consumer, "4123120001090000", 12, 2030, true).unwrap();
     let n = events(&w).len();
-    w.billing.advance_sandbox_clock(s, Advance::To(super::ts("2026-03-16T09:00:00Z"))).unwrap();
+    w.billing.sandbox().advance(s, Advance::To(super::ts("2026-03-16T09:00:00Z"))).unwrap();
     w.billing.run_due_work(None, 100).unwrap();
     assert_eq!(charges(), 3);
     let (inv, pays) = w.billing.get_invoice(s, id).unwrap();
@@ -566,7 +566,7 @@ pub fn later_installments_are_charged_on_their_dates<H: Harness>() {
     w.billing.pay_by_card(s, id, &[pays[2].id], &card).unwrap();
     let (inv, _) = w.billing.get_invoice(s, id).unwrap();
     assert_eq!(inv.status, InvoiceStatus::Completed);
-    w.billing.advance_sandbox_clock(s, Advance::By(Duration::days(60))).unwrap();
+    w.billing.sandbox().advance(s, Advance::By(Duration::days(60))).unwrap();
     assert_eq!(charges(), 4, "the card payment only");
 }
 
@@ -632,7 +632,7 @@ pub fn recurring_link_starts_a_subscription<H: Harness>() {
     // A period on: the renewal is charged to the saved card (the token), once.
     let charged = || gw.calls().iter().filter(|c| c.0 == "charge").count();
     assert_eq!(charged(), 2, "the decline and the payment");
-    w.billing.advance_sandbox_clock(s, Advance::By(Duration::days(32))).unwrap();
+    w.billing.sandbox().advance(s, Advance::By(Duration::days(32))).unwrap();
     w.billing.run_due_work(None, 100).unwrap();
     assert_eq!(charged(), 3);
     let cycles = w.billing.subscription_invoices(s, sid).unwrap();

@@ -140,6 +140,7 @@ impl<S: Store> World<S> {
         let clock = Arc::new(ManualClock::new(start()));
         let billing = Billing::new(store, clock.clone()).with_jwt_secret(JWT_SECRET);
         let boot = billing
+            .org()
             .bootstrap(&BootstrapRequest {
                 org_name: "Testkit Org".into(),
                 admin_email: Email::parse("admin@example.com").unwrap(),
@@ -147,6 +148,7 @@ impl<S: Store> World<S> {
             })
             .expect("bootstrap");
         let admin = billing
+            .auth()
             .authenticate(
                 &Credential::ApiKey {
                     key: boot.api_key.key.clone(),
@@ -168,13 +170,13 @@ impl<S: Store> World<S> {
 
     /// The admin's scope in another branch.
     pub fn in_branch(&self, branch: BranchId) -> Scope {
-        self.billing.authenticate(&self.admin_key(), Some(branch)).expect("branch scope")
+        self.billing.auth().authenticate(&self.admin_key(), Some(branch)).expect("branch scope")
     }
 
     /// The admin's scope in the default branch, authenticated now: it sees the organization as
     /// stored now (its test-clock offset), as a new request would.
     pub fn fresh_admin(&self) -> Scope {
-        self.billing.authenticate(&self.admin_key(), None).expect("admin scope")
+        self.billing.auth().authenticate(&self.admin_key(), None).expect("admin scope")
     }
 
     /// The server clock.
@@ -190,7 +192,7 @@ impl<S: Store> World<S> {
     /// A new branch (the clock moves one second first, so branches have distinct ages).
     pub fn new_branch(&self, name: &str) -> Branch {
         self.tick(1);
-        self.billing.create_branch(&self.admin, name.to_string()).expect("create branch")
+        self.billing.branches().create(&self.admin, name.to_string()).expect("create branch")
     }
 
     /// A branch-scoped API key (a branch admin) over `branches`; the first is its default.
@@ -201,7 +203,7 @@ impl<S: Store> World<S> {
             default_branch_id: None,
             is_all_branches: false,
         };
-        let (key, pair) = self.billing.create_api_key(self.boot.org.id, &req).expect("create api key");
+        let (key, pair) = self.billing.api_keys().create_for(self.boot.org.id, &req).expect("create api key");
         (
             key,
             Credential::ApiKey {
@@ -240,17 +242,18 @@ impl<S: Store> World<S> {
     /// A user of the organization with this role and these branches.
     pub fn user(&self, role: Role, branches: &[BranchId]) -> User {
         self.billing
+            .org()
             .create_user(self.boot.org.id, unique_email(role.as_str()), role, branches.to_vec())
             .expect("create user")
     }
 
     /// A bearer credential for `user`, valid for an hour of server time.
     pub fn bearer(&self, user: &User) -> Credential {
-        Credential::Bearer(self.billing.issue_token(user, Duration::hours(1)))
+        Credential::Bearer(self.billing.auth().issue_token(user, Duration::hours(1)))
     }
 
     pub fn auth(&self, cred: &Credential, branch: Option<BranchId>) -> Scope {
-        self.billing.authenticate(cred, branch).expect("authenticate")
+        self.billing.auth().authenticate(cred, branch).expect("authenticate")
     }
 
     /// Runs `f` in a read transaction; store errors fail the case.
@@ -276,7 +279,13 @@ impl<S: Store> World<S> {
 
     /// Branch names visible to `scope`, in list order.
     pub fn branch_names(&self, scope: &Scope) -> Vec<String> {
-        self.billing.list_branches(scope).expect("list branches").into_iter().map(|b| b.name).collect()
+        self.billing
+            .branches()
+            .list(scope)
+            .expect("list branches")
+            .into_iter()
+            .map(|b| b.name)
+            .collect()
     }
 
     /// All live branches of the organization, as stored.
@@ -296,7 +305,7 @@ impl<S: Store> World<S> {
             admin_email: unique_email("other-admin"),
             sandbox: !live,
         };
-        self.billing.bootstrap(&req).expect("bootstrap another organization")
+        self.billing.org().bootstrap(&req).expect("bootstrap another organization")
     }
 
     /// The API-key credential of another bootstrapped organization.

@@ -266,7 +266,7 @@ pub fn switches_stop_recording_and_sending<H: Harness>() {
         consumer_notifications: Some(false),
         ..Default::default()
     };
-    w.billing.support_update_settings(org, &off).unwrap();
+    w.billing.org().support_update_settings(org, &off).unwrap();
     w.billing.set_notification_sender(Channel::Email, sender.clone());
     w.billing.run_due_work(None, 10).unwrap();
     let n = &w.notifications()[0];
@@ -283,9 +283,9 @@ pub fn switches_stop_recording_and_sending<H: Harness>() {
         consumer_notifications: Some(true),
         ..Default::default()
     };
-    w.billing.support_update_settings(org, &on).unwrap();
+    w.billing.org().support_update_settings(org, &on).unwrap();
     let patch = SettingsPatch::parse(&json!({"notifications": {"invoice_sent": false}})).unwrap();
-    let settings = w.billing.update_organization_settings(&w.fresh_admin(), &patch).unwrap();
+    let settings = w.billing.org().update_settings(&w.fresh_admin(), &patch).unwrap();
     assert!(!settings.notifications.invoice_sent && settings.notifications.payment_receipt && settings.consumer_notifications);
     let s = w.fresh_admin();
     sent_invoice(&w, &s, &c);
@@ -323,6 +323,7 @@ pub fn list_filters_and_scopes<H: Harness>() {
     let far = customer(&w, &bs, &["EMAIL"], "EN");
     sent_invoice(&w, &bs, &far);
     w.billing
+        .org()
         .invite(
             s,
             InviteRequest {
@@ -386,7 +387,9 @@ pub fn list_filters_and_scopes<H: Harness>() {
 
 fn accept<S: Store>(w: &World<S>, token: &str) -> crate::error::Result<serde_json::Value> {
     w.billing
-        .accept_invitation(&AcceptRequest::parse(&json!({"token": token, "first_name": "Nora"})).unwrap())
+        .org()
+        .accept(&AcceptRequest::parse(&json!({"token": token, "first_name": "Nora"})).unwrap())
+        .map(|a| serde_json::to_value(a.response()).expect("serializable"))
 }
 
 /// An invitation's e-mail carries a signed link; accepting it creates the user (its role and
@@ -401,6 +404,7 @@ pub fn invitations_are_accepted_once<H: Harness>() {
     let email = unique_email("nora");
     let inv = w
         .billing
+        .org()
         .invite(
             s,
             InviteRequest {
@@ -414,7 +418,7 @@ pub fn invitations_are_accepted_once<H: Harness>() {
     w.billing.run_due_work(None, 10).unwrap();
     let m = sender.taken().pop().expect("the invitation was sent");
     assert_eq!((m.to.as_str(), m.kind, m.language), (email.as_str(), Kind::OrganizationInvite, Language::Ar));
-    let link = w.billing.invite_link(inv.id).unwrap();
+    let link = w.billing.org().invite_link(inv.id).unwrap();
     assert!(link.starts_with(&format!("{}/invite/accept?token=", w.billing.public_url())));
     assert!(m.texts.text.contains(&link) && m.texts.html.contains(&link), "{}", m.texts.text);
     let token = link.split_once("token=").unwrap().1.to_string();
@@ -441,6 +445,7 @@ pub fn invitations_are_accepted_once<H: Harness>() {
     // An e-mail that is a user already; an expired invitation.
     let again = w
         .billing
+        .org()
         .invite(
             s,
             InviteRequest {
@@ -451,9 +456,10 @@ pub fn invitations_are_accepted_once<H: Harness>() {
             Language::En,
         )
         .unwrap();
-    expect_code(accept(&w, &w.billing.invite_token(again.id).unwrap()), Code::USER_ALREADY_REGISTERED);
+    expect_code(accept(&w, &w.billing.org().invite_token(again.id).unwrap()), Code::USER_ALREADY_REGISTERED);
     let late = w
         .billing
+        .org()
         .invite(
             s,
             InviteRequest {
@@ -465,10 +471,11 @@ pub fn invitations_are_accepted_once<H: Harness>() {
         )
         .unwrap();
     w.billing
-        .advance_sandbox_clock(&w.fresh_admin(), crate::sandbox::Advance::By(Duration::days(8)))
+        .sandbox()
+        .advance(&w.fresh_admin(), crate::sandbox::Advance::By(Duration::days(8)))
         .unwrap();
     let users = w.read(|tx| tx.user_by_email(w.boot.org.id, late.email.as_str()));
-    expect_code(accept(&w, &w.billing.invite_token(late.id).unwrap()), Code::INVITATION_EXPIRED);
+    expect_code(accept(&w, &w.billing.org().invite_token(late.id).unwrap()), Code::INVITATION_EXPIRED);
     assert_eq!(users, None);
     assert_eq!(w.read(|tx| tx.user_by_email(w.boot.org.id, late.email.as_str())), None, "nothing written");
     assert!(w.read(|tx| tx.invitation(late.id)).unwrap().accepted_at.is_none());
@@ -501,11 +508,13 @@ pub fn installment_reminders_and_receipts<H: Harness>() {
     // A day before the reminder is due: nothing; at its time: the reminder.
     let s = w.fresh_admin();
     w.billing
-        .advance_sandbox_clock(&s, crate::sandbox::Advance::To(pays[1].scheduled_on - Duration::days(4)))
+        .sandbox()
+        .advance(&s, crate::sandbox::Advance::To(pays[1].scheduled_on - Duration::days(4)))
         .unwrap();
     assert!(of_kind(&w, Kind::InstallmentReminder).is_empty());
     w.billing
-        .advance_sandbox_clock(&w.fresh_admin(), crate::sandbox::Advance::To(pays[1].scheduled_on - Duration::days(2)))
+        .sandbox()
+        .advance(&w.fresh_admin(), crate::sandbox::Advance::To(pays[1].scheduled_on - Duration::days(2)))
         .unwrap();
     let r = of_kind(&w, Kind::InstallmentReminder);
     assert_eq!(r.len(), 1);
@@ -514,7 +523,8 @@ pub fn installment_reminders_and_receipts<H: Harness>() {
     assert_eq!(r[0].payload["due_on"], json!(crate::clock::format_rfc3339(&pays[1].scheduled_on)));
     // Charged on its date: a second receipt.
     w.billing
-        .advance_sandbox_clock(&w.fresh_admin(), crate::sandbox::Advance::To(pays[1].scheduled_on + Duration::hours(1)))
+        .sandbox()
+        .advance(&w.fresh_admin(), crate::sandbox::Advance::To(pays[1].scheduled_on + Duration::hours(1)))
         .unwrap();
     assert_eq!(of_kind(&w, Kind::PaymentReceipt).len(), 2);
 
@@ -524,7 +534,8 @@ pub fn installment_reminders_and_receipts<H: Harness>() {
     w.billing.pay_invoice(inv.id, &pay(2)).unwrap();
     w.billing.pay_invoice(inv.id, &pay(1)).unwrap();
     w.billing
-        .advance_sandbox_clock(&w.fresh_admin(), crate::sandbox::Advance::By(Duration::days(40)))
+        .sandbox()
+        .advance(&w.fresh_admin(), crate::sandbox::Advance::By(Duration::days(40)))
         .unwrap();
     assert_eq!(of_kind(&w, Kind::InstallmentReminder).len(), 1);
 }
@@ -545,7 +556,8 @@ pub fn failed_renewals_are_told<H: Harness>() {
     };
     w.billing.mark_payment_paid(s, pays[0].id, req).unwrap();
     w.billing
-        .advance_sandbox_clock(&w.fresh_admin(), crate::sandbox::Advance::To(ts("2026-02-15T09:00:01Z")))
+        .sandbox()
+        .advance(&w.fresh_admin(), crate::sandbox::Advance::To(ts("2026-02-15T09:00:01Z")))
         .unwrap();
     let failed = of_kind(&w, Kind::SubscriptionRenewalFailed);
     assert_eq!(failed.len(), 1, "{:?}", w.notifications());

@@ -470,7 +470,7 @@ pub fn active_links_hold_consumer_and_branch<H: Harness>() {
     assert_eq!((l.consumer_id, l.contact_information_type), (Some(c.id), ContactInformationType::Email));
     let e = expect_code(w.billing.consumers().delete(s, c.id), Code::CONSUMER_HAS_ACTIVE_PAYMENT_LINKS);
     assert!(e.to_string().contains("payment links"), "{e}");
-    let e = expect_code(w.billing.delete_branch(&w.admin, b.id), Code::BRANCH_IN_USE);
+    let e = expect_code(w.billing.branches().delete(&w.admin, b.id), Code::BRANCH_IN_USE);
     assert!(e.to_string().contains("1 active payment link(s)"), "{e}");
     assert!(!w.billing.consumers().get(s, c.id).unwrap().is_deleted);
     // Another branch sees nothing of it.
@@ -481,5 +481,5 @@ pub fn active_links_hold_consumer_and_branch<H: Harness>() {
         .update_payment_link_status(s, l.id, StatusChange::parse(&json!({"status": "INACTIVE"})).unwrap())
         .unwrap();
     w.billing.consumers().delete(s, c.id).unwrap();
-    w.billing.delete_branch(&w.admin, b.id).unwrap();
+    w.billing.branches().delete(&w.admin, b.id).unwrap();
 }

@@ -16,7 +16,7 @@ use crate::event::EventType;
 use crate::ids::{CouponId, InvoiceId, SubscriptionId, WorkId};
 use crate::invoice::{Invoice, InvoiceStatus};
 use crate::money::{Currency, Money};
-use crate::org::settings::{settings_json, SettingsPatch};
+use crate::org::settings::SettingsPatch;
 use crate::payment::PaymentStatus;
 use crate::product::{parse_price_update, RecurringInterval};
 use crate::sandbox::Advance;
@@ -59,11 +59,11 @@ fn count<S: Store>(w: &World<S>, id: SubscriptionId, t: EventType) -> usize {
 }
 
 fn set_settings<S: Store>(w: &World<S>, v: Value) {
-    w.billing.update_organization_settings(&w.admin, &SettingsPatch::parse(&v).unwrap()).unwrap();
+    w.billing.org().update_settings(&w.admin, &SettingsPatch::parse(&v).unwrap()).unwrap();
 }
 
 fn to<S: Store>(w: &World<S>, at: &str) {
-    w.billing.advance_sandbox_clock(&w.fresh_admin(), Advance::To(ts(at))).unwrap();
+    w.billing.sandbox().advance(&w.fresh_admin(), Advance::To(ts(at))).unwrap();
 }
 
 fn invoice<S: Store>(w: &World<S>, id: InvoiceId) -> Invoice {
@@ -658,12 +658,12 @@ pub fn dunning_follows_the_organization_schedule<H: Harness>() {
 /// field, nothing written).
 pub fn subscription_settings_are_validated<H: Harness>() {
     let w = World::new(H::store());
-    let s = w.billing.organization_settings(&w.admin).unwrap();
+    let s = w.billing.org().settings(&w.admin).unwrap();
     assert_eq!(
         (s.subscription_invoice_lead_days, s.subscription_renewal_retry_days.clone()),
         (0, vec![1, 3, 7])
     );
-    let v = settings_json(w.boot.org.id, &s);
+    let v = serde_json::to_value(s.view(w.boot.org.id)).unwrap();
     assert_eq!(
         (v["subscription_invoice_lead_days"].clone(), v["subscription_renewal_retry_days"].clone()),
         (json!(0), json!([1, 3, 7]))
@@ -672,13 +672,13 @@ pub fn subscription_settings_are_validated<H: Harness>() {
         &w,
         json!({"subscription_invoice_lead_days": 5, "subscription_renewal_retry_days": [1, 2, 10, 60]}),
     );
-    let after = w.billing.organization_settings(&w.admin).unwrap();
+    let after = w.billing.org().settings(&w.admin).unwrap();
     assert_eq!(
         (after.subscription_invoice_lead_days, after.subscription_renewal_retry_days.clone()),
         (5, vec![1, 2, 10, 60])
     );
     set_settings(&w, json!({"subscription_renewal_retry_days": []}));
-    assert!(w.billing.organization_settings(&w.admin).unwrap().subscription_renewal_retry_days.is_empty());
+    assert!(w.billing.org().settings(&w.admin).unwrap().subscription_renewal_retry_days.is_empty());
     let before = w.read(|tx| tx.org(w.boot.org.id)).unwrap().settings;
     for (bad, field) in [
         (json!({"subscription_invoice_lead_days": -1}), "subscription_invoice_lead_days"),
@@ -841,7 +841,7 @@ pub fn random_plan_changes_bill_as_previewed<H: Harness>() {
         let end = cur.current_period_end;
         let prepared_first = rng.below(2) == 1;
         if prepared_first {
-            w.billing.advance_sandbox_clock(&w.fresh_admin(), Advance::To(end - Duration::days(1))).unwrap();
+            w.billing.sandbox().advance(&w.fresh_admin(), Advance::To(end - Duration::days(1))).unwrap();
         }
         let mut lines = vec![];
         let mut taken = vec![];
@@ -867,9 +867,7 @@ pub fn random_plan_changes_bill_as_previewed<H: Harness>() {
         update(&w, sub.id, json!({"items": lines, "coupons": whole}));
         let change = pending(&w, sub.id);
         reissued += usize::from(change.as_ref().is_some_and(|c| c.invoice_was_reissued));
-        w.billing
-            .advance_sandbox_clock(&w.fresh_admin(), Advance::To(end + Duration::seconds(1)))
-            .unwrap();
+        w.billing.sandbox().advance(&w.fresh_admin(), Advance::To(end + Duration::seconds(1))).unwrap();
         let got = w.billing.get_subscription(&w.fresh_admin(), sub.id).unwrap();
         let inv = invoice(&w, got.latest_invoice_id.unwrap());
         assert_eq!(inv.scheduled_on, end);

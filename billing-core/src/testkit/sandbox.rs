@@ -16,40 +16,40 @@ fn offset<S: Store>(w: &World<S>, org: crate::ids::OrgId) -> i64 {
 pub fn advance_by_seconds<H: Harness>() {
     let w = World::new(H::store());
     let org = w.boot.org.id;
-    assert_eq!(w.billing.sandbox_clock(&w.admin).unwrap(), start());
-    let t = w.billing.advance_sandbox_clock(&w.admin, Advance::By(Duration::seconds(3600))).unwrap();
+    assert_eq!(w.billing.sandbox().clock(&w.admin).unwrap(), start());
+    let t = w.billing.sandbox().advance(&w.admin, Advance::By(Duration::seconds(3600))).unwrap();
     assert_eq!(t, start() + Duration::hours(1));
     assert_eq!(offset(&w, org), 3_600_000_000);
-    assert_eq!(w.billing.sandbox_clock(&w.fresh_admin()).unwrap(), t);
+    assert_eq!(w.billing.sandbox().clock(&w.fresh_admin()).unwrap(), t);
 
     // The offset stays while server time moves on.
     w.tick(10);
     let now = start() + Duration::seconds(3610);
-    assert_eq!(w.billing.sandbox_clock(&w.fresh_admin()).unwrap(), now);
+    assert_eq!(w.billing.sandbox().clock(&w.fresh_admin()).unwrap(), now);
     assert_eq!(w.billing.now(&w.fresh_admin()), now);
 
-    assert_eq!(w.billing.advance_sandbox_clock(&w.fresh_admin(), Advance::By(Duration::zero())).unwrap(), now);
+    assert_eq!(w.billing.sandbox().advance(&w.fresh_admin(), Advance::By(Duration::zero())).unwrap(), now);
     assert_eq!(offset(&w, org), 3_600_000_000);
     // A scope authenticated before the last advance still advances from the stored clock.
     let by = Advance::parse(&json!({"seconds": 90})).unwrap();
-    assert_eq!(w.billing.advance_sandbox_clock(&w.admin, by).unwrap(), now + Duration::seconds(90));
+    assert_eq!(w.billing.sandbox().advance(&w.admin, by).unwrap(), now + Duration::seconds(90));
     assert_eq!(offset(&w, org), 3_690_000_000);
-    assert_eq!(w.billing.sandbox_clock(&w.fresh_admin()).unwrap(), now + Duration::seconds(90));
+    assert_eq!(w.billing.sandbox().clock(&w.fresh_admin()).unwrap(), now + Duration::seconds(90));
 }
 
 pub fn advance_to_a_date<H: Harness>() {
     let w = World::new(H::store());
     let org = w.boot.org.id;
     let target = ts("2026-03-01T00:00:00.5Z");
-    assert_eq!(w.billing.advance_sandbox_clock(&w.admin, Advance::To(target)).unwrap(), target);
+    assert_eq!(w.billing.sandbox().advance(&w.admin, Advance::To(target)).unwrap(), target);
     assert_eq!(offset(&w, org), (target - start()).num_microseconds().unwrap());
-    assert_eq!(w.billing.sandbox_clock(&w.fresh_admin()).unwrap(), target);
+    assert_eq!(w.billing.sandbox().clock(&w.fresh_admin()).unwrap(), target);
     w.tick(1);
-    assert_eq!(w.billing.sandbox_clock(&w.fresh_admin()).unwrap(), target + Duration::seconds(1));
+    assert_eq!(w.billing.sandbox().clock(&w.fresh_admin()).unwrap(), target + Duration::seconds(1));
     let to = Advance::parse(&json!({"to": "2026-04-01T03:00:00.000001+03:00"})).unwrap();
-    let t = w.billing.advance_sandbox_clock(&w.fresh_admin(), to).unwrap();
+    let t = w.billing.sandbox().advance(&w.fresh_admin(), to).unwrap();
     assert_eq!(t, ts("2026-04-01T00:00:00.000001Z"));
-    assert_eq!(w.billing.sandbox_clock(&w.fresh_admin()).unwrap(), t);
+    assert_eq!(w.billing.sandbox().clock(&w.fresh_admin()).unwrap(), t);
     assert_eq!(w.now(), start() + Duration::seconds(1), "the server clock itself does not move");
 }
 
@@ -57,25 +57,22 @@ pub fn clock_never_goes_back<H: Harness>() {
     let w = World::new(H::store());
     let org = w.boot.org.id;
     let day = start() + Duration::days(1);
-    w.billing.advance_sandbox_clock(&w.admin, Advance::By(Duration::days(1))).unwrap();
+    w.billing.sandbox().advance(&w.admin, Advance::By(Duration::days(1))).unwrap();
     let before = w.read(|tx| tx.org(org)).unwrap();
+    expect_invalid(w.billing.sandbox().advance(&w.fresh_admin(), Advance::To(start() + Duration::hours(1))), "to");
     expect_invalid(
-        w.billing.advance_sandbox_clock(&w.fresh_admin(), Advance::To(start() + Duration::hours(1))),
+        w.billing.sandbox().advance(&w.fresh_admin(), Advance::To(day - Duration::microseconds(1))),
         "to",
     );
-    expect_invalid(
-        w.billing.advance_sandbox_clock(&w.fresh_admin(), Advance::To(day - Duration::microseconds(1))),
-        "to",
-    );
-    expect_invalid(w.billing.advance_sandbox_clock(&w.fresh_admin(), Advance::To(start())), "to");
+    expect_invalid(w.billing.sandbox().advance(&w.fresh_admin(), Advance::To(start())), "to");
     assert_eq!(w.read(|tx| tx.org(org)).unwrap(), before, "refusals change nothing");
-    assert_eq!(w.billing.sandbox_clock(&w.fresh_admin()).unwrap(), day);
+    assert_eq!(w.billing.sandbox().clock(&w.fresh_admin()).unwrap(), day);
     // To the current time exactly is not backwards.
-    assert_eq!(w.billing.advance_sandbox_clock(&w.fresh_admin(), Advance::To(day)).unwrap(), day);
+    assert_eq!(w.billing.sandbox().advance(&w.fresh_admin(), Advance::To(day)).unwrap(), day);
     assert_eq!(w.read(|tx| tx.org(org)).unwrap(), before);
     // Server time moving on makes an earlier target past too.
     w.tick(7200);
-    expect_invalid(w.billing.advance_sandbox_clock(&w.fresh_admin(), Advance::To(day + Duration::hours(1))), "to");
+    expect_invalid(w.billing.sandbox().advance(&w.fresh_admin(), Advance::To(day + Duration::hours(1))), "to");
     assert_eq!(w.read(|tx| tx.org(org)).unwrap(), before);
 
     expect_invalid(Advance::parse(&json!({"seconds": -1})), "seconds");
@@ -90,12 +87,9 @@ pub fn live_organization_has_no_test_clock<H: Harness>() {
     assert!(!live.org.sandbox);
     let s = w.auth(&World::<H::S>::key_of(&live), None);
     assert!(!s.org.sandbox);
-    expect_code(w.billing.sandbox_clock(&s), Code::SANDBOX_ONLY);
-    expect_code(w.billing.advance_sandbox_clock(&s, Advance::By(Duration::seconds(60))), Code::SANDBOX_ONLY);
-    expect_code(
-        w.billing.advance_sandbox_clock(&s, Advance::To(start() + Duration::days(30))),
-        Code::SANDBOX_ONLY,
-    );
+    expect_code(w.billing.sandbox().clock(&s), Code::SANDBOX_ONLY);
+    expect_code(w.billing.sandbox().advance(&s, Advance::By(Duration::seconds(60))), Code::SANDBOX_ONLY);
+    expect_code(w.billing.sandbox().advance(&s, Advance::To(start() + Duration::days(30))), Code::SANDBOX_ONLY);
     assert_eq!(w.read(|tx| tx.org(live.org.id)), Some(live.org.clone()), "nothing changed");
     assert_eq!(offset(&w, w.boot.org.id), 0);
     assert_eq!(w.billing.now(&s), w.now());
@@ -104,7 +98,7 @@ pub fn live_organization_has_no_test_clock<H: Harness>() {
 pub fn org_time_follows_the_test_clock<H: Harness>() {
     let w = World::new(H::store());
     let other_sandbox = w.other_org("Other Sandbox", false);
-    w.billing.advance_sandbox_clock(&w.admin, Advance::By(Duration::days(2))).unwrap();
+    w.billing.sandbox().advance(&w.admin, Advance::By(Duration::days(2))).unwrap();
     let s = w.fresh_admin();
     let t = start() + Duration::days(2);
     assert_eq!(w.billing.now(&s), t);
@@ -122,9 +116,9 @@ pub fn org_time_follows_the_test_clock<H: Harness>() {
         )
         .unwrap();
     assert_eq!(cp.created_at, t);
-    let b = w.billing.create_branch(&s, "Later".into()).unwrap();
+    let b = w.billing.branches().create(&s, "Later".into()).unwrap();
     assert_eq!(b.created_at, t);
-    assert_eq!(w.billing.get_branch(&s, b.id).unwrap().created_at, t);
+    assert_eq!(w.billing.branches().get(&s, b.id).unwrap().created_at, t);
 
     w.tick(5);
     let s = w.fresh_admin();
@@ -146,18 +140,15 @@ pub fn org_time_follows_the_test_clock<H: Harness>() {
 /// read it but not move it, and a refused advance moves nothing.
 pub fn only_organization_admins_advance_the_clock<H: Harness>() {
     let w = World::new(H::store());
-    let before = w.billing.sandbox_clock(&w.admin).unwrap();
+    let before = w.billing.sandbox().clock(&w.admin).unwrap();
     let (_, key) = w.scoped_key(&[w.boot.branch.id]);
     let branch_admin = w.auth(&key, None);
     let user = w.user(crate::org::Role::BranchUser, &[w.boot.branch.id]);
     let branch_user = w.auth(&w.bearer(&user), None);
     for scope in [&branch_admin, &branch_user] {
-        assert_eq!(w.billing.sandbox_clock(scope).unwrap(), before);
-        expect_code(
-            w.billing.advance_sandbox_clock(scope, Advance::By(Duration::days(1))),
-            Code::PERMISSION_FORBIDDEN,
-        );
+        assert_eq!(w.billing.sandbox().clock(scope).unwrap(), before);
+        expect_code(w.billing.sandbox().advance(scope, Advance::By(Duration::days(1))), Code::PERMISSION_FORBIDDEN);
     }
-    assert_eq!(w.billing.sandbox_clock(&w.fresh_admin()).unwrap(), before);
+    assert_eq!(w.billing.sandbox().clock(&w.fresh_admin()).unwrap(), before);
     assert_eq!(w.read(|tx| tx.org(w.boot.org.id)).unwrap().clock_advancing_to, None);
 }

@@ -6,7 +6,7 @@ use super::{expect_code, expect_invalid, Harness, World};
 use crate::error::{Code, Error};
 use crate::ids::PaymentId;
 use crate::money::Currency;
-use crate::org::settings::{settings_json, SettingsPatch, SupportSettingsPatch};
+use crate::org::settings::{SettingsPatch, SupportSettingsPatch};
 use crate::org::{OrgSettings, Role};
 use crate::store::Store;
 use rust_decimal::Decimal;
@@ -28,9 +28,9 @@ fn dec(s: &str) -> Decimal {
 
 pub fn admin_reads_and_patches<H: Harness>() {
     let w = World::new(H::store());
-    let s = w.billing.organization_settings(&w.admin).unwrap();
+    let s = w.billing.org().settings(&w.admin).unwrap();
     assert_eq!(s, OrgSettings::default());
-    let v = settings_json(w.boot.org.id, &s);
+    let v = serde_json::to_value(s.view(w.boot.org.id)).unwrap();
     assert_eq!(v["vat_rate"], json!("15"));
     assert_eq!(v["installment_minimums"], json!({"SAR": "100.00"}));
     assert_eq!(v["auto_charge_on_demand"], json!(false));
@@ -42,7 +42,7 @@ pub fn admin_reads_and_patches<H: Harness>() {
         "default_payment_methods": {"bank_transfer": true, "amex": false},
     }))
     .unwrap();
-    let after = w.billing.update_organization_settings(&w.admin, &patch).unwrap();
+    let after = w.billing.org().update_settings(&w.admin, &patch).unwrap();
     assert_eq!(after.default_currency, Currency::USD);
     assert_eq!(after.enabled_currencies, vec![Currency::SAR, Currency::USD]);
     assert_eq!(after.vat_rate, dec("0.055"));
@@ -52,14 +52,11 @@ pub fn admin_reads_and_patches<H: Harness>() {
     assert_eq!(after.home_currency, Currency::SAR);
     assert_eq!(after.installment_minimums, OrgSettings::default().installment_minimums);
     assert_eq!(stored(&w), after, "written");
-    assert_eq!(w.billing.organization_settings(&w.fresh_admin()).unwrap(), after);
-    assert_eq!(settings_json(w.boot.org.id, &after)["vat_rate"], json!("5.5"));
+    assert_eq!(w.billing.org().settings(&w.fresh_admin()).unwrap(), after);
+    assert_eq!(serde_json::to_value(after.view(w.boot.org.id)).unwrap()["vat_rate"], json!("5.5"));
 
     // An empty patch changes nothing.
-    let same = w
-        .billing
-        .update_organization_settings(&w.admin, &SettingsPatch::parse(&json!({})).unwrap())
-        .unwrap();
+    let same = w.billing.org().update_settings(&w.admin, &SettingsPatch::parse(&json!({})).unwrap()).unwrap();
     assert_eq!(same, after);
     nothing_emitted(&w);
 }
@@ -71,8 +68,8 @@ pub fn non_admins_are_forbidden<H: Harness>() {
     for role in [Role::BranchAdmin, Role::BranchUser] {
         let u = w.user(role, &[main]);
         let s = w.auth(&w.bearer(&u), Some(main));
-        expect_code(w.billing.organization_settings(&s), Code::PERMISSION_FORBIDDEN);
-        expect_code(w.billing.update_organization_settings(&s, &patch), Code::PERMISSION_FORBIDDEN);
+        expect_code(w.billing.org().settings(&s), Code::PERMISSION_FORBIDDEN);
+        expect_code(w.billing.org().update_settings(&s, &patch), Code::PERMISSION_FORBIDDEN);
     }
     assert_eq!(stored(&w), OrgSettings::default(), "nothing changed");
     nothing_emitted(&w);
@@ -123,7 +120,7 @@ pub fn bad_patches_change_nothing<H: Harness>() {
         ),
     ] {
         let patch = SettingsPatch::parse(&body).unwrap();
-        expect_invalid(w.billing.update_organization_settings(&w.admin, &patch), field);
+        expect_invalid(w.billing.org().update_settings(&w.admin, &patch), field);
     }
     assert_eq!(stored(&w), OrgSettings::default(), "nothing changed");
     nothing_emitted(&w);
@@ -135,6 +132,7 @@ pub fn support_changes_auto_charge_and_installments<H: Harness>() {
     expect_code(w.billing.auto_charge_on_demand(&w.admin, PaymentId::new()), Code::FEATURE_DISABLED);
     let after = w
         .billing
+        .org()
         .support_update_settings(
             org,
             &SupportSettingsPatch {
@@ -150,7 +148,7 @@ pub fn support_changes_auto_charge_and_installments<H: Harness>() {
     assert_eq!(after.installment_minimums.len(), 1);
     assert_eq!(after.installment_minimums.get("USD"), Some(&dec("25.50")));
     assert_eq!(stored(&w), after);
-    assert_eq!(w.billing.org_settings_of(org).unwrap(), after);
+    assert_eq!(w.billing.org().settings_of(org).unwrap(), after);
     // The next authentication sees the feature on: the unknown payment is now the answer.
     expect_code(w.billing.auto_charge_on_demand(&w.fresh_admin(), PaymentId::new()), Code::NOT_FOUND);
 
@@ -178,12 +176,15 @@ pub fn support_changes_auto_charge_and_installments<H: Harness>() {
             ..Default::default()
         },
     ] {
-        assert!(matches!(w.billing.support_update_settings(org, &bad), Err(Error::Validation(_))), "{bad:?}");
+        assert!(
+            matches!(w.billing.org().support_update_settings(org, &bad), Err(Error::Validation(_))),
+            "{bad:?}"
+        );
     }
     assert_eq!(stored(&w), after, "nothing changed");
     // An admin's patch keeps the support-level settings.
     let patch = SettingsPatch::parse(&json!({"vat_rate": "0"})).unwrap();
-    let next = w.billing.update_organization_settings(&w.admin, &patch).unwrap();
+    let next = w.billing.org().update_settings(&w.admin, &patch).unwrap();
     assert!(next.auto_charge_on_demand);
     assert_eq!(next.vat_rate, Decimal::ZERO);
     nothing_emitted(&w);

@@ -59,7 +59,7 @@ fn org_now<S: Store>(w: &World<S>) -> Timestamp {
 }
 
 pub(crate) fn to<S: Store>(w: &World<S>, at: &str) {
-    w.billing.advance_sandbox_clock(&w.fresh_admin(), Advance::To(ts(at))).unwrap();
+    w.billing.sandbox().advance(&w.fresh_admin(), Advance::To(ts(at))).unwrap();
 }
 
 pub(crate) fn get<S: Store>(w: &World<S>, id: SubscriptionId) -> Subscription {
@@ -680,7 +680,8 @@ pub fn freeze_and_trial_round_trip<H: Harness>() {
 pub fn freeze_moves_a_prepared_invoice<H: Harness>() {
     let w = World::new(H::store());
     w.billing
-        .update_organization_settings(
+        .org()
+        .update_settings(
             &w.admin,
             &crate::org::settings::SettingsPatch::parse(&json!({"subscription_invoice_lead_days": 5})).unwrap(),
         )
@@ -725,7 +726,7 @@ pub fn freeze_moves_a_prepared_invoice<H: Harness>() {
 pub fn paying_into_a_freeze_in_force_is_frozen<H: Harness>() {
     let w = World::new(H::store());
     let patch = crate::org::settings::SettingsPatch::parse(&json!({"subscription_renewal_retry_days": [1]})).unwrap();
-    w.billing.update_organization_settings(&w.admin, &patch).unwrap();
+    w.billing.org().update_settings(&w.admin, &patch).unwrap();
     // No card: the renewal on Feb 15 fails, the retry on Feb 16 too: INACTIVE.
     let sub = active(&w, "2026-01-15T09:00:00Z", false);
     let f = w.billing.create_freeze(&w.fresh_admin(), sub.id, req("2026-02-20T09:00:00Z", None)).unwrap();
@@ -758,7 +759,7 @@ pub fn paying_into_a_freeze_in_force_is_frozen<H: Harness>() {
 pub fn freeze_starting_at_the_period_end_moves_it<H: Harness>() {
     let w = World::new(H::store());
     let patch = crate::org::settings::SettingsPatch::parse(&json!({"subscription_invoice_lead_days": 3})).unwrap();
-    w.billing.update_organization_settings(&w.admin, &patch).unwrap();
+    w.billing.org().update_settings(&w.admin, &patch).unwrap();
     let early = active(&w, "2026-01-15T09:00:00Z", true);
     let late = active(&w, "2026-01-15T09:00:00Z", true);
     // Made before the preparation time (Feb 12): nothing is prepared for Feb 15.

@@ -155,7 +155,7 @@ pub fn trial_pending_until_paid<H: Harness>() {
         assert_eq!(sub_events(&w, id).last(), Some(&EventType::SubscriptionActivated));
     }
     // Never paid: retried 1, 3 and 7 days on, then INACTIVE.
-    w.billing.advance_sandbox_clock(&w.fresh_admin(), Advance::By(Duration::days(8))).unwrap();
+    w.billing.sandbox().advance(&w.fresh_admin(), Advance::By(Duration::days(8))).unwrap();
     assert_eq!(failed(lapse.id), 4);
     let got = get(&w, lapse.id);
     assert_eq!(got.status, SubscriptionStatus::Inactive);

@@ -78,7 +78,7 @@ pub(crate) fn invoices_of<S: Store>(w: &World<S>, id: SubscriptionId) -> Vec<(u3
 }
 
 pub(super) fn advance<S: Store>(w: &World<S>, by: Duration) {
-    w.billing.advance_sandbox_clock(&w.fresh_admin(), Advance::By(by)).unwrap();
+    w.billing.sandbox().advance(&w.fresh_admin(), Advance::By(by)).unwrap();
 }
 
 /// Creation: INACTIVE, cycle 1 from `period_start`, the first invoice issued now with the
@@ -284,9 +284,7 @@ pub fn a_year_of_monthly_renewals<H: Harness>() {
     let sub = create(&w, s, sub_body(c.id, &[(gym.id, 1)], "2026-01-31T10:00:00Z"));
     pay_first(&w, s, sub.latest_invoice_id.unwrap());
     // To Jan 31 2027 10:00 (cycle 13 starts there), from Jan 15 09:00.
-    w.billing
-        .advance_sandbox_clock(&w.fresh_admin(), Advance::To(ts("2027-01-31T10:00:00Z")))
-        .unwrap();
+    w.billing.sandbox().advance(&w.fresh_admin(), Advance::To(ts("2027-01-31T10:00:00Z"))).unwrap();
     let invs = invoices_of(&w, sub.id);
     assert_eq!(invs.iter().map(|(n, _)| *n).collect::<Vec<_>>(), (1..=13).collect::<Vec<_>>());
     let starts: Vec<String> = invs.iter().map(|(_, i)| i.scheduled_on.format("%Y-%m-%d").to_string()).collect();
@@ -473,9 +471,7 @@ pub fn declined_renewals_are_retried_then_inactivate<H: Harness>() {
     let sub = create(&w, s, sub_body(c.id, &[(gym.id, 1)], "2026-01-15T09:00:00Z"));
     pay_first(&w, s, sub.latest_invoice_id.unwrap());
     // Cycle 2 starts Feb 15 09:00; its first charge is declined.
-    w.billing
-        .advance_sandbox_clock(&w.fresh_admin(), Advance::To(ts("2026-02-15T09:00:01Z")))
-        .unwrap();
+    w.billing.sandbox().advance(&w.fresh_admin(), Advance::To(ts("2026-02-15T09:00:01Z"))).unwrap();
     let failed = |w: &World<_>| {
         sub_events(w, sub.id)
             .iter()
@@ -516,9 +512,7 @@ pub fn declined_renewals_are_retried_then_inactivate<H: Harness>() {
     let c2 = consumer(&w, s, false);
     let other = create(&w, s, sub_body(c2.id, &[(gym.id, 1)], "2026-04-01T00:00:00Z"));
     pay_first(&w, s, other.latest_invoice_id.unwrap());
-    w.billing
-        .advance_sandbox_clock(&w.fresh_admin(), Advance::To(ts("2026-05-01T00:00:01Z")))
-        .unwrap();
+    w.billing.sandbox().advance(&w.fresh_admin(), Advance::To(ts("2026-05-01T00:00:01Z"))).unwrap();
     assert_eq!(
         sub_events(&w, other.id)
             .iter()

@@ -222,7 +222,7 @@ pub fn org_insert_update_and_list<H: Harness>() {
 
     let ids: Vec<OrgId> = w.read(|tx| tx.list_orgs()).into_iter().map(|o| o.id).collect();
     assert_eq!(ids, vec![org.id, w.boot.org.id], "list_orgs is oldest first");
-    assert!(!w.billing.is_empty().unwrap());
+    assert!(!w.billing.org().is_empty().unwrap());
 }
 
 pub fn missing_rows_are_none<H: Harness>() {
@@ -426,7 +426,7 @@ pub fn branch_user_count_is_derived<H: Harness>() {
         Some(2),
         "branch() fills user_count too"
     );
-    assert_eq!(w.billing.get_branch(&w.admin, b2.id).unwrap().user_count, 2);
+    assert_eq!(w.billing.branches().get(&w.admin, b2.id).unwrap().user_count, 2);
 
     let mut b = w.read(|tx| tx.branch(org, b2.id)).unwrap();
     b.user_count = 99;

@@ -89,7 +89,7 @@ pub fn due_follows_the_org_clock<H: Harness>() {
     let lease = now + Duration::seconds(30);
     assert!(w.write(|tx| tx.claim_due_work(Some(org), &[KIND], now, lease, 10)).is_empty());
     assert!(!w.read(|tx| tx.due_work_exists(Some(org), &[KIND], now)));
-    w.billing.advance_sandbox_clock(&w.admin, Advance::By(Duration::hours(2))).unwrap();
+    w.billing.sandbox().advance(&w.admin, Advance::By(Duration::hours(2))).unwrap();
     let got = w.write(|tx| tx.claim_due_work(Some(org), &[KIND], now, lease, 10));
     assert_eq!(
         got.iter().map(|x| x.id).collect::<Vec<_>>(),
@@ -109,7 +109,7 @@ pub fn claims_merge_server_time_and_clocks_ahead<H: Harness>() {
     let ahead = w.boot.org.id;
     let live = w.other_org("Live", true).org.id;
     let now = w.now();
-    w.billing.advance_sandbox_clock(&w.admin, Advance::By(Duration::hours(3))).unwrap();
+    w.billing.sandbox().advance(&w.admin, Advance::By(Duration::hours(3))).unwrap();
     let at = |org, minutes: i64| item(org, now + Duration::minutes(minutes));
     let live_old = at(live, -20);
     let ahead_old = at(ahead, -10);
@@ -145,7 +145,7 @@ pub fn claims_merge_server_time_and_clocks_ahead<H: Harness>() {
     assert!(!w.read(|tx| tx.due_work_exists(None, &[KIND], now)), "nothing else is due");
     assert!(w.read(|tx| tx.due_work_exists(Some(ahead), &["other.kind"], now)));
     // One organization at a time, the same way: the test clock moves on.
-    w.billing.advance_sandbox_clock(&w.admin, Advance::By(Duration::minutes(20))).unwrap();
+    w.billing.sandbox().advance(&w.admin, Advance::By(Duration::minutes(20))).unwrap();
     assert!(w.write(|tx| tx.claim_due_work(Some(live), &[KIND], now, lease, 10)).is_empty());
     let mine = w.write(|tx| tx.claim_due_work(Some(ahead), &[KIND], now, lease, 10));
     assert_eq!(ids(mine), vec![ahead_after.id]);
@@ -192,7 +192,8 @@ pub fn queue_depths_by_kind<H: Harness>() {
     );
     // On the organization's clock: two hours and ten seconds later test.b is 10 s late.
     w.billing
-        .advance_sandbox_clock(&w.admin, Advance::By(Duration::hours(2) + Duration::seconds(10)))
+        .sandbox()
+        .advance(&w.admin, Advance::By(Duration::hours(2) + Duration::seconds(10)))
         .unwrap();
     let after = ours(now);
     assert_eq!(after[1], ("test.b".to_string(), 1, 1, 0, 10_000_000), "{after:?}");
@@ -524,7 +525,7 @@ pub fn retry_schedule_runs_on_the_sandbox_clock<H: Harness>() {
     let ev = event_in(&w.admin, EventType::InvoiceCreated, w.now());
     record(&w, &ev);
     // The advance runs the work that is due (here: fan-out and the first attempt).
-    w.billing.advance_sandbox_clock(&w.admin, Advance::By(Duration::zero())).unwrap();
+    w.billing.sandbox().advance(&w.admin, Advance::By(Duration::zero())).unwrap();
     assert_eq!(t.count(), 1);
     for (i, minutes) in [5i64, 30, 120, 360, 720].into_iter().enumerate() {
         let d = &deliveries(&w, e.id)[0];
@@ -538,10 +539,11 @@ pub fn retry_schedule_runs_on_the_sandbox_clock<H: Harness>() {
         );
         // One second early: nothing.
         w.billing
-            .advance_sandbox_clock(&w.fresh_admin(), Advance::By(Duration::minutes(minutes) - Duration::seconds(1)))
+            .sandbox()
+            .advance(&w.fresh_admin(), Advance::By(Duration::minutes(minutes) - Duration::seconds(1)))
             .unwrap();
         assert_eq!(t.count(), i + 1);
-        w.billing.advance_sandbox_clock(&w.fresh_admin(), Advance::By(Duration::seconds(1))).unwrap();
+        w.billing.sandbox().advance(&w.fresh_admin(), Advance::By(Duration::seconds(1))).unwrap();
         assert_eq!(t.count(), i + 2, "attempt {} at +{minutes} minutes", i + 2);
     }
     let d = &deliveries(&w, e.id)[0];
@@ -550,7 +552,7 @@ pub fn retry_schedule_runs_on_the_sandbox_clock<H: Harness>() {
         .attempts
         .iter()
         .all(|a| a.response_status == Some(500) && a.response_body.as_deref() == Some("answer 500")));
-    w.billing.advance_sandbox_clock(&w.fresh_admin(), Advance::By(Duration::days(30))).unwrap();
+    w.billing.sandbox().advance(&w.fresh_admin(), Advance::By(Duration::days(30))).unwrap();
     assert_eq!(t.count(), 6, "failed is final");
     // A manual retry sends it again, as a new attempt.
     t.set(200);
@@ -564,12 +566,12 @@ pub fn success_on_a_later_attempt<H: Harness>() {
     let w = World::new(H::store());
     let (e, t) = wired(&w, 503, json!({"url": "https://example.com/h"}));
     record(&w, &event_in(&w.admin, EventType::PaymentSucceeded, w.now()));
-    w.billing.advance_sandbox_clock(&w.admin, Advance::By(Duration::zero())).unwrap();
+    w.billing.sandbox().advance(&w.admin, Advance::By(Duration::zero())).unwrap();
     t.set(200);
-    w.billing.advance_sandbox_clock(&w.fresh_admin(), Advance::By(Duration::minutes(5))).unwrap();
+    w.billing.sandbox().advance(&w.fresh_admin(), Advance::By(Duration::minutes(5))).unwrap();
     let d = &deliveries(&w, e.id)[0];
     assert_eq!((d.status, d.attempts.len()), (DeliveryStatus::Delivered, 2));
-    w.billing.advance_sandbox_clock(&w.fresh_admin(), Advance::By(Duration::days(1))).unwrap();
+    w.billing.sandbox().advance(&w.fresh_admin(), Advance::By(Duration::days(1))).unwrap();
     assert_eq!(t.count(), 2);
 }
 
@@ -659,9 +661,9 @@ pub fn one_long_advance_replays_the_retry_schedule<H: Harness>() {
     let (e, t) = wired(&w, 500, json!({"url": "https://example.com/h"}));
     let start_at = w.billing.now(&w.admin);
     record(&w, &event_in(&w.admin, EventType::PaymentFailed, w.now()));
-    let reached = w.billing.advance_sandbox_clock(&w.admin, Advance::By(Duration::days(1))).unwrap();
+    let reached = w.billing.sandbox().advance(&w.admin, Advance::By(Duration::days(1))).unwrap();
     assert_eq!(reached, start_at + Duration::days(1));
-    assert_eq!(w.billing.sandbox_clock(&w.fresh_admin()).unwrap(), reached);
+    assert_eq!(w.billing.sandbox().clock(&w.fresh_admin()).unwrap(), reached);
     assert_eq!(t.count(), 6);
     let d = &deliveries(&w, e.id)[0];
     assert_eq!((d.status, d.next_attempt_at), (DeliveryStatus::Failed, None));
@@ -676,11 +678,11 @@ pub fn one_long_advance_replays_the_retry_schedule<H: Harness>() {
     t.set(500);
     let e2 = endpoint(&w, &w.admin, json!({"url": "https://example.com/second"}));
     record(&w, &event_in(&w.admin, EventType::PaymentFailed, w.now()));
-    w.billing.advance_sandbox_clock(&w.fresh_admin(), Advance::By(Duration::minutes(6))).unwrap();
+    w.billing.sandbox().advance(&w.fresh_admin(), Advance::By(Duration::minutes(6))).unwrap();
     let d2 = &deliveries(&w, e2.id)[0];
     assert_eq!((d2.status, d2.attempts.len()), (DeliveryStatus::Retrying, 2), "+0 and +5 within six minutes");
     t.set(200);
-    w.billing.advance_sandbox_clock(&w.fresh_admin(), Advance::By(Duration::days(2))).unwrap();
+    w.billing.sandbox().advance(&w.fresh_admin(), Advance::By(Duration::days(2))).unwrap();
     let d2 = &deliveries(&w, e2.id)[0];
     assert_eq!((d2.status, d2.attempts.len()), (DeliveryStatus::Delivered, 3));
     let first = deliveries(&w, e.id).into_iter().find(|x| x.id == failed).unwrap();
@@ -703,7 +705,7 @@ pub fn advances_report_progress<H: Harness>() {
         Arc::new(move |p: &crate::sandbox::AdvanceProgress| sink.lock().unwrap().push(p.clone())),
     );
     record(&w, &event_in(&w.admin, EventType::PaymentFailed, w.now()));
-    let target = w.billing.advance_sandbox_clock(&w.admin, Advance::By(Duration::days(1))).unwrap();
+    let target = w.billing.sandbox().advance(&w.admin, Advance::By(Duration::days(1))).unwrap();
     let reports = reports.lock().unwrap().clone();
     assert_eq!(t.count(), 6);
     assert_eq!(
@@ -825,7 +827,7 @@ pub fn deliveries_of_one_stop_run_side_by_side<H: Harness>() {
     endpoint(&w, &w.admin, json!({"url": "https://one.example.com/h"}));
     endpoint(&w, &w.admin, json!({"url": "https://two.example.com/h"}));
     record(&w, &event_in(&w.admin, EventType::PaymentFailed, w.now()));
-    w.billing.advance_sandbox_clock(&w.admin, Advance::By(Duration::minutes(1))).unwrap();
+    w.billing.sandbox().advance(&w.admin, Advance::By(Duration::minutes(1))).unwrap();
     assert_eq!(t.state.lock().unwrap().1, 2, "both receivers were called at once");
 }
 

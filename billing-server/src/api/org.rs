@@ -4,36 +4,36 @@
 use super::{Reply, Request};
 use crate::backend::Backend;
 use crate::openapi::doc::doc;
-use crate::openapi::shapes as wire;
 use crate::router::{public, route, PublicRoute, Route};
 use billing_core::auth::Scope;
 use billing_core::error::Result;
 use billing_core::fields::Language;
 use billing_core::org::ops::lane;
-use billing_core::org::settings::{self, settings_json, SettingsPatch};
-use billing_core::org::InviteRequest;
+use billing_core::org::settings::{self, SettingsPatch};
+use billing_core::org::wire::request;
+use billing_core::org::{InviteAccepted, InviteRequest, MeResponse, OrganizationInviteResponse, OrganizationSettings};
 use billing_core::Billing;
 use hyper::Method;
 
 pub static ROUTES: &[Route] = &[
-    route(Method::GET, "/me", me, lane::ME).doc(doc("get_me", "Organization", "The authenticated user and organization").ok::<wire::MeResponse>()),
+    route(Method::GET, "/me", me, lane::ME).doc(doc("get_me", "Organization", "The authenticated user and organization").ok::<MeResponse>()),
     route(Method::POST, "/organization/invite", invite, lane::INVITE).doc(
         doc("invite_user", "Organization", "Invite a user by e-mail (header `language`: AR or EN)")
-            .body::<wire::OrganizationInviteCreate>(
+            .body::<request::OrganizationInviteCreate>(
                 r#"{"email": "new.admin@example.com", "role": "branch_admin", "branches": ["0190a6b2-7c3e-7a01-9d2f-4b5c6d7e8f90"]}"#,
             )
-            .ok::<wire::OrganizationInviteResponse>(),
+            .ok::<OrganizationInviteResponse>(),
     ),
     route(Method::GET, "/organization/settings", get_settings, settings::lane::GET)
-        .doc(doc("get_organization_settings", "Organization", "The organization's settings (organization admins)").ok::<wire::OrganizationSettings>()),
+        .doc(doc("get_organization_settings", "Organization", "The organization's settings (organization admins)").ok::<OrganizationSettings>()),
     route(Method::PATCH, "/organization/settings", update_settings, settings::lane::UPDATE).doc(
         doc(
             "update_organization_settings",
             "Organization",
             "Change the organization's settings (organization admins)",
         )
-        .body::<wire::OrganizationSettingsUpdate>(r#"{"vat_rate": "15", "default_currency": "SAR"}"#)
-        .ok::<wire::OrganizationSettings>(),
+        .body::<request::OrganizationSettingsUpdate>(r#"{"vat_rate": "15", "default_currency": "SAR"}"#)
+        .ok::<OrganizationSettings>(),
     ),
 ];
 
@@ -46,34 +46,31 @@ pub static PUBLIC_ROUTES: &[PublicRoute] = &[public(
 )
 .doc(
     doc("accept_invite", "Organization", "Accept an invitation (no credential: the token is one)")
-        .body::<wire::InviteAccept>(r#"{"token": "inv_3Jd8sKq0PzY1", "first_name": "Sara", "last_name": "Ali"}"#)
-        .ok::<wire::InviteAccepted>(),
+        .body::<request::InviteAccept>(r#"{"token": "inv_3Jd8sKq0PzY1", "first_name": "Sara", "last_name": "Ali"}"#)
+        .ok::<InviteAccepted>(),
 )];
 
 fn accept_invite(b: &Billing<Backend>, r: Request) -> Result<Reply> {
     let req = billing_core::org::accept::AcceptRequest::parse(r.body()?)?;
-    b.accept_invitation(&req).map(Reply::Json)
+    Ok(Reply::of(&b.org().accept(&req)?.response()))
 }
 
 fn me(b: &Billing<Backend>, s: &Scope, _: Request) -> Result<Reply> {
-    b.me(s).map(Reply::Json)
+    Ok(Reply::of(&b.org().me(s)?.me(&s.org)))
 }
 
 fn invite(b: &Billing<Backend>, s: &Scope, r: Request) -> Result<Reply> {
     let req = InviteRequest::parse(r.body()?)?;
     // The `language` header picks the invitation e-mail's language; AR by default.
     let language = r.language.as_deref().and_then(|l| Language::parse(l).ok()).unwrap_or_default();
-    let inv = b.invite(s, req, language)?;
-    Ok(Reply::Json(serde_json::to_value(inv).expect("serializable")))
+    Ok(Reply::of(&b.org().invite(s, req, language)?.response()))
 }
 
 fn get_settings(b: &Billing<Backend>, s: &Scope, _: Request) -> Result<Reply> {
-    let settings = b.organization_settings(s)?;
-    Ok(Reply::Json(settings_json(s.org_id(), &settings)))
+    Ok(Reply::of(&b.org().settings(s)?.view(s.org_id())))
 }
 
 fn update_settings(b: &Billing<Backend>, s: &Scope, r: Request) -> Result<Reply> {
     let patch = SettingsPatch::parse(r.body()?)?;
-    let settings = b.update_organization_settings(s, &patch)?;
-    Ok(Reply::Json(settings_json(s.org_id(), &settings)))
+    Ok(Reply::of(&b.org().update_settings(s, &patch)?.view(s.org_id())))
 }

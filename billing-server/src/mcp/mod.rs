@@ -131,7 +131,7 @@ search it with search_api_docs.",
         };
         let scope = crate::on_lane(app.clone(), Lane::Read, move |app| {
             let branch = branch?;
-            app.billing.authenticate_for(&credential, branch, lane)
+            app.billing.auth().authenticate_for(&credential, branch, lane)
         })
         .await;
         let scope = match scope {

@@ -90,21 +90,6 @@ pub struct BranchDto {
     pub name: String,
 }
 
-/// BranchItem.
-#[derive(JsonSchema)]
-pub struct BranchItem {
-    pub id: Id,
-    pub name: String,
-    pub user_count: Option<Integer>,
-    pub created_at: DateTime,
-}
-
-/// BranchListResponse.
-#[derive(JsonSchema)]
-pub struct BranchListResponse {
-    pub data: Vec<BranchItem>,
-}
-
 /// CouponCreate.
 #[derive(JsonSchema)]
 pub struct CouponCreate {
@@ -152,13 +137,6 @@ pub struct CouponUpdate {
     pub currency: Option<CurrencyCode>,
     pub is_percentage: Option<bool>,
     pub is_active: Option<bool>,
-}
-
-/// CreateBranchRequest.
-#[derive(JsonSchema)]
-pub struct CreateBranchRequest {
-    #[schemars(length(min = 1, max = 255), regex(pattern = r"\S"))]
-    pub name: String,
 }
 
 /// CreatePaymentLinkDto.
@@ -493,36 +471,6 @@ pub struct ListResourceSubscriptionDetailed {
     pub pagination: Pagination,
 }
 
-/// MeOrganizationInfo.
-#[derive(JsonSchema)]
-pub struct MeOrganizationInfo {
-    pub id: Id,
-    pub name: String,
-    pub name_en: Option<String>,
-    pub sandbox: bool,
-    pub created_at: DateTime,
-    pub currency_config: Option<OrganizationCurrencyConfigDTO>,
-}
-
-/// MeResponse.
-#[derive(JsonSchema)]
-pub struct MeResponse {
-    pub user: Option<MeUserInfo>,
-    pub organization: Option<MeOrganizationInfo>,
-}
-
-/// MeUserInfo.
-#[derive(JsonSchema)]
-pub struct MeUserInfo {
-    pub id: Id,
-    pub email: String,
-    pub first_name: String,
-    pub last_name: String,
-    pub en_first_name: Option<String>,
-    pub en_last_name: Option<String>,
-    pub created_at: DateTime,
-}
-
 /// MultiplePaymentsInTransactionErrorResponse.
 #[derive(JsonSchema)]
 pub struct MultiplePaymentsInTransactionErrorResponse {
@@ -542,34 +490,6 @@ pub struct NextInvoicePreview {
     pub discount_total: String,
     pub total_amount: String,
     pub currency: Option<CurrencyCode>,
-}
-
-/// OrganizationCurrencyConfigDTO.
-#[derive(JsonSchema)]
-pub struct OrganizationCurrencyConfigDTO {
-    pub home_currency: Option<CurrencyCode>,
-    pub default_currency: Option<CurrencyCode>,
-    pub enabled_currencies: Vec<CurrencyCode>,
-}
-
-/// OrganizationInviteCreate.
-#[derive(JsonSchema)]
-pub struct OrganizationInviteCreate {
-    pub email: String,
-    pub role: UserRolesEnum,
-    pub branches: Vec<String>,
-}
-
-/// OrganizationInviteResponse.
-#[derive(JsonSchema)]
-pub struct OrganizationInviteResponse {
-    pub id: Id,
-    pub email: String,
-    pub organization_id: Id,
-    pub expire_at: DateTime,
-    pub created_by: Id,
-    pub role: Option<UserRolesEnum>,
-    pub branches: Vec<String>,
 }
 
 /// PaymentDto.
@@ -945,13 +865,6 @@ pub struct SubscriptionUpdate {
     pub currency: Option<CurrencyCode>,
 }
 
-/// UpdateBranchRequest.
-#[derive(JsonSchema)]
-pub struct UpdateBranchRequest {
-    #[schemars(length(min = 1, max = 255), regex(pattern = r"\S"))]
-    pub name: String,
-}
-
 /// UpdatePaymentLinkCouponItemDto.
 #[derive(JsonSchema)]
 pub struct UpdatePaymentLinkCouponItemDto {
@@ -1025,46 +938,6 @@ pub struct ProductPriceUpdate {
     pub amount: Option<Amount>,
     pub is_price_inclusive_of_vat: Option<bool>,
     pub is_price_exempt_from_vat: Option<bool>,
-}
-
-/// ApiKeyCreate: a key with `branch_ids` acts as a branch admin of those branches,
-/// `is_all_branches: true` as an organization admin.
-#[derive(JsonSchema)]
-pub struct ApiKeyCreate {
-    pub name: Option<String>,
-    pub branch_ids: Option<Vec<Id>>,
-    pub default_branch_id: Option<Id>,
-    pub is_all_branches: Option<bool>,
-}
-
-/// ApiKey (never its secret).
-#[derive(JsonSchema)]
-pub struct ApiKey {
-    pub id: Id,
-    pub name: Option<String>,
-    /// The public half of the key (`ak_…`).
-    pub api_key: String,
-    pub branch_ids: Vec<Id>,
-    pub default_branch_id: Option<Id>,
-    pub is_all_branches: bool,
-    pub created_at: DateTime,
-    pub revoked_at: Option<DateTime>,
-}
-
-/// ApiKeyCreated: the key with its secret, shown this once (`null` on an idempotent replay).
-#[derive(JsonSchema)]
-pub struct ApiKeyCreated {
-    #[serde(flatten)]
-    pub key: Option<ApiKey>,
-    pub api_secret: Option<String>,
-    /// The `x-api-key` header value: base64 of `api_key:api_secret`.
-    pub x_api_key: Option<String>,
-}
-
-/// ApiKeyList.
-#[derive(JsonSchema)]
-pub struct ApiKeyList {
-    pub data: Vec<ApiKey>,
 }
 
 /// WebhookCreate: `event_types` is a list of event types, or `"all"`.
@@ -1175,77 +1048,6 @@ pub struct NotificationView {
 pub struct ListResourceNotificationView {
     pub data: Vec<NotificationView>,
     pub pagination: Pagination,
-}
-
-/// OrganizationSettingsUpdate: only the given fields change.
-#[derive(JsonSchema)]
-pub struct OrganizationSettingsUpdate {
-    pub default_currency: Option<CurrencyCode>,
-    pub enabled_currencies: Option<Vec<CurrencyCode>>,
-    /// A percentage (`15`) or a fraction below 1 (`0.15`).
-    pub vat_rate: Option<Amount>,
-    /// `{card, wallet, bank_transfer, installment}` switches.
-    pub default_payment_methods: Option<JsonObject>,
-    /// Per-kind switches and `installment_reminder_days`.
-    pub notifications: Option<JsonObject>,
-    /// `{event_types}` given to new webhook endpoints.
-    pub webhook_defaults: Option<JsonObject>,
-    /// Days before a period end that the next invoice is prepared.
-    pub subscription_invoice_lead_days: Option<Integer>,
-    /// Days between a failed renewal charge's retries.
-    pub subscription_renewal_retry_days: Option<Integer>,
-}
-
-/// OrganizationSettings.
-#[derive(JsonSchema)]
-pub struct OrganizationSettings {
-    pub organization_id: Id,
-    pub home_currency: Option<CurrencyCode>,
-    pub default_currency: Option<CurrencyCode>,
-    pub enabled_currencies: Vec<CurrencyCode>,
-    pub vat_rate: String,
-    pub default_payment_methods: JsonObject,
-    pub auto_charge_on_demand: bool,
-    pub installment_minimums: JsonObject,
-    pub installment_split_months: Integer,
-    pub consumer_notifications: bool,
-    pub notifications: JsonObject,
-    pub webhook_defaults: JsonObject,
-}
-
-/// SandboxClock: the sandbox organization's test-clock time.
-#[derive(JsonSchema)]
-pub struct SandboxClock {
-    pub now: DateTime,
-    pub organization_id: Id,
-}
-
-/// SandboxClockAdvance: exactly one of `seconds` (≥ 0) or `to` (a date-time, never backwards).
-#[derive(JsonSchema)]
-#[schemars(extend("x-exactly-one-of" = ["seconds", "to"]))]
-pub struct SandboxClockAdvance {
-    pub seconds: Option<Integer>,
-    pub to: Option<DateTime>,
-}
-
-/// InviteAccept: the token of the invitation e-mail and the new user's name.
-#[derive(JsonSchema)]
-pub struct InviteAccept {
-    pub token: String,
-    pub first_name: Option<String>,
-    pub last_name: Option<String>,
-}
-
-/// InviteAccepted: the new user and a bearer token.
-#[derive(JsonSchema)]
-pub struct InviteAccepted {
-    pub user: JsonObject,
-    pub role: Option<UserRolesEnum>,
-    pub branches: Vec<Id>,
-    pub organization: JsonObject,
-    pub access_token: String,
-    pub token_type: String,
-    pub expires_at: DateTime,
 }
 
 /// An empty object (`{}`): the spec's "empty success body".

@@ -199,6 +199,7 @@ fn unknown_or_malformed_branch_header(srv: &TestServer) {
     let other = srv
         .app
         .billing
+        .org()
         .bootstrap(&billing_core::org::BootstrapRequest {
             org_name: "Other".into(),
             admin_email: billing_core::fields::Email::parse("o@example.com").unwrap(),

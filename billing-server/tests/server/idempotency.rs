@@ -44,7 +44,7 @@ fn record(srv: &TestServer, idem: &str) -> Option<IdempotencyRecord> {
 
 fn admin_scope(srv: &TestServer) -> billing_core::auth::Scope {
     let cred = billing_core::auth::Credential::from_api_key_header(&srv.key).unwrap();
-    srv.app.billing.authenticate(&cred, None).unwrap()
+    srv.app.billing.auth().authenticate(&cred, None).unwrap()
 }
 
 fn consumer_body(n: u32) -> Value {
@@ -191,6 +191,7 @@ fn keys_are_per_organization_and_credential(srv: &TestServer) {
     let other = srv
         .app
         .billing
+        .org()
         .bootstrap(&billing_core::org::BootstrapRequest {
             org_name: "Other Org".into(),
             admin_email: billing_core::fields::Email::parse("other@example.com").unwrap(),

@@ -688,7 +688,7 @@ fn invitation_accept_endpoint(srv: &TestServer) {
         json!({"email": "nora@example.com", "role": "branch_admin", "branches": [srv.branch_id()]}),
     ));
     let id: billing_core::ids::InvitationId = inv["id"].as_str().unwrap().parse().unwrap();
-    let token = srv.app.billing.invite_token(id).unwrap();
+    let token = srv.app.billing.org().invite_token(id).unwrap();
     let accept = |body: Value| {
         srv.raw(
             Method::POST,
@@ -724,7 +724,7 @@ fn invitation_accept_endpoint(srv: &TestServer) {
         "/api/v2/organization/invite",
         json!({"email": "late@example.com", "role": "organization_admin", "branches": []}),
     ));
-    let late_token = srv.app.billing.invite_token(late["id"].as_str().unwrap().parse().unwrap()).unwrap();
+    let late_token = srv.app.billing.org().invite_token(late["id"].as_str().unwrap().parse().unwrap()).unwrap();
     ok(srv.post("/api/v2/sandbox/clock/advance", json!({"seconds": 8 * 86400})));
     let r = srv.unchanged(|| accept(json!({"token": late_token})));
     assert_error(&r, 410, "INVITATION_EXPIRED");
@@ -826,7 +826,7 @@ fn invitation_page_accepts_once() {
         Some(json!({"email": "nora@example.com", "role": "branch_user", "branches": [srv.branch_id()]})),
     ));
     let id: billing_core::ids::InvitationId = inv["id"].as_str().unwrap().parse().unwrap();
-    let link = srv.app.billing.invite_link(id).unwrap();
+    let link = srv.app.billing.org().invite_link(id).unwrap();
     assert!(link.starts_with("http://127.0.0.1/invite/accept?token="), "{link}");
     let token = link.split_once("token=").unwrap().1.to_string();
     let path = format!("/invite/accept?token={token}");

@@ -57,6 +57,7 @@ fn seed(url: &str, n: usize) -> String {
     let store = Backend::open(url, 4).expect("open the database");
     let billing = Billing::new(store, Arc::new(SystemClock));
     let boot = billing
+        .org()
         .bootstrap(&BootstrapRequest {
             org_name: "Renewals".into(),
             admin_email: Email::parse("renewals@example.com").unwrap(),
@@ -67,7 +68,7 @@ fn seed(url: &str, n: usize) -> String {
         key: boot.api_key.key.clone(),
         secret: boot.api_key.secret.clone(),
     };
-    let scope = billing.authenticate(&cred, None).unwrap();
+    let scope = billing.auth().authenticate(&cred, None).unwrap();
     let start = (billing.clock().now() - chrono::Duration::minutes(1))
         .checked_sub_months(chrono::Months::new(1))
         .unwrap();

@@ -104,6 +104,7 @@ fn live_organizations_have_no_test_clock(srv: &TestServer) {
     let live = srv
         .app
         .billing
+        .org()
         .bootstrap(&BootstrapRequest {
             org_name: "Live Org".into(),
             admin_email: Email::parse("live@example.com").unwrap(),
@@ -128,6 +129,7 @@ fn each_organization_has_its_own_clock(srv: &TestServer) {
     let other = srv
         .app
         .billing
+        .org()
         .bootstrap(&BootstrapRequest {
             org_name: "Other Sandbox".into(),
             admin_email: Email::parse("other@example.com").unwrap(),

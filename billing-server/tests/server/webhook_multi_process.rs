@@ -176,6 +176,7 @@ fn two_stores_claim_each_item_once<S: Store>(a: S, b: S) {
     use billing_core::work::DueWork;
     let billing = billing_core::Billing::new(a, Arc::new(SystemClock));
     let boot = billing
+        .org()
         .bootstrap(&billing_core::org::BootstrapRequest {
             org_name: "Claims".into(),
             admin_email: billing_core::fields::Email::parse("claims@example.com").unwrap(),

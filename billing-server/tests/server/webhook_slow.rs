@@ -100,6 +100,7 @@ fn one_organizations_hanging_receivers_do_not_hold_up_another() {
     let b = srv
         .app
         .billing
+        .org()
         .bootstrap(&BootstrapRequest {
             org_name: "Other Org".into(),
             admin_email: Email::parse("other@example.com").unwrap(),

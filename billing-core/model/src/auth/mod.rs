@@ -3,9 +3,11 @@
 //! [`Scope`]: the organization, the one branch the request acts in, and the actor with its role.
 
 pub mod store;
+pub mod view;
 pub mod wire;
 
 pub use store::ApiKeyTx;
+pub use view::{ApiKeyCreated, ApiKeyList, ApiKeyResponse};
 
 use crate::branch::Branch;
 use crate::clock::Timestamp;

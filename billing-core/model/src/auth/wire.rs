@@ -1,10 +1,9 @@
-//! API keys on the wire: the create request and what the API shows of a key.
+//! API keys on the wire: the create request (its reader and its documentation).
 
-use super::{ApiKey, KeyPair, NewApiKey};
-use crate::clock::format_rfc3339;
+use super::NewApiKey;
 use crate::error::Result;
 use crate::wire::{uuid_item, Body};
-use serde_json::{json, Value};
+use serde_json::Value;
 
 impl NewApiKey {
     /// `{"name", "branch_ids": [uuid], "default_branch_id", "is_all_branches"}`.
@@ -24,26 +23,24 @@ impl NewApiKey {
     }
 }
 
-impl ApiKey {
-    /// What the API shows of a key: never its secret nor the secret's hash.
-    pub fn to_json(&self) -> Value {
-        json!({
-            "id": self.id,
-            "name": self.name,
-            "api_key": self.key,
-            "branch_ids": self.branch_ids,
-            "default_branch_id": self.default_branch_id,
-            "is_all_branches": self.is_all_branches,
-            "created_at": format_rfc3339(&self.created_at),
-            "revoked_at": self.revoked_at.as_ref().map(format_rfc3339),
-        })
-    }
+/// What the request looks like, for `/openapi.json` (the reader above is the truth; the
+/// server's tests check that it reads exactly these fields).
+pub mod request {
+    use crate::ids::BranchId;
+    use schemars::JsonSchema;
 
-    /// A new key with its secret, shown this once.
-    pub fn to_created_json(&self, pair: &KeyPair) -> Value {
-        let mut v = self.to_json();
-        v["api_secret"] = json!(pair.secret);
-        v["x_api_key"] = json!(pair.header_value());
-        v
+    /// ApiKeyCreate: a key with `branch_ids` acts as a branch admin of those branches,
+    /// `is_all_branches: true` as an organization admin.
+    #[derive(JsonSchema)]
+    pub struct ApiKeyCreate {
+        /// A name for the key (default `api`).
+        pub name: Option<String>,
+        /// The branches the key reaches (ignored with `is_all_branches`).
+        pub branch_ids: Option<Vec<BranchId>>,
+        /// The branch a request with the key acts in when it sends no `x-branch-id`: one of
+        /// `branch_ids` (default: the first of them; for an all-branches key, the organization's first branch).
+        pub default_branch_id: Option<BranchId>,
+        /// Whether the key reaches every branch, present and future (default `false`).
+        pub is_all_branches: Option<bool>,
     }
 }

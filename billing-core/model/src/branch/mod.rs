@@ -2,13 +2,15 @@
 //! branch admins and branch users see only their assigned branches.
 
 pub mod store;
+pub mod view;
+pub mod wire;
 
 pub use store::BranchTx;
+pub use view::{BranchItem, BranchListResponse};
+pub use wire::parse_branch_name;
 
-use crate::clock::{format_rfc3339, Timestamp};
-use crate::error::Result;
+use crate::clock::Timestamp;
 use crate::ids::{BranchId, OrgId};
-use crate::wire::Body;
 use serde_json::{json, Value};
 
 #[derive(Debug, Clone, PartialEq)]
@@ -40,23 +42,8 @@ impl Branch {
         name.trim().to_lowercase()
     }
 
-    /// BranchItem.
-    pub fn to_json(&self) -> Value {
-        json!({"id": self.id, "name": self.name, "user_count": self.user_count, "created_at": format_rfc3339(&self.created_at)})
-    }
-
     /// The `{id, name}` summary embedded in other resources.
     pub fn summary(&self) -> Value {
         json!({"id": self.id, "name": self.name})
     }
-}
-
-pub const MAX_BRANCH_NAME: usize = 255;
-
-/// CreateBranchRequest / UpdateBranchRequest.
-pub fn parse_branch_name(v: &Value) -> Result<String> {
-    let mut b = Body::new(v);
-    let name = b.req_text("name", MAX_BRANCH_NAME);
-    b.finish()?;
-    Ok(name.expect("checked"))
 }

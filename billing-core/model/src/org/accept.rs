@@ -41,3 +41,14 @@ impl AcceptRequest {
         })
     }
 }
+
+/// What accepting an invitation made: the new user, its organization and a bearer token of
+/// the user (see [`super::view::InviteAccepted`]).
+#[derive(Debug, Clone)]
+pub struct Accepted {
+    pub user: super::User,
+    pub org: super::Organization,
+    pub access_token: String,
+    /// When the token expires (server time).
+    pub expires_at: crate::clock::Timestamp,
+}

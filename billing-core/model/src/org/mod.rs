@@ -1,17 +1,25 @@
 //! Organizations, users and invitations: the tenant every other resource belongs to.
 //!
-//! - [`ops`]: bootstrap, the current user, invitations.
 //! - [`store`]: the [`OrgTx`] slice of the store contract.
-//! - [`wire`]: request parsing and views.
-//! - [`settings`]: the settings admins change (`/organization/settings`) and those support changes.
+//! - [`wire`]: the requests (readers and their documentation).
+//! - [`view`]: MeResponse, OrganizationInviteResponse, InviteAccepted.
+//! - [`settings`]: the settings admins change (`/organization/settings`) and those support
+//!   changes; [`settings_view`]: OrganizationSettings.
+//! - [`accept`]: accepting an invitation.
+//!
+//! The operations are billing-core's `org` service.
 
 pub mod accept;
 pub mod settings;
+pub mod settings_view;
 pub mod store;
 pub mod subscription_settings;
+pub mod view;
 pub mod wire;
 
+pub use settings_view::OrganizationSettings;
 pub use store::OrgTx;
+pub use view::{InviteAccepted, MeOrganizationInfo, MeResponse, MeUserInfo, OrganizationCurrencyConfigDTO, OrganizationInviteResponse};
 
 use crate::clock::{wire_time, Clock, Timestamp};
 use crate::fields::{Email, Language};

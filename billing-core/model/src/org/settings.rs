@@ -15,13 +15,11 @@
 use super::OrgSettings;
 use super::PaymentMethods;
 use crate::error::{Error, FieldError, LocPart, Result};
-use crate::ids::OrgId;
 use crate::money::Currency;
 use crate::notification::{NotificationSwitches, MAX_REMINDER_DAYS};
 use crate::wire::{enum_item, Body};
 use rust_decimal::Decimal;
-use serde_json::{json, Value};
-use std::collections::BTreeMap;
+use serde_json::Value;
 use std::str::FromStr;
 
 /// The fields an admin may PATCH.
@@ -322,49 +320,6 @@ impl SupportSettingsPatch {
         }
         Ok(out)
     }
-}
-
-/// OrganizationSettings as the API and `org settings show --json` show them.
-pub fn settings_json(org_id: OrgId, s: &OrgSettings) -> Value {
-    let minimums: BTreeMap<&str, String> = s
-        .installment_minimums
-        .iter()
-        .map(|(c, a)| {
-            let digits = Currency::from_str(c).map(|c| c.minor_digits()).unwrap_or(2);
-            let mut a = *a;
-            a.rescale(digits);
-            (c.as_str(), a.to_string())
-        })
-        .collect();
-    let mut v = json!({
-        "organization_id": org_id,
-        "home_currency": s.home_currency,
-        "default_currency": s.default_currency,
-        "enabled_currencies": s.enabled_currencies,
-        "vat_rate": vat_percent(s.vat_rate),
-        "default_payment_methods": s.default_payment_methods,
-        "auto_charge_on_demand": s.auto_charge_on_demand,
-        "installment_minimums": minimums,
-        "installment_split_months": s.installment_split_months,
-        "consumer_notifications": s.consumer_notifications,
-        "notifications": notifications_json(s),
-        "webhook_defaults": {
-            "event_types": s.webhook_defaults.event_types.as_ref().map_or_else(
-                || crate::event::EventType::ALL.iter().map(|t| t.as_str()).collect::<Vec<_>>(),
-                |ts| ts.iter().map(|t| t.as_str()).collect()
-            ),
-            "all_event_types": s.webhook_defaults.event_types.is_none(),
-        },
-    });
-    super::subscription_settings::add_json(&mut v, s);
-    v
-}
-
-/// The per-kind switches and the reminder lead time, as `notifications` shows them.
-fn notifications_json(s: &OrgSettings) -> Value {
-    let mut v = serde_json::to_value(s.notifications).expect("switches serialize");
-    v["installment_reminder_days"] = json!(s.installment_reminder_days);
-    v
 }
 
 /// A VAT fraction as the percentage string the API shows (`0.15` → `"15"`).

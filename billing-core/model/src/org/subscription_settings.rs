@@ -125,9 +125,3 @@ impl SubscriptionSettingsPatch {
         }
     }
 }
-
-/// Adds the subscription settings to OrganizationSettings as the API shows them.
-pub fn add_json(v: &mut Value, s: &OrgSettings) {
-    v["subscription_invoice_lead_days"] = s.subscription_invoice_lead_days.into();
-    v["subscription_renewal_retry_days"] = s.subscription_renewal_retry_days.clone().into();
-}

@@ -1,6 +1,6 @@
-//! Organization requests and views.
+//! Organization requests: their readers, and their documentation.
 
-use super::{InviteRequest, Organization, Role, User};
+use super::{InviteRequest, Role};
 use crate::error::Result;
 use crate::fields::Email;
 use crate::ids::BranchId;
@@ -37,34 +37,63 @@ impl InviteRequest {
     }
 }
 
-impl Organization {
-    /// The organization as MeResponse shows it.
-    pub fn to_json(&self) -> serde_json::Value {
-        serde_json::json!({
-            "id": self.id,
-            "name": self.name,
-            "name_en": self.name_en,
-            "sandbox": self.sandbox,
-            "created_at": crate::clock::format_rfc3339(&self.created_at),
-            "currency_config": {
-                "home_currency": self.settings.home_currency,
-                "default_currency": self.settings.default_currency,
-                "enabled_currencies": self.settings.enabled_currencies,
-            }
-        })
-    }
-}
+/// What the requests look like, for `/openapi.json` (the readers are the truth; the server's
+/// tests check that each reads exactly these fields).
+pub mod request {
+    use super::Role;
+    use crate::money::Currency;
+    use crate::schema::{Amount, Integer, JsonObject};
+    use schemars::JsonSchema;
 
-impl User {
-    pub fn to_json(&self) -> serde_json::Value {
-        serde_json::json!({
-            "id": self.id,
-            "email": self.email,
-            "first_name": self.first_name,
-            "last_name": self.last_name,
-            "en_first_name": self.en_first_name,
-            "en_last_name": self.en_last_name,
-            "created_at": crate::clock::format_rfc3339(&self.created_at),
-        })
+    /// OrganizationInviteCreate: whom to invite, with which role and branches.
+    #[derive(JsonSchema)]
+    pub struct OrganizationInviteCreate {
+        /// The e-mail address to invite; the invitation's e-mail (with the link to accept it)
+        /// goes there.
+        pub email: String,
+        /// The role the invited user gets: organization admins invite any role, branch admins
+        /// only branch roles.
+        pub role: Role,
+        /// The branch ids the invited user gets (at least one for a branch role); branch
+        /// admins invite only to their own branches.
+        pub branches: Vec<String>,
+    }
+
+    /// InviteAccept: the token of the invitation e-mail and the new user's name.
+    #[derive(JsonSchema)]
+    pub struct InviteAccept {
+        /// The token of the invitation e-mail's link (it works once, until the invitation
+        /// expires).
+        pub token: String,
+        /// The new user's first name (1 to 100 characters; default: the e-mail's local part).
+        pub first_name: Option<String>,
+        /// The new user's last name (1 to 100 characters).
+        pub last_name: Option<String>,
+    }
+
+    /// OrganizationSettingsUpdate: only the given fields change.
+    #[derive(JsonSchema)]
+    pub struct OrganizationSettingsUpdate {
+        /// The currency of new invoices, links and subscriptions that name none; must be
+        /// enabled.
+        pub default_currency: Option<Currency>,
+        /// The currencies that may be used (at least one; the default and home currencies
+        /// among them).
+        pub enabled_currencies: Option<Vec<Currency>>,
+        /// A percentage from 0 to 100 (`15`), at most 4 decimal places.
+        pub vat_rate: Option<Amount>,
+        /// Switches of the ways of paying new payment links offer (`mada`, `visa`,
+        /// `mastercard`, `amex`, `bank_transfer`, `installment`, `qurrah`); those left out keep
+        /// their value.
+        pub default_payment_methods: Option<JsonObject>,
+        /// Per-kind switches of consumer notifications and `installment_reminder_days`.
+        pub notifications: Option<JsonObject>,
+        /// `{event_types}` given to new webhook endpoints.
+        pub webhook_defaults: Option<JsonObject>,
+        /// Days before a period end that the next invoice is prepared (0 to 30).
+        pub subscription_invoice_lead_days: Option<Integer>,
+        /// The days after a failed renewal charge that it is retried (strictly increasing, 1
+        /// to 60, at most 10 of them).
+        pub subscription_renewal_retry_days: Option<Vec<Integer>>,
     }
 }

@@ -2,7 +2,10 @@
 //! that only grows; advancing it runs the organization's work that falls due on the way, each
 //! item at its own time, before the call answers.
 
+pub mod view;
 pub mod wire;
+
+pub use view::SandboxClock;
 
 use crate::clock::Timestamp;
 use chrono::Duration;
@@ -11,7 +14,7 @@ use chrono::Duration;
 pub const MAX_WORK_PER_ADVANCE: usize = 100_000;
 
 /// The most stops one clock advance makes at due times on the way (see
-/// [`Billing::advance_sandbox_clock`]); past them it jumps to its target.
+/// `Billing::sandbox().advance`); past them it jumps to its target.
 pub const MAX_STOPS_PER_ADVANCE: usize = 10_000;
 
 /// How far to move the test clock.

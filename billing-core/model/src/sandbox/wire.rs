@@ -42,3 +42,24 @@ impl Advance {
         })
     }
 }
+
+/// What the request looks like, for `/openapi.json` (the reader above is the truth; the
+/// server's tests check that it reads exactly these fields).
+pub mod request {
+    use crate::clock::Timestamp;
+    use schemars::JsonSchema;
+
+    /// SandboxClockAdvance: exactly one of `seconds` (≥ 0) or `to` (a date-time, never backwards).
+    #[derive(JsonSchema)]
+    #[schemars(extend("x-exactly-one-of" = ["seconds", "to"]))]
+    pub struct SandboxClockAdvance {
+        /// How many seconds to move the clock forward (at most a century); counted from the
+        /// target of an advance still under way, so that concurrent advances add up.
+        #[schemars(with = "Option<crate::schema::Integer>")]
+        pub seconds: Option<i64>,
+        /// The organization time to move the clock to (RFC 3339; without an offset, UTC); not
+        /// before the clock's time now.
+        #[schemars(with = "Option<Timestamp>")]
+        pub to: Option<Timestamp>,
+    }
+}

@@ -156,7 +156,8 @@ impl<S: Store> Sim<S> {
             let scope = o.scope(&self.w);
             self.w
                 .billing
-                .advance_sandbox_clock(&scope, Advance::To(to))
+                .sandbox()
+                .advance(&scope, Advance::To(to))
                 .unwrap_or_else(|e| panic!("advance {} to {to}: {e:?}", o.name));
         }
         self.now = to;
@@ -188,7 +189,7 @@ pub fn random_subscriptions_over_three_years<H: Harness>() {
         cfg.seed, cfg.subscriptions, cfg.days
     );
     let w = World::new(H::store());
-    let now = w.billing.sandbox_clock(&w.fresh_admin()).expect("sandbox clock");
+    let now = w.billing.sandbox().clock(&w.fresh_admin()).expect("sandbox clock");
     let mut sim = Sim {
         orgs: vec![],
         w,

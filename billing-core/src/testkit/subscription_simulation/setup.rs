@@ -35,7 +35,7 @@ pub struct SimOrg {
 impl SimOrg {
     /// The organization admin's scope, authenticated now (it sees the test clock as it is now).
     pub fn scope<S: Store>(&self, w: &World<S>) -> Scope {
-        w.billing.authenticate(&self.key, None).expect("organization scope")
+        w.billing.auth().authenticate(&self.key, None).expect("organization scope")
     }
 }
 
@@ -64,6 +64,7 @@ pub fn organizations<S: Store>(sim: &mut Sim<S>) {
             let boot = sim
                 .w
                 .billing
+                .org()
                 .bootstrap(&BootstrapRequest {
                     org_name: name.clone(),
                     admin_email: super::super::unique_email("sim-admin"),
@@ -84,7 +85,8 @@ pub fn organizations<S: Store>(sim: &mut Sim<S>) {
         let patch = json!({"subscription_invoice_lead_days": lead, "subscription_renewal_retry_days": retries});
         sim.w
             .billing
-            .update_organization_settings(&scope, &SettingsPatch::parse(&patch).expect("settings"))
+            .org()
+            .update_settings(&scope, &SettingsPatch::parse(&patch).expect("settings"))
             .expect("update settings");
         for (interval, count) in GROUPS {
             let mut products = vec![];

@@ -152,7 +152,7 @@ fn refused(l: Language, e: &Error) -> Reply {
 }
 
 fn form(b: &Billing<Backend>, r: &Request, token: &str, problem: Option<&str>) -> Result<Reply> {
-    let (inv, org) = match b.invitation_of(token) {
+    let (inv, org) = match b.org().invitation(token) {
         Ok(found) => found,
         Err(e @ (Error::Rule { .. } | Error::Validation(_))) => return Ok(refused(language(r, Language::default()), &e)),
         Err(e) => return Err(e),
@@ -197,7 +197,7 @@ fn submit(b: &Billing<Backend>, r: Request) -> Result<Reply> {
         }
         Err(e) => return Err(e),
     };
-    let out = match b.accept_invitation(&req) {
+    let out = match b.org().accept(&req) {
         Ok(out) => out,
         Err(
             e @ Error::Rule {
@@ -215,12 +215,12 @@ fn submit(b: &Billing<Backend>, r: Request) -> Result<Reply> {
         Err(e) => return Err(e),
     };
     let t = texts(fallback);
-    let org = out["organization"]["name"].as_str().unwrap_or_default();
+    let org = out.org.name.as_str();
     let page = JoinedPage {
         doc: doc(fallback, format!("{} {org}", t.joined), ""),
         organization: org,
-        email: out["user"]["email"].as_str().unwrap_or_default(),
-        access_token: out["access_token"].as_str().unwrap_or_default(),
+        email: out.user.email.as_str(),
+        access_token: &out.access_token,
         t,
     };
     Ok(html(200, false, &page))

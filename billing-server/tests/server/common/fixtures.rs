@@ -112,7 +112,8 @@ pub fn scoped_key(srv: &TestServer, branches: &[&str], default: &str) -> String 
     let (_, pair) = srv
         .app
         .billing
-        .create_api_key(
+        .api_keys()
+        .create_for(
             srv.boot.org.id,
             &NewApiKey {
                 name: "scoped".into(),
@@ -130,7 +131,8 @@ pub fn all_branches_key(srv: &TestServer, default: Option<&str>) -> String {
     let (_, pair) = srv
         .app
         .billing
-        .create_api_key(
+        .api_keys()
+        .create_for(
             srv.boot.org.id,
             &NewApiKey {
                 name: "all".into(),
@@ -148,9 +150,10 @@ pub fn user_token(srv: &TestServer, email: &str, role: Role, branches: &[&str]) 
     let user = srv
         .app
         .billing
+        .org()
         .create_user(srv.boot.org.id, Email::parse(email).unwrap(), role, branch_ids(branches))
         .expect("create user");
-    let token = srv.app.billing.issue_token(&user, chrono::Duration::hours(1));
+    let token = srv.app.billing.auth().issue_token(&user, chrono::Duration::hours(1));
     (user, token)
 }
 

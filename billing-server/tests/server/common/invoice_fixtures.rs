@@ -78,7 +78,7 @@ pub fn admin_scope(srv: &TestServer) -> billing_core::auth::Scope {
         key: srv.boot.api_key.key.clone(),
         secret: srv.boot.api_key.secret.clone(),
     };
-    srv.app.billing.authenticate(&cred, None).expect("admin scope")
+    srv.app.billing.auth().authenticate(&cred, None).expect("admin scope")
 }
 
 /// Switches auto-charge on demand on or off for the test organization.

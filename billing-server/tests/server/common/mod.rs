@@ -119,6 +119,7 @@ impl TestServer {
         let app = App::open(config).expect("open app");
         let boot = app
             .billing
+            .org()
             .bootstrap(&BootstrapRequest {
                 org_name: "Test Org".into(),
                 admin_email: Email::parse("admin@example.com").unwrap(),
