@@ -20,7 +20,6 @@ pub type PendingPlanChangeStatus = core::subscription::PlanChangeStatus;
 pub type ProductType = core::product::ProductType;
 pub type RecurringInterval = core::product::RecurringInterval;
 pub type SubscriptionStatus = core::subscription::SubscriptionStatus;
-pub type UserRolesEnum = core::org::Role;
 pub type WebhookDeliveryStatus = core::webhook::DeliveryStatus;
 pub type WebhookEventType = core::event::EventType;
 pub type NotificationKind = core::notification::Kind;
