@@ -21,7 +21,7 @@ pub use settings_view::OrganizationSettings;
 pub use store::OrgTx;
 pub use view::{InviteAccepted, MeOrganizationInfo, MeResponse, MeUserInfo, OrganizationCurrencyConfigDTO, OrganizationInviteResponse};
 
-use crate::clock::{wire_time, Clock, Timestamp};
+use crate::clock::{Clock, Timestamp};
 use crate::fields::{Email, Language};
 use crate::ids::{BranchId, InvitationId, OrgId, UserId};
 use crate::money::Currency;
@@ -195,7 +195,7 @@ pub struct User {
 
 /// An invitation to join the organization; its e-mail is a notification ([`crate::notification`])
 /// with a link to accept it ([`accept`]).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Invitation {
     pub id: InvitationId,
     pub organization_id: OrgId,
@@ -203,16 +203,11 @@ pub struct Invitation {
     pub role: Role,
     pub branches: Vec<BranchId>,
     pub created_by: UserId,
-    #[serde(skip)]
     pub language: Language,
-    #[serde(with = "wire_time")]
     pub expire_at: Timestamp,
-    #[serde(skip)]
     pub created_at: Timestamp,
     /// When it was accepted (it works once), and by which new user.
-    #[serde(skip)]
     pub accepted_at: Option<Timestamp>,
-    #[serde(skip)]
     pub accepted_by: Option<UserId>,
 }
 
