@@ -10,8 +10,10 @@ use billing_core::error::Result;
 use billing_core::fields::Language;
 use billing_core::org::ops::lane;
 use billing_core::org::settings::{self, SettingsPatch};
+use billing_core::org::settings_view::OrganizationSettings;
+use billing_core::org::view::{InviteAccepted, MeResponse, OrganizationInviteResponse};
 use billing_core::org::wire::request;
-use billing_core::org::{InviteAccepted, InviteRequest, MeResponse, OrganizationInviteResponse, OrganizationSettings};
+use billing_core::org::InviteRequest;
 use billing_core::Billing;
 use hyper::Method;
 

@@ -17,9 +17,7 @@ pub mod subscription_settings;
 pub mod view;
 pub mod wire;
 
-pub use settings_view::OrganizationSettings;
 pub use store::OrgTx;
-pub use view::{InviteAccepted, MeOrganizationInfo, MeResponse, MeUserInfo, OrganizationCurrencyConfigDTO, OrganizationInviteResponse};
 
 use crate::clock::{Clock, Timestamp};
 use crate::fields::{Email, Language};
