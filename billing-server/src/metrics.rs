@@ -16,7 +16,7 @@
 //!   `billing_db_pool_max_connections`.
 //!
 //! No credential: like the health probes it is for the operator's network, and it holds no
-//! organization's data (kinds and counts only). Keep it off the public internet (README).
+//! organization's data (kinds and counts only). Keep it off the public internet (docs/operating.md).
 
 use crate::backend::Backend;
 use crate::App;
