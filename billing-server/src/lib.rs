@@ -68,6 +68,8 @@ pub struct Config {
     pub body_timeout: std::time::Duration,
     /// What sends customer notifications (SMTP, the SMS provider); nothing by default.
     pub notify: notify::NotifyConfig,
+    /// The bearer token `GET /metrics` requires; without one, `/metrics` is off (404).
+    pub metrics_token: Option<String>,
 }
 
 impl Config {
@@ -85,6 +87,7 @@ impl Config {
             work_lease_margin: DEFAULT_WORK_LEASE_MARGIN,
             database_pool_size: DEFAULT_DATABASE_POOL_SIZE,
             webhook_ca_file: None,
+            metrics_token: None,
             webhook_allow_private: false,
             max_connections: connections::default_max_connections(),
             header_timeout: connections::DEFAULT_HEADER_TIMEOUT,
@@ -244,10 +247,15 @@ pub async fn handle(app: Arc<App>, req: Request<hyper::body::Incoming>) -> HttpR
     let key = api_key_name(req.headers());
     let scrape = req.method() == hyper::Method::GET && req.uri().path() == "/metrics";
     let mut resp = if scrape {
-        let app = app.clone();
-        match tokio::task::spawn_blocking(move || metrics::render(&app)).await {
-            Ok(text) => http::text_response(StatusCode::OK, "text/plain; version=0.0.4; charset=utf-8", text),
-            Err(e) => error_response(&panicked(e)),
+        match metrics::authorize(app.config.metrics_token.as_deref(), req.headers()) {
+            Err(e) => error_response(&e),
+            Ok(()) => {
+                let app = app.clone();
+                match tokio::task::spawn_blocking(move || metrics::render(&app)).await {
+                    Ok(text) => http::text_response(StatusCode::OK, "text/plain; version=0.0.4; charset=utf-8", text),
+                    Err(e) => error_response(&panicked(e)),
+                }
+            }
         }
     } else if let Some(r) = openapi::serve::respond(req.method(), req.uri().path()) {
         r

@@ -45,7 +45,13 @@ fn the_readme_walk_takes_two_payments_and_their_webhooks_arrive() {
     let dir = tempfile::tempdir().unwrap();
     let (port, hook_port) = (free_port(), free_port());
     let block = walk_block();
-    for expected in [BUILD, "target/release/billing-server", "target/release/examples/webhook_receiver", "localhost:8080", "127.0.0.1:9000"] {
+    for expected in [
+        BUILD,
+        "target/release/billing-server",
+        "target/release/examples/webhook_receiver",
+        "localhost:8080",
+        "127.0.0.1:9000",
+    ] {
         assert!(block.contains(expected), "the walk no longer has {expected:?}:\n{block}");
     }
     let script = block
@@ -77,13 +83,20 @@ fn the_readme_walk_takes_two_payments_and_their_webhooks_arrive() {
     assert!(out.status.success(), "the walk failed ({:?}):\n{stdout}\n{stderr}", out.status);
 
     // Two pay calls, each answered paid.
-    let answers: Vec<serde_json::Value> = stdout.lines().filter(|l| l.starts_with('{')).map(|l| serde_json::from_str(l).unwrap()).collect();
+    let answers: Vec<serde_json::Value> = stdout
+        .lines()
+        .filter(|l| l.starts_with('{'))
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     assert_eq!(answers.len(), 2, "two pay answers:\n{stdout}");
     for a in &answers {
         assert_eq!(a["status"], "paid", "{a}\n{stdout}\n{stderr}");
         assert_eq!(a["message"], "APPROVED", "{a}");
     }
-    assert!(stdout.contains(&format!("the invoice's pay page: http://127.0.0.1:{port}/pay/invoices/")), "{stdout}");
+    assert!(
+        stdout.contains(&format!("the invoice's pay page: http://127.0.0.1:{port}/pay/invoices/")),
+        "{stdout}"
+    );
     assert!(stdout.contains(&format!("the payment link: http://127.0.0.1:{port}/pay/")), "{stdout}");
 
     // The receiver verified one PAYMENT_SUCCEEDED per payment, and refused nothing.
