@@ -73,6 +73,10 @@ pub struct ServeArgs {
     /// make this server send requests into its own network.
     #[arg(long, env = "BILLING_WEBHOOK_ALLOW_PRIVATE")]
     pub webhook_allow_private: bool,
+    /// Turns `GET /metrics` on: a scrape must send `Authorization: Bearer <token>`. Without
+    /// it, `/metrics` is off (404).
+    #[arg(long, env = "BILLING_METRICS_TOKEN")]
+    pub metrics_token: Option<String>,
     /// Most connections open at once; past it a new connection replaces the oldest idle one,
     /// or gets a 503 when every connection is busy. Default: 4096, lowered to fit the
     /// process's open-file limit.

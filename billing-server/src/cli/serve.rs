@@ -26,6 +26,7 @@ pub fn serve_config(args: &ServeArgs, serving: bool) -> Config {
         database_pool_size: args.db.database_pool_size,
         webhook_ca_file: args.webhook_ca_file.clone(),
         webhook_allow_private: args.webhook_allow_private,
+        metrics_token: args.metrics_token.clone().filter(|t| !t.is_empty()),
         max_connections: args.max_connections.unwrap_or_else(billing_server::connections::default_max_connections).max(1),
         header_timeout: std::time::Duration::from_millis(args.header_timeout_ms.max(1)),
         body_timeout: std::time::Duration::from_millis(args.body_timeout_ms.max(1)),
