@@ -1,5 +1,6 @@
-//! API keys managed over the API (`/api-keys`): list, create, revoke, rotate. Organization
-//! admins only. A revoked key is refused from its very next request, in every process (see
+//! API keys ([`ApiKeys`]): over the API (`/api-keys`: list, create, revoke, rotate;
+//! organization admins only) and for the command line (`keys create|list|revoke`, by
+//! organization). A revoked key is refused from its very next request, in every process (see
 //! [`crate::store::Store::await_auth_propagation`]).
 
 use super::{new_key, ApiKey, KeyPair, NewApiKey, Scope};
