@@ -163,7 +163,8 @@ fn create_invoice<S: Store>(g: &mut BenchmarkGroup<'_, WallTime>, s: &Subject<S>
     let e = product(json!({"name": "C", "type": "ONE_OFF", "price": "10.50", "is_price_exempt_from_vat": true}));
     let coupon = s
         .billing
-        .create_coupon(
+        .coupons()
+        .create(
             &s.scope,
             CouponFields::parse(&json!({"name": "TEN", "discount_value": 10, "is_percentage": true}), true).unwrap(),
         )

@@ -55,6 +55,11 @@ impl<S: Store> Billing<S> {
         crate::consumer::ops::Consumers::new(&self.engine)
     }
 
+    /// Coupons: create, get, list, update, delete.
+    pub fn coupons(&self) -> crate::coupon::ops::Coupons<'_, S> {
+        crate::coupon::ops::Coupons::new(&self.engine)
+    }
+
     /// The engine the operations run on.
     pub fn engine(&self) -> &Engine<S> {
         &self.engine

@@ -35,7 +35,7 @@ pub fn product<S: Store>(w: &World<S>, s: &Scope, price: &str, v: Value) -> Prod
 }
 
 pub fn coupon<S: Store>(w: &World<S>, s: &Scope, v: Value) -> Coupon {
-    w.billing.create_coupon(s, CouponFields::parse(&v, true).unwrap()).unwrap()
+    w.billing.coupons().create(s, CouponFields::parse(&v, true).unwrap()).unwrap()
 }
 
 pub fn invoice_body(c: ConsumerId, items: &[(ProductId, u32)], coupons: &[CouponId]) -> Value {
@@ -466,7 +466,7 @@ pub fn mark_paid_completes_with_events<H: Harness>() {
     );
     // The products and coupons of a finalised invoice are frozen.
     assert!(w.billing.get_product(s, p.id).unwrap().used_in_finalized_invoice);
-    assert!(w.billing.get_coupon(s, cp.id).unwrap().used_in_finalized_invoice);
+    assert!(w.billing.coupons().get(s, cp.id).unwrap().used_in_finalized_invoice);
     let snap = snapshot(&w, inv.id);
     expect_code(
         w.billing.mark_payment_paid(
@@ -844,7 +844,7 @@ pub fn coupons_count_their_redemptions<H: Harness>() {
     let p = product(&w, s, "100.00", json!({}));
     let ten = coupon(&w, s, json!({"name": "TEN", "discount_value": 10, "is_percentage": true}));
     let five = coupon(&w, s, json!({"name": "FIVE", "discount_value": 5, "currency": "SAR"}));
-    let redemptions = |id: CouponId| w.billing.get_coupon(s, id).unwrap().redemptions;
+    let redemptions = |id: CouponId| w.billing.coupons().get(s, id).unwrap().redemptions;
     assert_eq!((redemptions(ten.id), redemptions(five.id)), (0, 0));
 
     create(&w, s, invoice_body(c.id, &[(p.id, 1)], &[ten.id]));
@@ -864,7 +864,8 @@ pub fn coupons_count_their_redemptions<H: Harness>() {
     assert_eq!((redemptions(ten.id), redemptions(five.id)), (2, 1));
     let listed = w
         .billing
-        .list_coupons(s, &crate::list::ListQuery::new(crate::coupon::CouponSort::CreatedAt), &Default::default())
+        .coupons()
+        .list(s, &crate::list::ListQuery::new(crate::coupon::CouponSort::CreatedAt), &Default::default())
         .unwrap();
     let counts: Vec<u64> = listed.items.iter().map(|x| x.redemptions).collect();
     assert_eq!(counts, vec![1, 2], "lists show the counts too (newest first)");

@@ -30,7 +30,6 @@ macro_rules! sort_enum {
 sort_enum! {
     ConsumerSortField = core::consumer::ConsumerSort;
     ProductSortField = core::product::ProductSort;
-    CouponSortField = core::coupon::CouponSort;
     InvoiceSortField = core::invoice::InvoiceSort;
     PaymentSortField = core::payment::PaymentSort;
     PaymentLinkSortField = core::payment_link::PaymentLinkSort;
@@ -110,10 +109,6 @@ list_query! {
         r#type: ProductType,
         /// Only products with an active price in this currency (3 letters).
         currency: String,
-    }
-    CouponListQuery(CouponSortField) {
-        active: bool,
-        is_percentage: bool,
     }
     InvoiceListQuery(InvoiceSortField) {
         include_payments: bool,

@@ -105,55 +105,6 @@ pub struct BranchListResponse {
     pub data: Vec<BranchItem>,
 }
 
-/// CouponCreate.
-#[derive(JsonSchema)]
-pub struct CouponCreate {
-    #[schemars(length(min = 1, max = 255), regex(pattern = r"\S"))]
-    pub name: String,
-    pub discount_value: Amount,
-    pub currency: Option<CurrencyCode>,
-    pub is_percentage: Option<bool>,
-    pub is_active: Option<bool>,
-}
-
-/// CouponDetailed.
-#[derive(JsonSchema)]
-pub struct CouponDetailed {
-    pub created_at: DateTime,
-    pub updated_at: Option<DateTime>,
-    pub id: Id,
-    pub name: String,
-    pub discount_value: String,
-    pub currency: Option<CurrencyCode>,
-    pub is_percentage: bool,
-    pub is_active: bool,
-    pub redemptions: Integer,
-}
-
-/// CouponDto.
-#[derive(JsonSchema)]
-pub struct CouponDto {
-    pub created_at: DateTime,
-    pub updated_at: Option<DateTime>,
-    pub id: Id,
-    pub name: String,
-    pub discount_value: String,
-    pub currency: Option<CurrencyCode>,
-    pub is_percentage: bool,
-    pub is_active: bool,
-}
-
-/// CouponUpdate.
-#[derive(JsonSchema)]
-pub struct CouponUpdate {
-    #[schemars(length(min = 1, max = 255), regex(pattern = r"\S"))]
-    pub name: Option<String>,
-    pub discount_value: Option<Amount>,
-    pub currency: Option<CurrencyCode>,
-    pub is_percentage: Option<bool>,
-    pub is_active: Option<bool>,
-}
-
 /// CreateBranchRequest.
 #[derive(JsonSchema)]
 pub struct CreateBranchRequest {
@@ -435,14 +386,6 @@ pub struct InvoicePaymentMethodDto {
     pub bank_transfer: Option<bool>,
     pub installment: Option<bool>,
     pub qurrah: Option<bool>,
-}
-
-/// ListResource_CouponDetailed_.
-#[derive(JsonSchema)]
-#[schemars(rename = "ListResource_CouponDetailed_")]
-pub struct ListResourceCouponDetailed {
-    pub data: Vec<CouponDetailed>,
-    pub pagination: Pagination,
 }
 
 /// ListResource_FreezeSubscriptionBase_.
@@ -1258,3 +1201,4 @@ pub type AddressCreate = billing_core::consumer::wire::request::AddressCreate;
 pub type ConsumerV2Consumer = billing_core::consumer::ConsumerIdentity<'static>;
 pub type LastInvoiceActivity = billing_core::consumer::view::LastInvoiceActivity;
 pub type Pagination = billing_core::list::Pagination;
+pub type CouponDto = billing_core::coupon::CouponView<'static>;

@@ -111,7 +111,8 @@ pub fn organizations<S: Store>(sim: &mut Sim<S>) {
             let c = sim
                 .w
                 .billing
-                .create_coupon(&scope, crate::coupon::CouponFields::parse(&body, true).expect("coupon"))
+                .coupons()
+                .create(&scope, crate::coupon::CouponFields::parse(&body, true).expect("coupon"))
                 .expect("create coupon");
             org.coupons.push(c.id);
         }
