@@ -51,7 +51,8 @@ fn create_invoice(c: &mut Criterion) {
         .unwrap();
     let product = |body: serde_json::Value| {
         billing
-            .create_product(&scope, ProductFields::parse(&body, true, Currency::SAR).unwrap())
+            .products()
+            .create(&scope, ProductFields::parse(&body, true, Currency::SAR).unwrap())
             .unwrap()
             .id
     };

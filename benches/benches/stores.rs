@@ -154,7 +154,8 @@ fn create_invoice<S: Store>(g: &mut BenchmarkGroup<'_, WallTime>, s: &Subject<S>
     use serde_json::json;
     let product = |body: serde_json::Value| {
         s.billing
-            .create_product(&s.scope, ProductFields::parse(&body, true, Currency::SAR).unwrap())
+            .products()
+            .create(&s.scope, ProductFields::parse(&body, true, Currency::SAR).unwrap())
             .unwrap()
             .id
     };

@@ -60,6 +60,12 @@ impl<S: Store> Billing<S> {
         crate::coupon::ops::Coupons::new(&self.engine)
     }
 
+    /// Products and their prices: create, get, list, update, delete, add_price, update_price,
+    /// delete_price.
+    pub fn products(&self) -> crate::product::ops::Products<'_, S> {
+        crate::product::ops::Products::new(&self.engine)
+    }
+
     /// The engine the operations run on.
     pub fn engine(&self) -> &Engine<S> {
         &self.engine

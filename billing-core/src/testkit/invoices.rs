@@ -31,7 +31,10 @@ pub fn product<S: Store>(w: &World<S>, s: &Scope, price: &str, v: Value) -> Prod
     for (k, x) in v.as_object().unwrap() {
         body[k] = x.clone();
     }
-    w.billing.create_product(s, ProductFields::parse(&body, true, Currency::SAR).unwrap()).unwrap()
+    w.billing
+        .products()
+        .create(s, ProductFields::parse(&body, true, Currency::SAR).unwrap())
+        .unwrap()
 }
 
 pub fn coupon<S: Store>(w: &World<S>, s: &Scope, v: Value) -> Coupon {
@@ -465,7 +468,7 @@ pub fn mark_paid_completes_with_events<H: Harness>() {
         ]
     );
     // The products and coupons of a finalised invoice are frozen.
-    assert!(w.billing.get_product(s, p.id).unwrap().used_in_finalized_invoice);
+    assert!(w.billing.products().get(s, p.id).unwrap().used_in_finalized_invoice);
     assert!(w.billing.coupons().get(s, cp.id).unwrap().used_in_finalized_invoice);
     let snap = snapshot(&w, inv.id);
     expect_code(
@@ -714,7 +717,7 @@ pub fn void_send_and_inplace<H: Harness>() {
         Code::PAYMENT_FINALIZED,
     );
     assert!(
-        w.billing.get_product(s, p.id).unwrap().used_in_finalized_invoice,
+        w.billing.products().get(s, p.id).unwrap().used_in_finalized_invoice,
         "a canceled invoice is finalised"
     );
 }
@@ -893,7 +896,7 @@ pub fn amounts_after_zero_totals_and_refunds<H: Harness>() {
     assert!(w.notifications().is_empty(), "nothing to pay, nothing sent");
     let (_, pays) = w.billing.get_invoice(s, zero.id).unwrap();
     assert_eq!((pays[0].status, pays[0].amount), (PaymentStatus::Succeeded, sar("0.00")));
-    assert!(w.billing.get_product(s, p.id).unwrap().used_in_finalized_invoice);
+    assert!(w.billing.products().get(s, p.id).unwrap().used_in_finalized_invoice);
     let manual = MarkPaid {
         method: PaymentMethod::Cash,
         note: Some("counter 3".into()),

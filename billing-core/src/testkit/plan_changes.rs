@@ -415,7 +415,8 @@ pub fn kept_products_keep_their_price<H: Harness>() {
     let sub = create(&w, s, sub_body(c.id, &[(gym.id, 1)], "2026-01-15T09:00:00Z"));
     let price = gym.active_price(Currency::SAR).unwrap().id;
     w.billing
-        .update_product_price(s, gym.id, price, parse_price_update(&json!({"amount": 150})).unwrap())
+        .products()
+        .update_price(s, gym.id, price, parse_price_update(&json!({"amount": 150})).unwrap())
         .unwrap();
     update(&w, sub.id, update_body(&[(gym.id, 2), (pool.id, 1)], &[]));
     let p = pending(&w, sub.id).unwrap();

@@ -29,7 +29,6 @@ macro_rules! sort_enum {
 
 sort_enum! {
     ConsumerSortField = core::consumer::ConsumerSort;
-    ProductSortField = core::product::ProductSort;
     InvoiceSortField = core::invoice::InvoiceSort;
     PaymentSortField = core::payment::PaymentSort;
     PaymentLinkSortField = core::payment_link::PaymentLinkSort;
@@ -102,14 +101,6 @@ macro_rules! list_query {
 }
 
 list_query! {
-    /// Products. Also `external_metadata.<key>=<value>`.
-    ProductListQuery(ProductSortField) {
-        /// true: active only; false: inactive only.
-        active: bool,
-        r#type: ProductType,
-        /// Only products with an active price in this currency (3 letters).
-        currency: String,
-    }
     InvoiceListQuery(InvoiceSortField) {
         include_payments: bool,
         /// Repeated or comma-separated.

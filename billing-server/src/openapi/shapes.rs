@@ -420,14 +420,6 @@ pub struct ListResourcePaymentResponse {
     pub pagination: Pagination,
 }
 
-/// ListResource_ProductDto_.
-#[derive(JsonSchema)]
-#[schemars(rename = "ListResource_ProductDto_")]
-pub struct ListResourceProductDto {
-    pub data: Vec<ProductDto>,
-    pub pagination: Pagination,
-}
-
 /// ListResource_SubscriptionDetailed_.
 #[derive(JsonSchema)]
 #[schemars(rename = "ListResource_SubscriptionDetailed_")]
@@ -672,91 +664,6 @@ pub struct PendingPlanChangeItemPreview {
     pub discounted_amount: String,
 }
 
-/// ProductCreate.
-#[derive(JsonSchema)]
-pub struct ProductCreate {
-    pub is_active: Option<bool>,
-    pub external_metadata: Option<JsonObject>,
-    #[schemars(length(min = 1, max = 255), regex(pattern = r"\S"))]
-    pub name: String,
-    #[schemars(length(max = 2000))]
-    pub description: Option<String>,
-    pub price: Option<Amount>,
-    pub prices: Option<Vec<ProductPriceInlineCreate>>,
-    pub is_one_time: Option<bool>,
-    pub r#type: ProductType,
-    pub recurring_interval: Option<RecurringInterval>,
-    pub recurring_interval_count: Option<Integer>,
-    pub is_price_exempt_from_vat: Option<bool>,
-    pub is_price_inclusive_of_vat: Option<bool>,
-}
-
-/// ProductDto.
-#[derive(JsonSchema)]
-pub struct ProductDto {
-    pub created_at: DateTime,
-    pub updated_at: Option<DateTime>,
-    pub id: Id,
-    pub name: String,
-    pub description: Option<String>,
-    pub r#type: ProductType,
-    pub recurring_interval: Option<RecurringInterval>,
-    pub recurring_interval_count: Integer,
-    /// The price in the default currency, `null` without one.
-    pub price: Option<String>,
-    pub currency: Option<CurrencyCode>,
-    pub is_price_exempt_from_vat: bool,
-    pub is_price_inclusive_of_vat: bool,
-    pub price_excluding_vat: Option<String>,
-    pub vat_amount: Option<String>,
-    pub prices: Vec<ProductPriceInlineDto>,
-    pub is_active: bool,
-    pub is_one_time: bool,
-    pub is_used_in_finalized_invoice: bool,
-}
-
-/// ProductPriceInlineCreate.
-#[derive(JsonSchema)]
-pub struct ProductPriceInlineCreate {
-    pub currency: CurrencyCode,
-    pub amount: Amount,
-    pub is_price_inclusive_of_vat: Option<bool>,
-    pub is_price_exempt_from_vat: Option<bool>,
-}
-
-/// ProductPriceInlineDto.
-#[derive(JsonSchema)]
-pub struct ProductPriceInlineDto {
-    pub id: Id,
-    pub currency: Option<CurrencyCode>,
-    pub amount: String,
-    pub is_active: bool,
-    pub is_price_inclusive_of_vat: bool,
-    pub is_price_exempt_from_vat: bool,
-    pub price_excluding_vat: String,
-    pub vat_amount: String,
-}
-
-/// ProductUpdate.
-#[derive(JsonSchema)]
-pub struct ProductUpdate {
-    /// The older spelling of `type` (true: ONE_OFF).
-    pub is_one_time: Option<bool>,
-    pub external_metadata: Option<JsonObject>,
-    #[schemars(length(min = 1, max = 255), regex(pattern = r"\S"))]
-    pub name: Option<String>,
-    #[schemars(length(max = 2000))]
-    pub description: Option<String>,
-    pub price: Option<Amount>,
-    pub prices: Option<Vec<ProductPriceInlineCreate>>,
-    pub is_active: Option<bool>,
-    pub r#type: Option<ProductType>,
-    pub recurring_interval: Option<RecurringInterval>,
-    pub recurring_interval_count: Option<Integer>,
-    pub is_price_exempt_from_vat: Option<bool>,
-    pub is_price_inclusive_of_vat: Option<bool>,
-}
-
 /// ServiceBaseResponse: the envelope of every handled error.
 #[derive(JsonSchema)]
 pub struct ServiceBaseResponse {
@@ -950,25 +857,6 @@ literal_enum! {
 
 // Shapes of the endpoints beyond the public API's named schemas (product prices, keys, webhooks,
 // notifications, settings, the sandbox clock, accepting an invitation).
-
-/// ProductPriceCreate.
-#[derive(JsonSchema)]
-pub struct ProductPriceCreate {
-    pub currency: CurrencyCode,
-    pub amount: Amount,
-    /// Default true.
-    pub is_price_inclusive_of_vat: Option<bool>,
-    /// Default false; both flags set is a 422.
-    pub is_price_exempt_from_vat: Option<bool>,
-}
-
-/// ProductPriceUpdate.
-#[derive(JsonSchema)]
-pub struct ProductPriceUpdate {
-    pub amount: Option<Amount>,
-    pub is_price_inclusive_of_vat: Option<bool>,
-    pub is_price_exempt_from_vat: Option<bool>,
-}
 
 /// ApiKeyCreate: a key with `branch_ids` acts as a branch admin of those branches,
 /// `is_all_branches: true` as an organization admin.
@@ -1202,3 +1090,4 @@ pub type ConsumerV2Consumer = billing_core::consumer::ConsumerIdentity<'static>;
 pub type LastInvoiceActivity = billing_core::consumer::view::LastInvoiceActivity;
 pub type Pagination = billing_core::list::Pagination;
 pub type CouponDto = billing_core::coupon::CouponView<'static>;
+pub type ProductDto = billing_core::product::ProductView<'static>;

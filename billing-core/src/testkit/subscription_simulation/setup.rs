@@ -122,5 +122,5 @@ pub fn organizations<S: Store>(sim: &mut Sim<S>) {
 
 fn product<S: Store>(sim: &Sim<S>, scope: &Scope, body: Value) -> ProductId {
     let fields = ProductFields::parse(&body, true, Currency::SAR).expect("product");
-    sim.w.billing.create_product(scope, fields).expect("create product").id
+    sim.w.billing.products().create(scope, fields).expect("create product").id
 }
