@@ -60,6 +60,11 @@ impl<S: Store> Billing<S> {
         crate::coupon::ops::Coupons::new(&self.engine)
     }
 
+    /// Notifications: list, get.
+    pub fn notifications(&self) -> crate::notification::ops::Notifications<'_, S> {
+        crate::notification::ops::Notifications::new(&self.engine)
+    }
+
     /// Products and their prices: create, get, list, update, delete, add_price, update_price,
     /// delete_price.
     pub fn products(&self) -> crate::product::ops::Products<'_, S> {

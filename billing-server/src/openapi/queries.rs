@@ -34,7 +34,6 @@ sort_enum! {
     PaymentLinkSortField = core::payment_link::PaymentLinkSort;
     SubscriptionSortField = core::subscription::SubscriptionSort;
     FreezeSortField = core::subscription::FreezeSort;
-    NotificationSortField = core::notification::NotificationSort;
 }
 
 /// `asc` or `desc` (default `desc`).
@@ -154,17 +153,6 @@ list_query! {
         currencies: Vec<CurrencyCode>,
     }
     FreezeListQuery(FreezeSortField) {}
-    NotificationListQuery(NotificationSortField) {
-        statuses: Vec<NotificationStatus>,
-        status: Vec<NotificationStatus>,
-        channels: Vec<NotificationChannel>,
-        channel: Vec<NotificationChannel>,
-        kinds: Vec<NotificationKind>,
-        kind: Vec<NotificationKind>,
-        consumer_id: Id,
-        created_from: DateTime,
-        created_to: DateTime,
-    }
 }
 
 /// A webhook's delivery log.

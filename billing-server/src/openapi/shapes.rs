@@ -979,35 +979,6 @@ pub struct ListResourceWebhookDelivery {
     pub pagination: Pagination,
 }
 
-/// NotificationView: a customer notification, its status and attempts.
-#[derive(JsonSchema)]
-pub struct NotificationView {
-    pub id: Id,
-    pub kind: NotificationKind,
-    pub channel: NotificationChannel,
-    pub recipient: String,
-    pub language: Option<Language>,
-    pub status: NotificationStatus,
-    pub subject: Option<String>,
-    pub consumer_id: Option<Id>,
-    pub branch_id: Option<Id>,
-    pub data: JsonObject,
-    pub attempt_count: Integer,
-    pub attempts: Vec<JsonObject>,
-    pub next_attempt_at: Option<DateTime>,
-    pub sent_at: Option<DateTime>,
-    pub created_at: DateTime,
-    pub updated_at: DateTime,
-}
-
-/// ListResource_NotificationView_.
-#[derive(JsonSchema)]
-#[schemars(rename = "ListResource_NotificationView_")]
-pub struct ListResourceNotificationView {
-    pub data: Vec<NotificationView>,
-    pub pagination: Pagination,
-}
-
 /// OrganizationSettingsUpdate: only the given fields change.
 #[derive(JsonSchema)]
 pub struct OrganizationSettingsUpdate {
