@@ -71,6 +71,12 @@ impl<S: Store> Billing<S> {
         crate::product::ops::Products::new(&self.engine)
     }
 
+    /// Webhook endpoints and their delivery log: create, get, list, update, delete,
+    /// rotate_secret, list_deliveries, get_delivery, retry_delivery.
+    pub fn webhooks(&self) -> crate::webhook::ops::Webhooks<'_, S> {
+        crate::webhook::ops::Webhooks::new(&self.engine)
+    }
+
     /// The engine the operations run on.
     pub fn engine(&self) -> &Engine<S> {
         &self.engine

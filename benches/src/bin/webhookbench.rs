@@ -131,7 +131,8 @@ fn main() {
         .unwrap();
     let (hook, received) = receiver();
     app.billing
-        .create_webhook_endpoint(&scope, EndpointFields::parse(&json!({ "url": hook }), true).unwrap())
+        .webhooks()
+        .create(&scope, EndpointFields::parse(&json!({ "url": hook }), true).unwrap())
         .unwrap();
     println!(
         "webhookbench: {} events, worker concurrency {}, database {}",

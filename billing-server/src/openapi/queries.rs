@@ -155,18 +155,6 @@ list_query! {
     FreezeListQuery(FreezeSortField) {}
 }
 
-/// A webhook's delivery log.
-#[derive(JsonSchema)]
-pub struct DeliveryListQuery {
-    pub page: Option<PageNumber>,
-    pub limit: Option<PageSize>,
-    pub size: Option<PageSize>,
-    pub status: Option<WebhookDeliveryStatus>,
-    pub event_type: Option<WebhookEventType>,
-    pub created_from: Option<DateTime>,
-    pub created_to: Option<DateTime>,
-}
-
 /// A page of a list without filters.
 #[derive(JsonSchema)]
 pub struct PageQuery {

@@ -1,63 +1,13 @@
-//! Webhook requests (endpoint bodies, delivery-log parameters) and views.
+//! Webhook requests (endpoint bodies, delivery-log parameters): their readers, and their
+//! documentation.
 
-use super::{Delivery, DeliveryFilter, DeliveryStatus, Endpoint, EndpointFields};
-use crate::clock::{format_rfc3339, parse_datetime};
+use super::{DeliveryFilter, DeliveryStatus, EndpointFields};
+use crate::clock::parse_datetime;
 use crate::error::Result;
 use crate::event::EventType;
 use crate::list::{Query, QueryParams, DEFAULT_LIMIT, MAX_LIMIT};
 use crate::wire::{enum_item, Body};
-use serde_json::{json, Value};
-
-impl Endpoint {
-    /// The endpoint as the API shows it; the secret only when `with_secret` (create, rotate).
-    pub fn to_json(&self, with_secret: bool) -> Value {
-        let types: Vec<&str> = match &self.event_types {
-            Some(ts) => ts.iter().map(|t| t.as_str()).collect(),
-            None => EventType::ALL.iter().map(|t| t.as_str()).collect(),
-        };
-        let mut v = json!({
-            "id": self.id,
-            "url": self.url,
-            "event_types": types,
-            "all_event_types": self.event_types.is_none(),
-            "description": self.description,
-            "enabled": self.enabled,
-            "branch_id": self.branch_id,
-            "created_at": format_rfc3339(&self.created_at),
-            "updated_at": self.updated_at.as_ref().map(format_rfc3339),
-        });
-        if with_secret {
-            v["secret_key"] = json!(self.secret_key);
-        }
-        v
-    }
-}
-
-impl Delivery {
-    /// The delivery as the API shows it, with its event.
-    pub fn to_json(&self, event: Option<&crate::event::Event>) -> Value {
-        json!({
-            "id": self.id,
-            "endpoint_id": self.endpoint_id,
-            "event_id": self.event_id,
-            "event_type": self.event_type,
-            "event": event.map(|e| json!({
-                "id": e.id,
-                "event_type": e.event_type,
-                "entity_type": e.entity_type,
-                "entity_id": e.entity_id,
-                "created_at": format_rfc3339(&e.created_at),
-                "payload": e.payload,
-            })),
-            "status": self.status,
-            "attempt_count": self.attempts.len(),
-            "next_attempt_at": self.next_attempt_at.as_ref().map(format_rfc3339),
-            "attempts": self.attempts,
-            "created_at": format_rfc3339(&self.created_at),
-            "updated_at": format_rfc3339(&self.updated_at),
-        })
-    }
-}
+use serde_json::Value;
 
 /// `status`, `event_type`, `created_from`/`created_to` (date-times or dates), `page`, `limit`.
 pub fn parse_delivery_list(params: &QueryParams) -> Result<(DeliveryFilter, u32, u32)> {
@@ -196,5 +146,74 @@ impl EndpointFields {
             description,
             enabled,
         })
+    }
+}
+
+/// What the requests look like, for `/openapi.json` (the readers above are the truth; the
+/// server's tests check that each reads exactly these fields).
+pub mod request {
+    use super::{DeliveryStatus, EventType};
+    use crate::schema::{DateTime, PageNumber, PageSize, Url};
+    use schemars::JsonSchema;
+
+    /// WebhookCreate: `event_types` is a list of event types, or `"all"`.
+    #[derive(JsonSchema)]
+    pub struct WebhookCreate {
+        /// Where to POST the events: an absolute http(s) URL of a public host.
+        pub url: Url,
+        /// The event types to receive (default: the organization's `webhook_defaults`, every
+        /// type unless set).
+        pub event_types: Option<WebhookEventTypes>,
+        /// A note about the endpoint (at most 1000 characters).
+        pub description: Option<String>,
+        /// Whether events are sent to it (default true).
+        pub enabled: Option<bool>,
+    }
+
+    /// WebhookUpdate: the given fields change.
+    #[derive(JsonSchema)]
+    pub struct WebhookUpdate {
+        /// Where to POST the events.
+        pub url: Option<Url>,
+        /// The event types to receive.
+        pub event_types: Option<WebhookEventTypes>,
+        /// A note about the endpoint (an empty one removes it).
+        pub description: Option<String>,
+        /// Whether events are sent to it.
+        pub enabled: Option<bool>,
+    }
+
+    /// Event types of an endpoint: a non-empty list (duplicates are dropped), or `"all"`.
+    #[derive(JsonSchema)]
+    #[serde(untagged)]
+    pub enum WebhookEventTypes {
+        List(Vec<EventType>),
+        All(AllEvents),
+    }
+
+    /// `"all"`: every event type, including types added later.
+    #[derive(JsonSchema)]
+    pub enum AllEvents {
+        #[serde(rename = "all")]
+        All,
+    }
+
+    /// A webhook's delivery log.
+    #[derive(JsonSchema)]
+    pub struct DeliveryListQuery {
+        /// Page number (from 1).
+        pub page: Option<PageNumber>,
+        /// Page size (1 to 100, default 10).
+        pub limit: Option<PageSize>,
+        /// The page size under the name some SDKs send (`limit` wins).
+        pub size: Option<PageSize>,
+        /// Only deliveries in this status.
+        pub status: Option<DeliveryStatus>,
+        /// Only deliveries of this event type.
+        pub event_type: Option<EventType>,
+        /// Created at or after this date-time (or date), in the organization's time.
+        pub created_from: Option<DateTime>,
+        /// Created before this date-time (or date).
+        pub created_to: Option<DateTime>,
     }
 }
