@@ -146,6 +146,11 @@ pub fn create_one_off_and_recurring<H: Harness>() {
     );
     let p = list(&w, &w.admin, "sort_direction=asc");
     assert_eq!((ids(&p), p.total), (vec![one.id, rec.id], 2));
+    // A page carries each product's prices, in order, as reading the product alone does (a
+    // store may read the page's prices together).
+    for listed in &p.items {
+        assert_eq!(listed, &w.billing.products().get(&w.admin, listed.id).unwrap());
+    }
 }
 
 pub fn list_filters<H: Harness>() {
