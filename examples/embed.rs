@@ -46,7 +46,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("consumer {} ({})", sara.name, sara.id);
 
     // …or parsed from the public API's JSON, with the same validation the server applies.
-    let product = billing.create_product(
+    let product = billing.products().create(
         &scope,
         ProductFields::parse(
             &serde_json::json!({"name": "Gym membership", "type": "ONE_OFF", "price": "115.00"}),
@@ -57,7 +57,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!(
         "product {}: {}",
         product.name,
-        serde_json::to_string(&product.to_json(&scope.org.settings)["vat_amount"])?
+        serde_json::to_string(&product.view(&scope.org.settings).vat_amount)?
     );
 
     // A refused operation is a typed error carrying the API's code.

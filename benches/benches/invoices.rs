@@ -53,7 +53,8 @@ fn create_invoice(c: &mut Criterion) {
         .unwrap();
     let product = |body: serde_json::Value| {
         billing
-            .create_product(&scope, ProductFields::parse(&body, true, Currency::SAR).unwrap())
+            .products()
+            .create(&scope, ProductFields::parse(&body, true, Currency::SAR).unwrap())
             .unwrap()
             .id
     };
@@ -61,7 +62,8 @@ fn create_invoice(c: &mut Criterion) {
     let b = product(json!({"name": "B", "type": "ONE_OFF", "price": "99.99", "is_price_inclusive_of_vat": false}));
     let e = product(json!({"name": "C", "type": "ONE_OFF", "price": "10.50", "is_price_exempt_from_vat": true}));
     let coupon = billing
-        .create_coupon(
+        .coupons()
+        .create(
             &scope,
             CouponFields::parse(&json!({"name": "TEN", "discount_value": 10, "is_percentage": true}), true).unwrap(),
         )

@@ -156,7 +156,8 @@ fn create_invoice<S: Store>(g: &mut BenchmarkGroup<'_, WallTime>, s: &Subject<S>
     use serde_json::json;
     let product = |body: serde_json::Value| {
         s.billing
-            .create_product(&s.scope, ProductFields::parse(&body, true, Currency::SAR).unwrap())
+            .products()
+            .create(&s.scope, ProductFields::parse(&body, true, Currency::SAR).unwrap())
             .unwrap()
             .id
     };
@@ -165,7 +166,8 @@ fn create_invoice<S: Store>(g: &mut BenchmarkGroup<'_, WallTime>, s: &Subject<S>
     let e = product(json!({"name": "C", "type": "ONE_OFF", "price": "10.50", "is_price_exempt_from_vat": true}));
     let coupon = s
         .billing
-        .create_coupon(
+        .coupons()
+        .create(
             &s.scope,
             CouponFields::parse(&json!({"name": "TEN", "discount_value": 10, "is_percentage": true}), true).unwrap(),
         )

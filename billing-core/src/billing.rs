@@ -70,6 +70,28 @@ impl<S: Store> Billing<S> {
         crate::consumer::ops::Consumers::new(&self.engine)
     }
 
+    /// Coupons: create, get, list, update, delete.
+    pub fn coupons(&self) -> crate::coupon::ops::Coupons<'_, S> {
+        crate::coupon::ops::Coupons::new(&self.engine)
+    }
+
+    /// Notifications: list, get.
+    pub fn notifications(&self) -> crate::notification::ops::Notifications<'_, S> {
+        crate::notification::ops::Notifications::new(&self.engine)
+    }
+
+    /// Products and their prices: create, get, list, update, delete, add_price, update_price,
+    /// delete_price.
+    pub fn products(&self) -> crate::product::ops::Products<'_, S> {
+        crate::product::ops::Products::new(&self.engine)
+    }
+
+    /// Webhook endpoints and their delivery log: create, get, list, update, delete,
+    /// rotate_secret, list_deliveries, get_delivery, retry_delivery.
+    pub fn webhooks(&self) -> crate::webhook::ops::Webhooks<'_, S> {
+        crate::webhook::ops::Webhooks::new(&self.engine)
+    }
+
     /// The engine the operations run on.
     pub fn engine(&self) -> &Engine<S> {
         &self.engine

@@ -71,6 +71,25 @@ impl SqliteTx<'_> {
         )?;
         Ok(p)
     }
+
+    /// The prices of a page of products in one statement (each product's in `created_at, id`
+    /// order, as [`Self::with_prices`] reads them).
+    fn with_prices_of_page(&self, mut products: Vec<Product>) -> StoreResult<Vec<Product>> {
+        if products.is_empty() {
+            return Ok(products);
+        }
+        let mut w = Filter::new("FROM product_prices WHERE 1 = 1", vec![]);
+        w.any("product_id", products.iter().map(|p| u(p.id)).collect());
+        let select = format!("SELECT {} {} ORDER BY created_at, id", Prices::sql().select, w.sql);
+        let mut by_product: std::collections::HashMap<ProductId, Vec<ProductPrice>> = std::collections::HashMap::new();
+        for price in self.all(&select, w.params, Prices::row)? {
+            by_product.entry(price.product_id).or_default().push(price);
+        }
+        for p in &mut products {
+            p.prices = by_product.remove(&p.id).unwrap_or_default();
+        }
+        Ok(products)
+    }
 }
 
 impl ProductTx for SqliteTx<'_> {
@@ -140,7 +159,7 @@ impl ProductTx for SqliteTx<'_> {
         };
         let page = self.page(sql!("SELECT {}", Products::sql().select), &w, paging, Products::row)?;
         let Page { items, total, page, limit } = page;
-        let items = items.into_iter().map(|p| self.with_prices(p)).collect::<StoreResult<_>>()?;
+        let items = self.with_prices_of_page(items)?;
         Ok(Page { items, total, page, limit })
     }
 }

@@ -407,7 +407,8 @@ fn one_product_link(b: &billing_core::Billing<billing_server::backend::Backend>,
     use billing_core::product::ProductFields;
     let currency = scope.org.settings.default_currency;
     let product = b
-        .create_product(
+        .products()
+        .create(
             scope,
             ProductFields::parse(&serde_json::json!({"name": "Gym day", "type": "ONE_OFF", "price": "115.00"}), true, currency).unwrap(),
         )

@@ -133,7 +133,8 @@ fn main() {
         .unwrap();
     let (hook, received) = receiver();
     app.billing
-        .create_webhook_endpoint(&scope, EndpointFields::parse(&json!({ "url": hook }), true).unwrap())
+        .webhooks()
+        .create(&scope, EndpointFields::parse(&json!({ "url": hook }), true).unwrap())
         .unwrap();
     println!(
         "webhookbench: {} events, worker concurrency {}, database {}",

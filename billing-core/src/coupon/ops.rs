@@ -2,7 +2,6 @@
 
 use super::{check_not_frozen, discount, Coupon, CouponFields, CouponFilter, CouponSort};
 use crate::auth::Scope;
-use crate::engine::Engine;
 use crate::error::{Error, FieldError, Result};
 use crate::ids::CouponId;
 use crate::lane::Lane;
@@ -19,8 +18,13 @@ pub mod lane {
     pub const DELETE: Lane = Lane::Write;
 }
 
-impl<S: Store> Engine<S> {
-    pub fn create_coupon(&self, scope: &Scope, f: CouponFields) -> Result<Coupon> {
+crate::service!(
+    /// Coupons: create, get, list, update, delete. Each is one transaction.
+    Coupons
+);
+
+impl<S: Store> Coupons<'_, S> {
+    pub fn create(&self, scope: &Scope, f: CouponFields) -> Result<Coupon> {
         let now = self.now(scope);
         let value = f
             .discount_value
@@ -44,15 +48,15 @@ impl<S: Store> Engine<S> {
         })
     }
 
-    pub fn get_coupon(&self, scope: &Scope, id: CouponId) -> Result<Coupon> {
+    pub fn get(&self, scope: &Scope, id: CouponId) -> Result<Coupon> {
         self.read_found("Coupon", id, |tx| tx.coupon(scope.branch_id(), id))
     }
 
-    pub fn list_coupons(&self, scope: &Scope, q: &ListQuery<CouponSort>, f: &CouponFilter) -> Result<Page<Coupon>> {
+    pub fn list(&self, scope: &Scope, q: &ListQuery<CouponSort>, f: &CouponFilter) -> Result<Page<Coupon>> {
         self.store.read(|tx| Ok(tx.list_coupons(scope.branch_id(), q, f)?))
     }
 
-    pub fn update_coupon(&self, scope: &Scope, id: CouponId, f: CouponFields) -> Result<Coupon> {
+    pub fn update(&self, scope: &Scope, id: CouponId, f: CouponFields) -> Result<Coupon> {
         let now = self.now(scope);
         self.store.write(|tx| {
             let mut c = tx.coupon(scope.branch_id(), id)?.ok_or_else(|| Error::not_found("Coupon", id))?;
@@ -75,7 +79,7 @@ impl<S: Store> Engine<S> {
         })
     }
 
-    pub fn delete_coupon(&self, scope: &Scope, id: CouponId) -> Result<()> {
+    pub fn delete(&self, scope: &Scope, id: CouponId) -> Result<()> {
         let now = self.now(scope);
         self.store.write(|tx| {
             let mut c = tx.coupon(scope.branch_id(), id)?.ok_or_else(|| Error::not_found("Coupon", id))?;

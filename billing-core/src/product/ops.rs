@@ -4,7 +4,6 @@
 use super::{PriceInput, PriceUpdate, Product, ProductFields, ProductFilter, ProductPrice, ProductSort, ProductType, VatMode};
 use crate::auth::Scope;
 use crate::clock::Timestamp;
-use crate::engine::Engine;
 use crate::error::{Code, Error, FieldError, Result};
 use crate::ids::{PriceId, ProductId};
 use crate::lane::Lane;
@@ -66,8 +65,14 @@ fn apply_prices(p: &mut Product, inputs: Vec<PriceInput>, now: Timestamp) {
     }
 }
 
-impl<S: Store> Engine<S> {
-    pub fn create_product(&self, scope: &Scope, f: ProductFields) -> Result<Product> {
+crate::service!(
+    /// Products and their prices: create, get, list, update, delete, add_price, update_price,
+    /// delete_price. Each is one transaction.
+    Products
+);
+
+impl<S: Store> Products<'_, S> {
+    pub fn create(&self, scope: &Scope, f: ProductFields) -> Result<Product> {
         let now = self.now(scope);
         let initial = f.initial_prices();
         let product_type = f
@@ -97,20 +102,20 @@ impl<S: Store> Engine<S> {
         })
     }
 
-    pub fn get_product(&self, scope: &Scope, id: ProductId) -> Result<Product> {
+    pub fn get(&self, scope: &Scope, id: ProductId) -> Result<Product> {
         // A product and its prices: two statements, so an ordinary read (not `read_found`).
         self.store
             .read(|tx| Ok(tx.product(scope.branch_id(), id)?))?
             .ok_or_else(|| crate::error::Error::not_found("Product", id))
     }
 
-    pub fn list_products(&self, scope: &Scope, q: &ListQuery<ProductSort>, f: &ProductFilter) -> Result<Page<Product>> {
+    pub fn list(&self, scope: &Scope, q: &ListQuery<ProductSort>, f: &ProductFilter) -> Result<Page<Product>> {
         self.store.read(|tx| Ok(tx.list_products(scope.branch_id(), q, f)?))
     }
 
     /// Applies `change` to a live product of the request's branch, unless a finalised invoice
     /// froze it.
-    fn change_product(&self, scope: &Scope, id: ProductId, change: impl Fn(&mut Product, Timestamp) -> Result<()>) -> Result<Product> {
+    fn change(&self, scope: &Scope, id: ProductId, change: impl Fn(&mut Product, Timestamp) -> Result<()>) -> Result<Product> {
         let now = self.now(scope);
         self.store.write(|tx| {
             let mut p = tx.product(scope.branch_id(), id)?.ok_or_else(|| Error::not_found("Product", id))?;
@@ -122,8 +127,8 @@ impl<S: Store> Engine<S> {
         })
     }
 
-    pub fn update_product(&self, scope: &Scope, id: ProductId, f: ProductFields) -> Result<Product> {
-        self.change_product(scope, id, |p, now| {
+    pub fn update(&self, scope: &Scope, id: ProductId, f: ProductFields) -> Result<Product> {
+        self.change(scope, id, |p, now| {
             let f = f.clone();
             let full_set = f.prices.is_some().then(|| f.initial_prices());
             if let Some(n) = f.name {
@@ -179,8 +184,8 @@ impl<S: Store> Engine<S> {
         })
     }
 
-    pub fn delete_product(&self, scope: &Scope, id: ProductId) -> Result<()> {
-        self.change_product(scope, id, |p, _| {
+    pub fn delete(&self, scope: &Scope, id: ProductId) -> Result<()> {
+        self.change(scope, id, |p, _| {
             p.is_deleted = true;
             Ok(())
         })
@@ -188,9 +193,9 @@ impl<S: Store> Engine<S> {
     }
 
     /// Adds a price in a currency the product has no active price in.
-    pub fn add_product_price(&self, scope: &Scope, id: ProductId, input: PriceInput) -> Result<(Product, PriceId)> {
+    pub fn add_price(&self, scope: &Scope, id: ProductId, input: PriceInput) -> Result<(Product, PriceId)> {
         let mut new_id = None;
-        let p = self.change_product(scope, id, |p, now| {
+        let p = self.change(scope, id, |p, now| {
             if p.active_price(input.amount.currency()).is_some() {
                 return Err(Error::rule(
                     Code::RESOURCE_ALREADY_EXISTS,
@@ -215,8 +220,8 @@ impl<S: Store> Engine<S> {
         Ok((p.clone(), new_id.expect("price added")))
     }
 
-    pub fn update_product_price(&self, scope: &Scope, id: ProductId, price_id: PriceId, u: PriceUpdate) -> Result<Product> {
-        self.change_product(scope, id, |p, now| {
+    pub fn update_price(&self, scope: &Scope, id: ProductId, price_id: PriceId, u: PriceUpdate) -> Result<Product> {
+        self.change(scope, id, |p, now| {
             let price = p
                 .prices
                 .iter_mut()
@@ -241,8 +246,8 @@ impl<S: Store> Engine<S> {
         })
     }
 
-    pub fn delete_product_price(&self, scope: &Scope, id: ProductId, price_id: PriceId) -> Result<Product> {
-        self.change_product(scope, id, |p, now| {
+    pub fn delete_price(&self, scope: &Scope, id: ProductId, price_id: PriceId) -> Result<Product> {
+        self.change(scope, id, |p, now| {
             let price = p
                 .prices
                 .iter_mut()

@@ -130,7 +130,8 @@ pub fn batch_delivery_calls_match_the_single_ones<H: Harness>() {
     let w = World::new(H::store());
     let e = w
         .billing
-        .create_webhook_endpoint(&w.admin, EndpointFields::parse(&json!({"url": "https://example.com/h"}), true).unwrap())
+        .webhooks()
+        .create(&w.admin, EndpointFields::parse(&json!({"url": "https://example.com/h"}), true).unwrap())
         .unwrap();
     let events: Vec<_> = (0..3).map(|_| event_in(&w.admin, EventType::PaymentSucceeded, w.now())).collect();
     for ev in &events {
@@ -209,11 +210,13 @@ pub fn batched_fan_out_makes_each_delivery_once<H: Harness>() {
     let fields = |v| EndpointFields::parse(&v, true).unwrap();
     let all = w
         .billing
-        .create_webhook_endpoint(&w.admin, fields(json!({"url": "https://a.example.com/h"})))
+        .webhooks()
+        .create(&w.admin, fields(json!({"url": "https://a.example.com/h"})))
         .unwrap();
     let failed_only = w
         .billing
-        .create_webhook_endpoint(&w.admin, fields(json!({"url": "https://b.example.com/h", "event_types": ["PAYMENT_FAILED"]})))
+        .webhooks()
+        .create(&w.admin, fields(json!({"url": "https://b.example.com/h", "event_types": ["PAYMENT_FAILED"]})))
         .unwrap();
     let evs = [
         event_in(&w.admin, EventType::PaymentSucceeded, w.now()),
@@ -250,7 +253,8 @@ pub fn recorded_batches_keep_only_held_leases<H: Harness>() {
     w.billing.set_webhook_transport(FakeTransport::new(200));
     let e = w
         .billing
-        .create_webhook_endpoint(&w.admin, EndpointFields::parse(&json!({"url": "https://example.com/h"}), true).unwrap())
+        .webhooks()
+        .create(&w.admin, EndpointFields::parse(&json!({"url": "https://example.com/h"}), true).unwrap())
         .unwrap();
     for _ in 0..4 {
         record(&w, &event_in(&w.admin, EventType::PaymentSucceeded, w.now()));

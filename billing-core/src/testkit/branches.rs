@@ -245,13 +245,14 @@ pub fn branch_with_unfinished_business_is_kept_then_retired_readable<H: Harness>
     w.billing.set_webhook_transport(t.clone());
     let hook = w
         .billing
-        .create_webhook_endpoint(&s, EndpointFields::parse(&json!({"url": "https://example.com/h"}), true).unwrap())
+        .webhooks()
+        .create(&s, EndpointFields::parse(&json!({"url": "https://example.com/h"}), true).unwrap())
         .unwrap();
     record(&w, &event_in(&s, EventType::PaymentSucceeded, w.now()));
     w.billing.run_due_work(None, 100).unwrap();
     let refused = expect_code(w.billing.branches().delete(&w.admin, b.id), Code::BRANCH_IN_USE);
     assert!(refused.to_string().contains("webhook"), "{refused}");
-    w.billing.delete_webhook_endpoint(&s, hook.id).unwrap();
+    w.billing.webhooks().delete(&s, hook.id).unwrap();
     w.billing.branches().delete(&w.admin, b.id).unwrap();
 
     // Retired: readable by organization admins who name it, for reads only.

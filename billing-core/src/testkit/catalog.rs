@@ -17,17 +17,17 @@ pub fn product_fields(v: &Value, create: bool) -> Result<ProductFields> {
 
 pub fn create<S: Store>(w: &World<S>, s: &Scope, v: Value) -> Product {
     let f = product_fields(&v, true).unwrap_or_else(|e| panic!("bad product {v}: {e:?}"));
-    w.billing.create_product(s, f).expect("create product")
+    w.billing.products().create(s, f).expect("create product")
 }
 
 fn update<S: Store>(w: &World<S>, s: &Scope, id: ProductId, v: Value) -> Result<Product> {
     let f = product_fields(&v, false).unwrap_or_else(|e| panic!("bad product update {v}: {e:?}"));
-    w.billing.update_product(s, id, f)
+    w.billing.products().update(s, id, f)
 }
 
 fn list<S: Store>(w: &World<S>, s: &Scope, query: &str) -> Page<Product> {
     let (q, f) = parse_product_list(&QueryParams::parse(query)).unwrap_or_else(|e| panic!("bad query {query}: {e:?}"));
-    w.billing.list_products(s, &q, &f).expect("list products")
+    w.billing.products().list(s, &q, &f).expect("list products")
 }
 
 fn ids(p: &Page<Product>) -> Vec<ProductId> {
@@ -53,9 +53,9 @@ pub fn product_prices_round_trip<H: Harness>() {
         crate::money::Currency::SAR,
     )
     .unwrap();
-    let p = w.billing.create_product(&w.admin, f).unwrap();
+    let p = w.billing.products().create(&w.admin, f).unwrap();
     assert_eq!(p.prices.len(), 2);
-    let got = w.billing.get_product(&w.admin, p.id).unwrap();
+    let got = w.billing.products().get(&w.admin, p.id).unwrap();
     assert_eq!(got, p);
 }
 
@@ -88,9 +88,9 @@ pub fn create_one_off_and_recurring<H: Harness>() {
             ("JPY".into(), "500".into(), VatMode::Exempt, true),
         ]
     );
-    let got = w.billing.get_product(&w.admin, one.id).unwrap();
+    let got = w.billing.products().get(&w.admin, one.id).unwrap();
     assert_eq!(got, one);
-    let j = got.to_json(&w.admin.org.settings);
+    let j = serde_json::to_value(got.view(&w.admin.org.settings)).unwrap();
     assert_eq!(
         (j["price"].clone(), j["price_excluding_vat"].clone(), j["vat_amount"].clone()),
         (json!("115.00"), json!("100.00"), json!("15.00"))
@@ -120,7 +120,7 @@ pub fn create_one_off_and_recurring<H: Harness>() {
         (ProductType::Recurring, Some(RecurringInterval::Month), 3)
     );
     assert_eq!(price_summary(&rec), vec![("SAR".into(), "99.00".into(), VatMode::Inclusive, true)]);
-    assert_eq!(w.billing.get_product(&w.admin, rec.id).unwrap(), rec);
+    assert_eq!(w.billing.products().get(&w.admin, rec.id).unwrap(), rec);
 
     expect_invalid(
         product_fields(&json!({"name": "No interval", "type": "RECURRING", "price": 1}), true),
@@ -146,6 +146,11 @@ pub fn create_one_off_and_recurring<H: Harness>() {
     );
     let p = list(&w, &w.admin, "sort_direction=asc");
     assert_eq!((ids(&p), p.total), (vec![one.id, rec.id], 2));
+    // A page carries each product's prices, in order, as reading the product alone does (a
+    // store may read the page's prices together).
+    for listed in &p.items {
+        assert_eq!(listed, &w.billing.products().get(&w.admin, listed.id).unwrap());
+    }
 }
 
 pub fn list_filters<H: Harness>() {
@@ -216,12 +221,16 @@ pub fn list_sorts_and_paging<H: Harness>() {
         json!({"name": "Foxtrot", "type": "ONE_OFF", "prices": [{"currency": "KWD", "amount": "8.000"}, {"currency": "USD", "amount": "1.00"}]}),
     );
     // F loses its SAR price: it now sorts by its first active price (USD 12.00).
-    w.billing.delete_product_price(s, f.id, price_of(&f, Currency::SAR)).unwrap();
+    w.billing.products().delete_price(s, f.id, price_of(&f, Currency::SAR)).unwrap();
     // B's price changes after creation: it sorts by the new one.
     w.billing
-        .update_product_price(s, b.id, price_of(&b, Currency::SAR), parse_price_update(&json!({"amount": 50})).unwrap())
+        .products()
+        .update_price(s, b.id, price_of(&b, Currency::SAR), parse_price_update(&json!({"amount": 50})).unwrap())
         .unwrap();
-    let all: Vec<Product> = [&a, &b, &c, &d, &e, &f, &g].iter().map(|p| w.billing.get_product(s, p.id).unwrap()).collect();
+    let all: Vec<Product> = [&a, &b, &c, &d, &e, &f, &g]
+        .iter()
+        .map(|p| w.billing.products().get(s, p.id).unwrap())
+        .collect();
 
     for sort in ProductSort::ALL {
         let key = |p: &Product| -> String {
@@ -340,7 +349,7 @@ pub fn update_replaces_prices<H: Harness>() {
         (u.prices[0].updated_at, u.prices[1].updated_at, u.prices[2].created_at),
         (Some(w.now()), Some(w.now()), w.now())
     );
-    assert_eq!(w.billing.get_product(s, p.id).unwrap(), u);
+    assert_eq!(w.billing.products().get(s, p.id).unwrap(), u);
     assert!(
         list(&w, s, "currency=USD").items.is_empty(),
         "an inactive price does not match the currency filter"
@@ -351,7 +360,7 @@ pub fn update_replaces_prices<H: Harness>() {
     let renamed = update(&w, s, p.id, json!({"name": "Plan B", "description": "now described"})).unwrap();
     assert_eq!(renamed.prices, u.prices, "an update without prices leaves them");
     assert_eq!((renamed.name.as_str(), renamed.description.as_deref()), ("Plan B", Some("now described")));
-    assert_eq!(w.billing.get_product(s, p.id).unwrap(), renamed);
+    assert_eq!(w.billing.products().get(s, p.id).unwrap(), renamed);
 
     let before: Vec<Currency> = renamed.prices.iter().filter(|x| x.is_active).map(|x| x.currency()).collect();
     let only_sar = update(&w, s, p.id, json!({"price": "130.00"})).unwrap();
@@ -367,9 +376,9 @@ pub fn update_replaces_prices<H: Harness>() {
     for c in before.iter().filter(|c| **c != Currency::SAR) {
         assert_eq!(only_sar.active_price(*c), renamed.active_price(*c), "{c} price untouched");
     }
-    assert_eq!(w.billing.get_product(s, p.id).unwrap(), only_sar);
+    assert_eq!(w.billing.products().get(s, p.id).unwrap(), only_sar);
     let deact = update(&w, s, p.id, json!({"is_active": false, "external_metadata": {"x": "y"}})).unwrap();
-    assert_eq!(w.billing.get_product(s, p.id).unwrap(), deact);
+    assert_eq!(w.billing.products().get(s, p.id).unwrap(), deact);
     assert_eq!(ids(&list(&w, s, "active=false")), vec![p.id]);
 }
 
@@ -381,7 +390,8 @@ pub fn price_operations<H: Harness>() {
     w.tick(5);
     let (p2, kwd) = w
         .billing
-        .add_product_price(
+        .products()
+        .add_price(
             s,
             p.id,
             parse_price_body(&json!({"currency": "KWD", "amount": "1.250", "is_price_inclusive_of_vat": false})).unwrap(),
@@ -392,66 +402,73 @@ pub fn price_operations<H: Harness>() {
         (added.amount, added.vat_mode, added.is_active, added.created_at),
         (money("1.250", Currency::KWD), VatMode::Exclusive, true, w.now())
     );
-    assert_eq!(w.billing.get_product(s, p.id).unwrap(), p2);
+    assert_eq!(w.billing.products().get(s, p.id).unwrap(), p2);
     expect_code(
         w.billing
-            .add_product_price(s, p.id, parse_price_body(&json!({"currency": "KWD", "amount": "2"})).unwrap()),
+            .products()
+            .add_price(s, p.id, parse_price_body(&json!({"currency": "KWD", "amount": "2"})).unwrap()),
         Code::RESOURCE_ALREADY_EXISTS,
     );
-    assert_eq!(w.billing.get_product(s, p.id).unwrap(), p2, "refused add changes nothing");
+    assert_eq!(w.billing.products().get(s, p.id).unwrap(), p2, "refused add changes nothing");
 
     w.tick(5);
     let p3 = w
         .billing
-        .update_product_price(s, p.id, kwd, parse_price_update(&json!({"amount": "2.5"})).unwrap())
+        .products()
+        .update_price(s, p.id, kwd, parse_price_update(&json!({"amount": "2.5"})).unwrap())
         .unwrap();
     let upd = p3.prices.iter().find(|x| x.id == kwd).unwrap();
     assert_eq!((upd.amount.to_string(), upd.updated_at), ("2.500".to_string(), Some(w.now())));
-    assert_eq!(w.billing.get_product(s, p.id).unwrap(), p3);
+    assert_eq!(w.billing.products().get(s, p.id).unwrap(), p3);
     expect_invalid(
         w.billing
-            .update_product_price(s, p.id, kwd, parse_price_update(&json!({"amount": "2.5005"})).unwrap()),
+            .products()
+            .update_price(s, p.id, kwd, parse_price_update(&json!({"amount": "2.5005"})).unwrap()),
         "amount",
     );
     let (p4, jpy) = w
         .billing
-        .add_product_price(s, p.id, parse_price_body(&json!({"currency": "JPY", "amount": 500})).unwrap())
+        .products()
+        .add_price(s, p.id, parse_price_body(&json!({"currency": "JPY", "amount": 500})).unwrap())
         .unwrap();
     expect_invalid(
         w.billing
-            .update_product_price(s, p.id, jpy, parse_price_update(&json!({"amount": "1.5"})).unwrap()),
+            .products()
+            .update_price(s, p.id, jpy, parse_price_update(&json!({"amount": "1.5"})).unwrap()),
         "amount",
     );
-    assert_eq!(w.billing.get_product(s, p.id).unwrap(), p4, "refused updates change nothing");
+    assert_eq!(w.billing.products().get(s, p.id).unwrap(), p4, "refused updates change nothing");
     let p5 = w
         .billing
-        .update_product_price(s, p.id, jpy, parse_price_update(&json!({"is_price_exempt_from_vat": true})).unwrap())
+        .products()
+        .update_price(s, p.id, jpy, parse_price_update(&json!({"is_price_exempt_from_vat": true})).unwrap())
         .unwrap();
     assert_eq!(p5.prices.iter().find(|x| x.id == jpy).unwrap().vat_mode, VatMode::Exempt);
-    assert_eq!(w.billing.get_product(s, p.id).unwrap(), p5);
-    expect_code(w.billing.update_product_price(s, p.id, PriceId::new(), Default::default()), Code::NOT_FOUND);
+    assert_eq!(w.billing.products().get(s, p.id).unwrap(), p5);
+    expect_code(w.billing.products().update_price(s, p.id, PriceId::new(), Default::default()), Code::NOT_FOUND);
     expect_code(
-        w.billing.update_product_price(s, p.id, price_of(&other, Currency::SAR), Default::default()),
+        w.billing.products().update_price(s, p.id, price_of(&other, Currency::SAR), Default::default()),
         Code::NOT_FOUND,
     );
-    expect_code(w.billing.delete_product_price(s, other.id, kwd), Code::NOT_FOUND);
+    expect_code(w.billing.products().delete_price(s, other.id, kwd), Code::NOT_FOUND);
 
-    let p6 = w.billing.delete_product_price(s, p.id, kwd).unwrap();
+    let p6 = w.billing.products().delete_price(s, p.id, kwd).unwrap();
     let gone = p6.prices.iter().find(|x| x.id == kwd).unwrap();
     assert!(!gone.is_active, "a deleted price is kept, inactive");
-    assert_eq!(w.billing.get_product(s, p.id).unwrap(), p6);
+    assert_eq!(w.billing.products().get(s, p.id).unwrap(), p6);
     assert!(list(&w, s, "currency=KWD").items.is_empty());
-    expect_code(w.billing.update_product_price(s, p.id, kwd, Default::default()), Code::NOT_FOUND);
-    expect_code(w.billing.delete_product_price(s, p.id, kwd), Code::NOT_FOUND);
+    expect_code(w.billing.products().update_price(s, p.id, kwd, Default::default()), Code::NOT_FOUND);
+    expect_code(w.billing.products().delete_price(s, p.id, kwd), Code::NOT_FOUND);
     let (p7, kwd2) = w
         .billing
-        .add_product_price(s, p.id, parse_price_body(&json!({"currency": "KWD", "amount": "0.750"})).unwrap())
+        .products()
+        .add_price(s, p.id, parse_price_body(&json!({"currency": "KWD", "amount": "0.750"})).unwrap())
         .unwrap();
     assert_ne!(kwd2, kwd);
     assert_eq!(p7.prices.iter().filter(|x| x.currency() == Currency::KWD).count(), 2);
-    assert_eq!(w.billing.get_product(s, p.id).unwrap(), p7);
+    assert_eq!(w.billing.products().get(s, p.id).unwrap(), p7);
     assert_eq!(ids(&list(&w, s, "currency=KWD")), vec![p.id]);
-    assert_eq!(w.billing.get_product(s, other.id).unwrap(), other, "the other product is untouched");
+    assert_eq!(w.billing.products().get(s, other.id).unwrap(), other, "the other product is untouched");
 }
 
 pub fn frozen_product_refuses_every_change<H: Harness>() {
@@ -468,25 +485,27 @@ pub fn frozen_product_refuses_every_change<H: Harness>() {
         stored.used_in_finalized_invoice = true;
         tx.update_product(&stored, Currency::SAR)
     });
-    let before = w.billing.get_product(s, p.id).unwrap();
+    let before = w.billing.products().get(s, p.id).unwrap();
     assert!(before.used_in_finalized_invoice);
     w.tick(5);
     let code = Code::PRODUCT_USED_IN_FINALIZED_INVOICE;
     expect_code(update(&w, s, p.id, json!({"name": "Changed"})), code);
     expect_code(update(&w, s, p.id, json!({"is_active": false})), code);
-    expect_code(w.billing.delete_product(s, p.id), code);
+    expect_code(w.billing.products().delete(s, p.id), code);
     expect_code(
         w.billing
-            .add_product_price(s, p.id, parse_price_body(&json!({"currency": "USD", "amount": 1})).unwrap()),
+            .products()
+            .add_price(s, p.id, parse_price_body(&json!({"currency": "USD", "amount": 1})).unwrap()),
         code,
     );
     expect_code(
         w.billing
-            .update_product_price(s, p.id, price_of(&p, Currency::SAR), parse_price_update(&json!({"amount": 1})).unwrap()),
+            .products()
+            .update_price(s, p.id, price_of(&p, Currency::SAR), parse_price_update(&json!({"amount": 1})).unwrap()),
         code,
     );
-    expect_code(w.billing.delete_product_price(s, p.id, price_of(&p, Currency::KWD)), code);
-    assert_eq!(w.billing.get_product(s, p.id).unwrap(), before, "nothing changed");
+    expect_code(w.billing.products().delete_price(s, p.id, price_of(&p, Currency::KWD)), code);
+    assert_eq!(w.billing.products().get(s, p.id).unwrap(), before, "nothing changed");
     assert_eq!(ids(&list(&w, s, "")), vec![p.id]);
 }
 
@@ -502,10 +521,10 @@ pub fn marking_products_used_changes_only_the_flag<H: Harness>() {
     let a = create(&w, s, body.clone());
     let left_out = create(&w, s, body.clone());
     let deleted = create(&w, s, body.clone());
-    w.billing.delete_product(s, deleted.id).unwrap();
+    w.billing.products().delete(s, deleted.id).unwrap();
     let elsewhere = create(&w, &w.in_branch(other_branch.id), body);
     w.write(|tx| tx.mark_products_used(branch, &[a.id, deleted.id, elsewhere.id, ProductId::new()]));
-    let marked = w.billing.get_product(s, a.id).unwrap();
+    let marked = w.billing.products().get(s, a.id).unwrap();
     assert!(marked.used_in_finalized_invoice);
     assert_eq!(
         Product {
@@ -515,7 +534,7 @@ pub fn marking_products_used_changes_only_the_flag<H: Harness>() {
         a,
         "only the flag changed"
     );
-    assert!(!w.billing.get_product(s, left_out.id).unwrap().used_in_finalized_invoice);
+    assert!(!w.billing.products().get(s, left_out.id).unwrap().used_in_finalized_invoice);
     let elsewhere_now = w.read(|tx| tx.product(other_branch.id, elsewhere.id)).expect("the other branch's product");
     assert!(!elsewhere_now.used_in_finalized_invoice, "another branch's product is not marked");
     assert_eq!(w.read(|tx| tx.product(branch, deleted.id)), None, "a deleted product stays deleted");
@@ -527,7 +546,7 @@ pub fn marking_products_used_changes_only_the_flag<H: Harness>() {
     // Marking again changes nothing and does not fail.
     w.write(|tx| tx.mark_products_used(branch, &[a.id]));
     assert_eq!(
-        w.billing.get_product(s, a.id).unwrap(),
+        w.billing.products().get(s, a.id).unwrap(),
         Product {
             used_in_finalized_invoice: true,
             ..a.clone()
@@ -541,8 +560,8 @@ pub fn deleted_product_is_gone<H: Harness>() {
     let s = &w.admin;
     let p = create(&w, s, json!({"name": "Doomed", "type": "ONE_OFF", "price": 100}));
     let q = create(&w, s, json!({"name": "Kept", "type": "ONE_OFF", "price": 100}));
-    w.billing.delete_product(s, p.id).unwrap();
-    expect_code(w.billing.get_product(s, p.id), Code::NOT_FOUND);
+    w.billing.products().delete(s, p.id).unwrap();
+    expect_code(w.billing.products().get(s, p.id), Code::NOT_FOUND);
     assert_eq!(w.read(|tx| tx.product(w.boot.branch.id, p.id)), None);
     for query in ["", "currency=SAR", "active=true", "type=ONE_OFF"] {
         let l = list(&w, s, query);
@@ -550,14 +569,15 @@ pub fn deleted_product_is_gone<H: Harness>() {
     }
     assert_eq!(list(&w, s, "search_term=doomed").total, 0);
     expect_code(update(&w, s, p.id, json!({"name": "Back"})), Code::NOT_FOUND);
-    expect_code(w.billing.delete_product(s, p.id), Code::NOT_FOUND);
+    expect_code(w.billing.products().delete(s, p.id), Code::NOT_FOUND);
     expect_code(
         w.billing
-            .add_product_price(s, p.id, parse_price_body(&json!({"currency": "USD", "amount": 1})).unwrap()),
+            .products()
+            .add_price(s, p.id, parse_price_body(&json!({"currency": "USD", "amount": 1})).unwrap()),
         Code::NOT_FOUND,
     );
-    expect_code(w.billing.delete_product(s, ProductId::new()), Code::NOT_FOUND);
-    assert_eq!(w.billing.get_product(s, q.id).unwrap(), q);
+    expect_code(w.billing.products().delete(s, ProductId::new()), Code::NOT_FOUND);
+    assert_eq!(w.billing.products().get(s, q.id).unwrap(), q);
 }
 
 pub fn product_branch_isolation<H: Harness>() {
@@ -570,19 +590,23 @@ pub fn product_branch_isolation<H: Harness>() {
         json!({"name": "Theirs", "type": "ONE_OFF", "price": 100, "external_metadata": {"k": "v"}}),
     );
     let s = &w.admin;
-    expect_code(w.billing.get_product(s, theirs.id), Code::NOT_FOUND);
+    expect_code(w.billing.products().get(s, theirs.id), Code::NOT_FOUND);
     expect_code(update(&w, s, theirs.id, json!({"name": "Mine"})), Code::NOT_FOUND);
-    expect_code(w.billing.delete_product(s, theirs.id), Code::NOT_FOUND);
+    expect_code(w.billing.products().delete(s, theirs.id), Code::NOT_FOUND);
     expect_code(
         w.billing
-            .add_product_price(s, theirs.id, parse_price_body(&json!({"currency": "USD", "amount": 1})).unwrap()),
+            .products()
+            .add_price(s, theirs.id, parse_price_body(&json!({"currency": "USD", "amount": 1})).unwrap()),
         Code::NOT_FOUND,
     );
-    expect_code(w.billing.delete_product_price(s, theirs.id, price_of(&theirs, Currency::SAR)), Code::NOT_FOUND);
+    expect_code(
+        w.billing.products().delete_price(s, theirs.id, price_of(&theirs, Currency::SAR)),
+        Code::NOT_FOUND,
+    );
     for query in ["", "search_term=theirs", "currency=SAR", "external_metadata.k=v"] {
         assert_eq!(list(&w, s, query).total, 0, "branch B's product leaked into branch A with '{query}'");
     }
-    assert_eq!(w.billing.get_product(&sb, theirs.id).unwrap(), theirs);
+    assert_eq!(w.billing.products().get(&sb, theirs.id).unwrap(), theirs);
     assert_eq!(ids(&list(&w, &sb, "")), vec![theirs.id]);
 }
 
@@ -616,12 +640,14 @@ pub fn accepted_amounts_are_stored_exactly<H: Harness>() {
         // An amount the request parser accepts must be stored and read back exactly; one the
         // store cannot represent must be refused by the parser (422), never crash the store.
         let Ok(f) = product_fields(&body, true) else { continue };
-        let p = no_panic(&format!("create_product with {amount} {currency}"), || w.billing.create_product(s, f))
+        let p = no_panic(&format!("create_product with {amount} {currency}"), || w.billing.products().create(s, f))
             .unwrap_or_else(|e| panic!("{amount} {currency} accepted by the parser but not stored: {e:?}"));
-        let got = no_panic(&format!("get_product with {amount} {currency}"), || w.billing.get_product(s, p.id)).unwrap();
+        let got = no_panic(&format!("get_product with {amount} {currency}"), || w.billing.products().get(s, p.id)).unwrap();
         assert_eq!(got, p);
         assert_eq!(got.prices[0].amount.to_string(), p.prices[0].amount.to_string());
-        no_panic(&format!("ProductDto of {amount} {currency}"), || got.to_json(&s.org.settings));
+        no_panic(&format!("ProductDto of {amount} {currency}"), || {
+            serde_json::to_vec(&got.view(&s.org.settings)).unwrap()
+        });
     }
 }
 

@@ -31,11 +31,14 @@ pub fn product<S: Store>(w: &World<S>, s: &Scope, price: &str, v: Value) -> Prod
     for (k, x) in v.as_object().unwrap() {
         body[k] = x.clone();
     }
-    w.billing.create_product(s, ProductFields::parse(&body, true, Currency::SAR).unwrap()).unwrap()
+    w.billing
+        .products()
+        .create(s, ProductFields::parse(&body, true, Currency::SAR).unwrap())
+        .unwrap()
 }
 
 pub fn coupon<S: Store>(w: &World<S>, s: &Scope, v: Value) -> Coupon {
-    w.billing.create_coupon(s, CouponFields::parse(&v, true).unwrap()).unwrap()
+    w.billing.coupons().create(s, CouponFields::parse(&v, true).unwrap()).unwrap()
 }
 
 pub fn invoice_body(c: ConsumerId, items: &[(ProductId, u32)], coupons: &[CouponId]) -> Value {
@@ -465,8 +468,8 @@ pub fn mark_paid_completes_with_events<H: Harness>() {
         ]
     );
     // The products and coupons of a finalised invoice are frozen.
-    assert!(w.billing.get_product(s, p.id).unwrap().used_in_finalized_invoice);
-    assert!(w.billing.get_coupon(s, cp.id).unwrap().used_in_finalized_invoice);
+    assert!(w.billing.products().get(s, p.id).unwrap().used_in_finalized_invoice);
+    assert!(w.billing.coupons().get(s, cp.id).unwrap().used_in_finalized_invoice);
     let snap = snapshot(&w, inv.id);
     expect_code(
         w.billing.mark_payment_paid(
@@ -714,7 +717,7 @@ pub fn void_send_and_inplace<H: Harness>() {
         Code::PAYMENT_FINALIZED,
     );
     assert!(
-        w.billing.get_product(s, p.id).unwrap().used_in_finalized_invoice,
+        w.billing.products().get(s, p.id).unwrap().used_in_finalized_invoice,
         "a canceled invoice is finalised"
     );
 }
@@ -844,7 +847,7 @@ pub fn coupons_count_their_redemptions<H: Harness>() {
     let p = product(&w, s, "100.00", json!({}));
     let ten = coupon(&w, s, json!({"name": "TEN", "discount_value": 10, "is_percentage": true}));
     let five = coupon(&w, s, json!({"name": "FIVE", "discount_value": 5, "currency": "SAR"}));
-    let redemptions = |id: CouponId| w.billing.get_coupon(s, id).unwrap().redemptions;
+    let redemptions = |id: CouponId| w.billing.coupons().get(s, id).unwrap().redemptions;
     assert_eq!((redemptions(ten.id), redemptions(five.id)), (0, 0));
 
     create(&w, s, invoice_body(c.id, &[(p.id, 1)], &[ten.id]));
@@ -864,7 +867,8 @@ pub fn coupons_count_their_redemptions<H: Harness>() {
     assert_eq!((redemptions(ten.id), redemptions(five.id)), (2, 1));
     let listed = w
         .billing
-        .list_coupons(s, &crate::list::ListQuery::new(crate::coupon::CouponSort::CreatedAt), &Default::default())
+        .coupons()
+        .list(s, &crate::list::ListQuery::new(crate::coupon::CouponSort::CreatedAt), &Default::default())
         .unwrap();
     let counts: Vec<u64> = listed.items.iter().map(|x| x.redemptions).collect();
     assert_eq!(counts, vec![1, 2], "lists show the counts too (newest first)");
@@ -892,7 +896,7 @@ pub fn amounts_after_zero_totals_and_refunds<H: Harness>() {
     assert!(w.notifications().is_empty(), "nothing to pay, nothing sent");
     let (_, pays) = w.billing.get_invoice(s, zero.id).unwrap();
     assert_eq!((pays[0].status, pays[0].amount), (PaymentStatus::Succeeded, sar("0.00")));
-    assert!(w.billing.get_product(s, p.id).unwrap().used_in_finalized_invoice);
+    assert!(w.billing.products().get(s, p.id).unwrap().used_in_finalized_invoice);
     let manual = MarkPaid {
         method: PaymentMethod::Cash,
         note: Some("counter 3".into()),

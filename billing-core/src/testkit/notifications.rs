@@ -11,7 +11,7 @@ use crate::consumer::{Consumer, ConsumerFields};
 use crate::error::Code;
 use crate::fields::Language;
 use crate::list::QueryParams;
-use crate::notification::ops::parse_notification_list;
+use crate::notification::parse_notification_list;
 use crate::notification::reminder::REMINDER_KIND;
 use crate::notification::send::{EMAIL_KIND, SMS_KIND};
 use crate::notification::{Channel, Delivery, Kind, Message, Notification, NotificationSender, Status, RETRY_DELAYS_MINUTES};
@@ -340,7 +340,8 @@ pub fn list_filters_and_scopes<H: Harness>() {
     w.billing.run_due_work(None, 100).unwrap();
     let list = |scope: &Scope, q: &str| {
         let (f, lq) = parse_notification_list(&QueryParams::parse(q)).unwrap();
-        w.billing.list_notifications(scope, &f, &lq).unwrap()
+        let page = w.billing.notifications().list(scope, &f, &lq).unwrap();
+        page.map(|d| serde_json::to_value(d.view()).unwrap())
     };
     let all = list(s, "limit=100");
     assert_eq!(all.total, 4, "three consumer notifications of the branch and the invitation");
@@ -370,8 +371,9 @@ pub fn list_filters_and_scopes<H: Harness>() {
     let ba = w.auth(&key, None);
     assert_eq!(list(&ba, "limit=100").total, 3);
     let id: crate::ids::NotificationId = serde_json::from_value(all.items[0]["id"].clone()).unwrap();
-    expect_code(w.billing.get_notification(&ba, id), Code::NOT_FOUND);
-    assert_eq!(w.billing.get_notification(s, id).unwrap()["kind"], json!("ORGANIZATION_INVITE"));
+    expect_code(w.billing.notifications().get(&ba, id), Code::NOT_FOUND);
+    let got = w.billing.notifications().get(s, id).unwrap();
+    assert_eq!(serde_json::to_value(got.view()).unwrap()["kind"], json!("ORGANIZATION_INVITE"));
     // Bad filters are 422s.
     for bad in [
         "status=lost",

@@ -199,7 +199,7 @@ pub fn plan_change_is_scheduled_then_billed_as_previewed<H: Harness>() {
     assert_eq!(pc["next_invoice_preview"]["total_amount"], "198.00");
     assert_eq!(pc["invoice_was_reissued"], false);
     assert_eq!(count(&w, sub.id, EventType::SubscriptionPlanChangeScheduled), 1);
-    assert_eq!(w.billing.get_coupon(s, ten.id).unwrap().redemptions, 0, "redeemed when applied");
+    assert_eq!(w.billing.coupons().get(s, ten.id).unwrap().redemptions, 0, "redeemed when applied");
 
     to(&w, "2026-02-15T09:00:01Z");
     let got = w.billing.get_subscription(s, sub.id).unwrap();
@@ -216,7 +216,7 @@ pub fn plan_change_is_scheduled_then_billed_as_previewed<H: Harness>() {
     assert_eq!(second.status, InvoiceStatus::Completed, "charged to the card");
     assert_eq!(pending(&w, sub.id), None);
     assert_eq!(history(&w, sub.id), vec![PlanChangeStatus::Applied]);
-    assert_eq!(w.billing.get_coupon(s, ten.id).unwrap().redemptions, 1);
+    assert_eq!(w.billing.coupons().get(s, ten.id).unwrap().redemptions, 1);
     // PLAN_CHANGED before the new cycle's invoice.
     let all: Vec<(EventType, uuid::Uuid)> = w
         .read(|tx| tx.list_events(s.org_id()))
@@ -290,7 +290,8 @@ pub fn update_refusals_write_nothing<H: Harness>() {
     let one_off = product(&w, s, "10.00", json!({}));
     let off = coupon(&w, s, json!({"name": "OFF", "discount_value": 10, "is_percentage": true}));
     w.billing
-        .update_coupon(s, off.id, crate::coupon::CouponFields::parse(&json!({"is_active": false}), false).unwrap())
+        .coupons()
+        .update(s, off.id, crate::coupon::CouponFields::parse(&json!({"is_active": false}), false).unwrap())
         .unwrap();
     let sub = create(&w, s, sub_body(c.id, &[(gym.id, 1)], "2026-01-15T09:00:00Z"));
     let before = everything(&w);
@@ -414,7 +415,8 @@ pub fn kept_products_keep_their_price<H: Harness>() {
     let sub = create(&w, s, sub_body(c.id, &[(gym.id, 1)], "2026-01-15T09:00:00Z"));
     let price = gym.active_price(Currency::SAR).unwrap().id;
     w.billing
-        .update_product_price(s, gym.id, price, parse_price_update(&json!({"amount": 150})).unwrap())
+        .products()
+        .update_price(s, gym.id, price, parse_price_update(&json!({"amount": 150})).unwrap())
         .unwrap();
     update(&w, sub.id, update_body(&[(gym.id, 2), (pool.id, 1)], &[]));
     let p = pending(&w, sub.id).unwrap();

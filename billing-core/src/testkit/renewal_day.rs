@@ -30,7 +30,7 @@ pub const APPROVED_CARD: &str = "4111111111111111";
 /// first period starts at `period_start` (so their renewal into cycle 2 is due at
 /// `period_start` + 1 month), `batch` copies per transaction. Returns their ids.
 pub fn seed<S: Store>(billing: &Billing<S>, scope: &Scope, n: usize, period_start: Timestamp, batch: usize) -> Result<Vec<SubscriptionId>> {
-    let product = billing.create_product(
+    let product = billing.products().create(
         scope,
         ProductFields::parse(
             &json!({"name": "Monthly plan", "type": "RECURRING", "recurring_interval": "MONTH", "price": "100.00"}),

@@ -110,7 +110,8 @@ pub fn org_time_follows_the_test_clock<H: Harness>() {
     assert_eq!((p.created_at, p.prices[0].created_at), (t, t));
     let cp = w
         .billing
-        .create_coupon(
+        .coupons()
+        .create(
             &s,
             crate::coupon::CouponFields::parse(&json!({"name": "Later", "discount_value": 5, "is_percentage": true}), true).unwrap(),
         )

@@ -331,7 +331,8 @@ pub fn event_in(scope: &Scope, t: EventType, at: crate::clock::Timestamp) -> Eve
 
 fn endpoint<S: Store>(w: &World<S>, scope: &Scope, body: Value) -> crate::webhook::Endpoint {
     w.billing
-        .create_webhook_endpoint(scope, EndpointFields::parse(&body, true).unwrap())
+        .webhooks()
+        .create(scope, EndpointFields::parse(&body, true).unwrap())
         .expect("create endpoint")
 }
 
@@ -347,7 +348,7 @@ pub fn endpoints_round_trip_and_validation<H: Harness>() {
         json!({"url": "https://example.com/hook", "event_types": ["PAYMENT_SUCCEEDED"], "description": "d"}),
     );
     assert!(e.secret_key.starts_with("whsec_") && e.enabled);
-    assert_eq!(w.billing.get_webhook_endpoint(&w.admin, e.id).unwrap(), e);
+    assert_eq!(w.billing.webhooks().get(&w.admin, e.id).unwrap(), e);
     let all = endpoint(
         &w,
         &w.admin,
@@ -355,7 +356,7 @@ pub fn endpoints_round_trip_and_validation<H: Harness>() {
     );
     assert_eq!(all.event_types, None);
     assert!(!all.enabled);
-    let listed = w.billing.list_webhook_endpoints(&w.admin, 1, 10).unwrap();
+    let listed = w.billing.webhooks().list(&w.admin, 1, 10).unwrap();
     assert_eq!(listed.items.iter().map(|x| x.id).collect::<Vec<_>>(), vec![e.id, all.id]);
     for bad in [json!({"url": "ftp://x/y"}), json!({"url": "not a url"}), json!({"url": "http://"}), json!({})] {
         expect_invalid(EndpointFields::parse(&bad, true), "url");
@@ -367,7 +368,8 @@ pub fn endpoints_round_trip_and_validation<H: Harness>() {
     expect_invalid(EndpointFields::parse(&json!({"url": "https://a.b", "event_types": []}), true), "event_types");
     let upd = w
         .billing
-        .update_webhook_endpoint(
+        .webhooks()
+        .update(
             &w.admin,
             e.id,
             EndpointFields::parse(&json!({"enabled": false, "event_types": ["INVOICE_CREATED"]}), false).unwrap(),
@@ -375,15 +377,15 @@ pub fn endpoints_round_trip_and_validation<H: Harness>() {
         .unwrap();
     assert_eq!((upd.enabled, upd.event_types.clone()), (false, Some(vec![EventType::InvoiceCreated])));
     assert_eq!(upd.url, e.url);
-    let rotated = w.billing.rotate_webhook_secret(&w.admin, e.id).unwrap();
+    let rotated = w.billing.webhooks().rotate_secret(&w.admin, e.id).unwrap();
     assert_ne!(rotated.secret_key, e.secret_key);
     // Branch isolation: another branch does not see it.
     let b2 = w.new_branch("Second");
     let other = w.in_branch(b2.id);
-    expect_code(w.billing.get_webhook_endpoint(&other, e.id), Code::NOT_FOUND);
-    assert!(w.billing.list_webhook_endpoints(&other, 1, 10).unwrap().items.is_empty());
-    w.billing.delete_webhook_endpoint(&w.admin, e.id).unwrap();
-    expect_code(w.billing.get_webhook_endpoint(&w.admin, e.id), Code::NOT_FOUND);
+    expect_code(w.billing.webhooks().get(&other, e.id), Code::NOT_FOUND);
+    assert!(w.billing.webhooks().list(&other, 1, 10).unwrap().items.is_empty());
+    w.billing.webhooks().delete(&w.admin, e.id).unwrap();
+    expect_code(w.billing.webhooks().get(&w.admin, e.id), Code::NOT_FOUND);
     assert_eq!(w.read(|tx| tx.webhook_endpoint(e.id)).unwrap().deleted_at, Some(w.now()));
 }
 
@@ -418,7 +420,7 @@ pub fn events_enqueue_fanout_only_for_branches_with_endpoints<H: Harness>() {
     let wanted = event_in(&there, EventType::InvoiceCreated, w.now());
     record(&w, &wanted);
     assert!(w.read(|tx| tx.work(WorkId(wanted.id.0))).is_some());
-    w.billing.delete_webhook_endpoint(&there, invoices_only.id).unwrap();
+    w.billing.webhooks().delete(&there, invoices_only.id).unwrap();
     let after = event_in(&there, EventType::InvoiceCreated, w.now());
     record(&w, &after);
     assert_eq!(w.read(|tx| tx.work(WorkId(after.id.0))), None, "a deleted endpoint receives nothing");
@@ -556,7 +558,7 @@ pub fn retry_schedule_runs_on_the_sandbox_clock<H: Harness>() {
     assert_eq!(t.count(), 6, "failed is final");
     // A manual retry sends it again, as a new attempt.
     t.set(200);
-    let v = w.billing.retry_webhook_delivery(&w.fresh_admin(), d.id).unwrap();
+    let v = serde_json::to_value(w.billing.webhooks().retry_delivery(&w.fresh_admin(), d.id).unwrap().view()).unwrap();
     assert_eq!((v["status"].as_str(), v["attempt_count"].as_u64()), (Some("delivered"), Some(7)));
     assert_eq!(v["attempts"][6]["manual"], json!(true));
     assert_eq!(t.count(), 7);
@@ -587,7 +589,7 @@ pub fn subscriptions_disabled_deleted_and_branches<H: Harness>() {
     let everything = endpoint(&w, &w.admin, json!({"url": "https://example.com/all"}));
     let disabled = endpoint(&w, &w.admin, json!({"url": "https://example.com/off", "enabled": false}));
     let deleted = endpoint(&w, &w.admin, json!({"url": "https://example.com/gone"}));
-    w.billing.delete_webhook_endpoint(&w.admin, deleted.id).unwrap();
+    w.billing.webhooks().delete(&w.admin, deleted.id).unwrap();
     let b2 = w.new_branch("Second");
     let second = w.in_branch(b2.id);
     let theirs = endpoint(&w, &second, json!({"url": "https://example.com/second"}));
@@ -601,13 +603,14 @@ pub fn subscriptions_disabled_deleted_and_branches<H: Harness>() {
     // Disabled after the fan-out: the pending delivery is not sent.
     record(&w, &event_in(&second, EventType::PaymentFailed, w.now()));
     w.billing
-        .update_webhook_endpoint(&second, theirs.id, EndpointFields::parse(&json!({"enabled": true}), false).unwrap())
+        .webhooks()
+        .update(&second, theirs.id, EndpointFields::parse(&json!({"enabled": true}), false).unwrap())
         .unwrap();
     let claimed = w.billing.claim_due_work(None, &[FANOUT_KIND], Duration::seconds(30), 10).unwrap();
     let mut r = crate::work::WorkReport::default();
     w.billing.run_work(&claimed, &mut r);
     assert_eq!(r.errors, 0);
-    w.billing.delete_webhook_endpoint(&second, theirs.id).unwrap();
+    w.billing.webhooks().delete(&second, theirs.id).unwrap();
     w.billing.run_due_work(None, 100).unwrap();
     assert_eq!(count(&theirs.url), 0);
     assert_eq!(t.sent.lock().unwrap().iter().filter(|s| s.0 == theirs.url).count(), 0);
@@ -731,21 +734,21 @@ pub fn branch_users_cannot_manage_webhooks<H: Harness>() {
     let user = w.auth(&w.bearer(&w.user(crate::org::Role::BranchUser, &[branch])), None);
     let branch_admin = w.auth(&w.bearer(&w.user(crate::org::Role::BranchAdmin, &[branch])), None);
     let fields = || EndpointFields::parse(&json!({"url": "https://example.com/x"}), true).unwrap();
-    expect_code(w.billing.create_webhook_endpoint(&user, fields()), Code::PERMISSION_FORBIDDEN);
-    expect_code(w.billing.update_webhook_endpoint(&user, e.id, fields()), Code::PERMISSION_FORBIDDEN);
-    expect_code(w.billing.rotate_webhook_secret(&user, e.id), Code::PERMISSION_FORBIDDEN);
-    expect_code(w.billing.delete_webhook_endpoint(&user, e.id), Code::PERMISSION_FORBIDDEN);
-    expect_code(w.billing.retry_webhook_delivery(&user, d.id), Code::PERMISSION_FORBIDDEN);
+    expect_code(w.billing.webhooks().create(&user, fields()), Code::PERMISSION_FORBIDDEN);
+    expect_code(w.billing.webhooks().update(&user, e.id, fields()), Code::PERMISSION_FORBIDDEN);
+    expect_code(w.billing.webhooks().rotate_secret(&user, e.id), Code::PERMISSION_FORBIDDEN);
+    expect_code(w.billing.webhooks().delete(&user, e.id), Code::PERMISSION_FORBIDDEN);
+    expect_code(w.billing.webhooks().retry_delivery(&user, d.id), Code::PERMISSION_FORBIDDEN);
     assert_eq!(t.count(), 1, "nothing sent by the refused retry");
     let stored = w.read(|tx| tx.webhook_endpoint(e.id)).unwrap();
     assert_eq!(stored, e, "the endpoint is unchanged");
-    assert_eq!(w.billing.list_webhook_endpoints(&user, 1, 10).unwrap().items.len(), 1, "branch users read");
-    assert_eq!(w.billing.get_webhook_endpoint(&user, e.id).unwrap().id, e.id);
-    assert!(w.billing.get_webhook_delivery(&user, d.id).is_ok());
+    assert_eq!(w.billing.webhooks().list(&user, 1, 10).unwrap().items.len(), 1, "branch users read");
+    assert_eq!(w.billing.webhooks().get(&user, e.id).unwrap().id, e.id);
+    assert!(w.billing.webhooks().get_delivery(&user, d.id).is_ok());
     // A branch admin manages its branch's endpoints.
-    let rotated = w.billing.rotate_webhook_secret(&branch_admin, e.id).unwrap();
+    let rotated = w.billing.webhooks().rotate_secret(&branch_admin, e.id).unwrap();
     assert_ne!(rotated.secret_key, e.secret_key);
-    w.billing.create_webhook_endpoint(&branch_admin, fields()).unwrap();
+    w.billing.webhooks().create(&branch_admin, fields()).unwrap();
 }
 
 /// Fan-out items claimed together are fanned out in one transaction; an item whose lease was
@@ -848,7 +851,7 @@ pub fn webhook_destinations_must_be_public<H: Harness>() {
         "http://169.254.169.254/latest",
     ] {
         let fields = EndpointFields::parse(&json!({ "url": url }), true).unwrap();
-        let err = w.billing.create_webhook_endpoint(&w.admin, fields.clone());
+        let err = w.billing.webhooks().create(&w.admin, fields.clone());
         match err {
             Err(crate::error::Error::Validation(d)) => {
                 assert_eq!(serde_json::to_value(&d[0].loc).unwrap(), json!(["body", "url"]), "{url}");
@@ -857,9 +860,9 @@ pub fn webhook_destinations_must_be_public<H: Harness>() {
             other => panic!("{url}: expected a 422, got {other:?}"),
         }
         let change = EndpointFields::parse(&json!({ "url": url }), false).unwrap();
-        expect_invalid(w.billing.update_webhook_endpoint(&w.admin, ok.id, change), "url");
+        expect_invalid(w.billing.webhooks().update(&w.admin, ok.id, change), "url");
     }
-    let listed = w.billing.list_webhook_endpoints(&w.admin, 1, 10).unwrap().items;
+    let listed = w.billing.webhooks().list(&w.admin, 1, 10).unwrap().items;
     assert_eq!(listed, vec![ok.clone()], "nothing was created or changed");
 
     // Allowed (development): a local endpoint is accepted ...
@@ -868,7 +871,8 @@ pub fn webhook_destinations_must_be_public<H: Harness>() {
     // ... and once disallowed again, its deliveries are not sent but logged as refused.
     w.billing.set_allow_private_webhooks(false);
     w.billing
-        .update_webhook_endpoint(&w.admin, ok.id, EndpointFields::parse(&json!({"enabled": false}), false).unwrap())
+        .webhooks()
+        .update(&w.admin, ok.id, EndpointFields::parse(&json!({"enabled": false}), false).unwrap())
         .unwrap();
     record(&w, &event_in(&w.admin, EventType::PaymentSucceeded, w.now()));
     let r = w.billing.run_due_work(None, 100).unwrap();
@@ -881,7 +885,7 @@ pub fn webhook_destinations_must_be_public<H: Harness>() {
 
     // A redirect's body is not kept (it can carry what an internal service at its target
     // said); a 4xx or 5xx answer's is.
-    w.billing.delete_webhook_endpoint(&w.admin, local.id).unwrap();
+    w.billing.webhooks().delete(&w.admin, local.id).unwrap();
     for (status, kept) in [(302, false), (503, true)] {
         t.set(status);
         let e = endpoint(&w, &w.admin, json!({"url": format!("https://example.com/{status}")}));
@@ -890,6 +894,6 @@ pub fn webhook_destinations_must_be_public<H: Harness>() {
         let a = deliveries(&w, e.id)[0].attempts[0].clone();
         assert_eq!(a.response_status, Some(status));
         assert_eq!(a.response_body.is_some(), kept, "{a:?}");
-        w.billing.delete_webhook_endpoint(&w.admin, e.id).unwrap();
+        w.billing.webhooks().delete(&w.admin, e.id).unwrap();
     }
 }

@@ -222,11 +222,9 @@ impl<S: Store> Engine<S> {
         })
     }
 
-    /// Sends a delivery of the request's branch again now (whatever its status) as a new,
-    /// manual attempt, and returns it. A delivered one stays delivered; a failed one that fails
-    /// again stays failed; a scheduled one keeps its schedule unless this attempt succeeds.
-    pub fn retry_webhook_delivery(&self, scope: &crate::auth::Scope, id: Uuid) -> Result<serde_json::Value> {
-        super::ops::require_webhook_admin(scope)?;
+    /// The manual attempt of `billing.webhooks().retry_delivery`: claims the delivery's work
+    /// item (making one if it has none) and attempts it now, with no transaction open.
+    pub(crate) fn attempt_delivery_now(&self, scope: &crate::auth::Scope, id: Uuid) -> Result<()> {
         let transport = self
             .webhook_transport()
             .ok_or_else(|| Error::rule(Code::SERVICE_ERROR, "this process sends no webhooks (no transport)"))?;
@@ -249,6 +247,6 @@ impl<S: Store> Engine<S> {
             Ok((item, prior_due))
         })?;
         self.attempt(&item, &*transport, Mode::Manual { prior_due })?;
-        self.get_webhook_delivery(scope, id)
+        Ok(())
     }
 }

@@ -1,6 +1,6 @@
-//! Webhook endpoint operations and the delivery log.
+//! Webhook endpoint operations and the delivery log ([`Webhooks`]).
 
-use super::{DeliveryFilter, Endpoint, EndpointFields};
+use super::{DeliveryDetail, DeliveryFilter, Endpoint, EndpointFields};
 use crate::auth::Scope;
 use crate::engine::Engine;
 use crate::error::{Error, FieldError, Result};
@@ -8,7 +8,6 @@ use crate::lane::Lane;
 use crate::list::Page;
 use crate::store::Store;
 use rand::RngCore;
-use serde_json::Value;
 use uuid::Uuid;
 
 /// Where each operation of this module runs.
@@ -61,12 +60,25 @@ pub(crate) fn require_webhook_admin(scope: &Scope) -> Result<()> {
     Ok(())
 }
 
-impl<S: Store> Engine<S> {
-    pub fn create_webhook_endpoint(&self, scope: &Scope, f: EndpointFields) -> Result<Endpoint> {
+/// The endpoint if it is live and in the request's branch.
+fn endpoint_in(tx: &mut dyn crate::store::Tx, scope: &Scope, id: Uuid) -> Result<Endpoint> {
+    tx.webhook_endpoint(id)?
+        .filter(|e| e.branch_id == scope.branch_id() && e.org_id == scope.org_id() && e.deleted_at.is_none())
+        .ok_or_else(|| Error::not_found("Webhook", id))
+}
+
+crate::service!(
+    /// Webhook endpoints (create, get, list, update, delete, rotate_secret) and their delivery
+    /// log (list_deliveries, get_delivery, retry_delivery).
+    Webhooks
+);
+
+impl<S: Store> Webhooks<'_, S> {
+    pub fn create(&self, scope: &Scope, f: EndpointFields) -> Result<Endpoint> {
         require_webhook_admin(scope)?;
         let now = self.now(scope);
         let url = f.url.ok_or_else(missing_url)?;
-        check_destination(self, &url)?;
+        check_destination(self.engine, &url)?;
         let e = Endpoint {
             id: Uuid::now_v7(),
             org_id: scope.org_id(),
@@ -87,18 +99,11 @@ impl<S: Store> Engine<S> {
         })
     }
 
-    /// The endpoint if it is live and in the request's branch.
-    fn endpoint_in(tx: &mut dyn crate::store::Tx, scope: &Scope, id: Uuid) -> Result<Endpoint> {
-        tx.webhook_endpoint(id)?
-            .filter(|e| e.branch_id == scope.branch_id() && e.org_id == scope.org_id() && e.deleted_at.is_none())
-            .ok_or_else(|| Error::not_found("Webhook", id))
+    pub fn get(&self, scope: &Scope, id: Uuid) -> Result<Endpoint> {
+        self.store.read(|tx| endpoint_in(tx, scope, id))
     }
 
-    pub fn get_webhook_endpoint(&self, scope: &Scope, id: Uuid) -> Result<Endpoint> {
-        self.store.read(|tx| Self::endpoint_in(tx, scope, id))
-    }
-
-    pub fn list_webhook_endpoints(&self, scope: &Scope, page: u32, limit: u32) -> Result<Page<Endpoint>> {
+    pub fn list(&self, scope: &Scope, page: u32, limit: u32) -> Result<Page<Endpoint>> {
         let all = self.store.read(|tx| Ok(tx.list_webhook_endpoints(scope.branch_id())?))?;
         let total = all.len() as u64;
         // In u64: a far page (`page=2972944846`) is an empty page, not an overflow.
@@ -107,14 +112,14 @@ impl<S: Store> Engine<S> {
         Ok(Page { items, total, page, limit })
     }
 
-    pub fn update_webhook_endpoint(&self, scope: &Scope, id: Uuid, f: EndpointFields) -> Result<Endpoint> {
+    pub fn update(&self, scope: &Scope, id: Uuid, f: EndpointFields) -> Result<Endpoint> {
         require_webhook_admin(scope)?;
         if let Some(u) = &f.url {
-            check_destination(self, u)?;
+            check_destination(self.engine, u)?;
         }
         let now = self.now(scope);
         self.store.write(|tx| {
-            let mut e = Self::endpoint_in(tx, scope, id)?;
+            let mut e = endpoint_in(tx, scope, id)?;
             if let Some(u) = &f.url {
                 e.url = u.clone();
             }
@@ -134,11 +139,11 @@ impl<S: Store> Engine<S> {
     }
 
     /// Deletes the endpoint; its pending deliveries are not sent (they end `failed` when due).
-    pub fn delete_webhook_endpoint(&self, scope: &Scope, id: Uuid) -> Result<()> {
+    pub fn delete(&self, scope: &Scope, id: Uuid) -> Result<()> {
         require_webhook_admin(scope)?;
         let now = self.now(scope);
         self.store.write(|tx| {
-            let mut e = Self::endpoint_in(tx, scope, id)?;
+            let mut e = endpoint_in(tx, scope, id)?;
             e.deleted_at = Some(now);
             e.enabled = false;
             e.updated_at = Some(now);
@@ -148,12 +153,12 @@ impl<S: Store> Engine<S> {
     }
 
     /// A new `secret_key`; deliveries from now on are signed with it.
-    pub fn rotate_webhook_secret(&self, scope: &Scope, id: Uuid) -> Result<Endpoint> {
+    pub fn rotate_secret(&self, scope: &Scope, id: Uuid) -> Result<Endpoint> {
         require_webhook_admin(scope)?;
         let now = self.now(scope);
         let secret = new_secret();
         self.store.write(|tx| {
-            let mut e = Self::endpoint_in(tx, scope, id)?;
+            let mut e = endpoint_in(tx, scope, id)?;
             e.secret_key = secret.clone();
             e.updated_at = Some(now);
             tx.update_webhook_endpoint(&e)?;
@@ -161,15 +166,19 @@ impl<S: Store> Engine<S> {
         })
     }
 
-    /// The endpoint's delivery log, each delivery with its event.
-    pub fn list_webhook_deliveries(&self, scope: &Scope, endpoint: Uuid, f: &DeliveryFilter, page: u32, limit: u32) -> Result<Page<Value>> {
+    /// The endpoint's delivery log, each delivery with its event (the page's events read in
+    /// one batch).
+    pub fn list_deliveries(&self, scope: &Scope, endpoint: Uuid, f: &DeliveryFilter, page: u32, limit: u32) -> Result<Page<DeliveryDetail>> {
         self.store.read(|tx| {
-            Self::endpoint_in(tx, scope, endpoint)?;
+            endpoint_in(tx, scope, endpoint)?;
             let p = tx.list_webhook_deliveries(endpoint, f, page, limit)?;
+            // One delivery per (endpoint, event): the page's event ids are distinct.
+            let ids: Vec<_> = p.items.iter().map(|d| d.event_id).collect();
+            let mut events: std::collections::HashMap<_, _> = tx.events_by_ids(&ids)?.into_iter().map(|e| (e.id, e)).collect();
             let mut items = Vec::with_capacity(p.items.len());
-            for d in &p.items {
-                let ev = tx.event_by_id(d.event_id)?;
-                items.push(d.to_json(ev.as_ref()));
+            for d in p.items {
+                let event = events.remove(&d.event_id);
+                items.push(DeliveryDetail { delivery: d, event });
             }
             Ok(Page {
                 items,
@@ -180,15 +189,24 @@ impl<S: Store> Engine<S> {
         })
     }
 
-    /// A delivery of the request's branch.
-    pub fn get_webhook_delivery(&self, scope: &Scope, id: Uuid) -> Result<Value> {
+    /// A delivery of the request's branch, with its event.
+    pub fn get_delivery(&self, scope: &Scope, id: Uuid) -> Result<DeliveryDetail> {
         self.store.read(|tx| {
             let d = tx
                 .webhook_delivery(id)?
                 .filter(|d| d.branch_id == scope.branch_id() && d.org_id == scope.org_id())
                 .ok_or_else(|| Error::not_found("Webhook delivery", id))?;
-            let ev = tx.event_by_id(d.event_id)?;
-            Ok(d.to_json(ev.as_ref()))
+            let event = tx.event_by_id(d.event_id)?;
+            Ok(DeliveryDetail { delivery: d, event })
         })
+    }
+
+    /// Sends a delivery of the request's branch again now (whatever its status) as a new,
+    /// manual attempt, and returns it. A delivered one stays delivered; a failed one that fails
+    /// again stays failed; a scheduled one keeps its schedule unless this attempt succeeds.
+    pub fn retry_delivery(&self, scope: &Scope, id: Uuid) -> Result<DeliveryDetail> {
+        require_webhook_admin(scope)?;
+        self.attempt_delivery_now(scope, id)?;
+        self.get_delivery(scope, id)
     }
 }

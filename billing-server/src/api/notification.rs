@@ -4,32 +4,33 @@
 use super::{Reply, Request};
 use crate::backend::Backend;
 use crate::openapi::doc::doc;
-use crate::openapi::queries;
-use crate::openapi::shapes as wire;
 use crate::router::{route, Route};
 use billing_core::auth::Scope;
 use billing_core::error::Result;
-use billing_core::notification::ops::{lane, parse_notification_list};
+use billing_core::list::ListResource;
+use billing_core::notification::ops::lane;
+use billing_core::notification::wire::request;
+use billing_core::notification::{parse_notification_list, NotificationView};
 use billing_core::Billing;
 use hyper::Method;
 
 pub static ROUTES: &[Route] = &[
     route(Method::GET, "/notifications", list, lane::LIST).doc(
         doc("list_notifications", "Notifications", "The branch's customer notifications")
-            .query::<queries::NotificationListQuery>()
-            .ok::<wire::ListResourceNotificationView>(),
+            .query::<request::NotificationListQuery>()
+            .ok::<ListResource<NotificationView>>(),
     ),
     route(Method::GET, "/notifications/{notification_id}", get, lane::GET)
-        .doc(doc("get_notification", "Notifications", "One notification with its attempts").ok::<wire::NotificationView>()),
+        .doc(doc("get_notification", "Notifications", "One notification with its attempts").ok::<NotificationView>()),
 ];
 
 fn list(b: &Billing<Backend>, s: &Scope, r: Request) -> Result<Reply> {
     let (f, q) = parse_notification_list(&r.query)?;
-    let p = b.list_notifications(s, &f, &q)?;
-    let pagination = p.pagination();
-    Ok(Reply::page(p.items, pagination))
+    let page = b.notifications().list(s, &f, &q)?;
+    let data: Vec<_> = page.items.iter().map(|n| n.view()).collect();
+    Ok(Reply::page(data, page.pagination()))
 }
 
 fn get(b: &Billing<Backend>, s: &Scope, r: Request) -> Result<Reply> {
-    Ok(Reply::Json(b.get_notification(s, r.id("notification_id")?)?))
+    Ok(Reply::of(&b.notifications().get(s, r.id("notification_id")?)?.view()))
 }

@@ -29,14 +29,11 @@ macro_rules! sort_enum {
 
 sort_enum! {
     ConsumerSortField = core::consumer::ConsumerSort;
-    ProductSortField = core::product::ProductSort;
-    CouponSortField = core::coupon::CouponSort;
     InvoiceSortField = core::invoice::InvoiceSort;
     PaymentSortField = core::payment::PaymentSort;
     PaymentLinkSortField = core::payment_link::PaymentLinkSort;
     SubscriptionSortField = core::subscription::SubscriptionSort;
     FreezeSortField = core::subscription::FreezeSort;
-    NotificationSortField = core::notification::NotificationSort;
 }
 
 /// `asc` or `desc` (default `desc`).
@@ -103,18 +100,6 @@ macro_rules! list_query {
 }
 
 list_query! {
-    /// Products. Also `external_metadata.<key>=<value>`.
-    ProductListQuery(ProductSortField) {
-        /// true: active only; false: inactive only.
-        active: bool,
-        r#type: ProductType,
-        /// Only products with an active price in this currency (3 letters).
-        currency: String,
-    }
-    CouponListQuery(CouponSortField) {
-        active: bool,
-        is_percentage: bool,
-    }
     InvoiceListQuery(InvoiceSortField) {
         include_payments: bool,
         /// Repeated or comma-separated.
@@ -168,29 +153,6 @@ list_query! {
         currencies: Vec<CurrencyCode>,
     }
     FreezeListQuery(FreezeSortField) {}
-    NotificationListQuery(NotificationSortField) {
-        statuses: Vec<NotificationStatus>,
-        status: Vec<NotificationStatus>,
-        channels: Vec<NotificationChannel>,
-        channel: Vec<NotificationChannel>,
-        kinds: Vec<NotificationKind>,
-        kind: Vec<NotificationKind>,
-        consumer_id: Id,
-        created_from: DateTime,
-        created_to: DateTime,
-    }
-}
-
-/// A webhook's delivery log.
-#[derive(JsonSchema)]
-pub struct DeliveryListQuery {
-    pub page: Option<PageNumber>,
-    pub limit: Option<PageSize>,
-    pub size: Option<PageSize>,
-    pub status: Option<WebhookDeliveryStatus>,
-    pub event_type: Option<WebhookEventType>,
-    pub created_from: Option<DateTime>,
-    pub created_to: Option<DateTime>,
 }
 
 /// A page of a list without filters.

@@ -90,55 +90,6 @@ pub struct BranchDto {
     pub name: String,
 }
 
-/// CouponCreate.
-#[derive(JsonSchema)]
-pub struct CouponCreate {
-    #[schemars(length(min = 1, max = 255), regex(pattern = r"\S"))]
-    pub name: String,
-    pub discount_value: Amount,
-    pub currency: Option<CurrencyCode>,
-    pub is_percentage: Option<bool>,
-    pub is_active: Option<bool>,
-}
-
-/// CouponDetailed.
-#[derive(JsonSchema)]
-pub struct CouponDetailed {
-    pub created_at: DateTime,
-    pub updated_at: Option<DateTime>,
-    pub id: Id,
-    pub name: String,
-    pub discount_value: String,
-    pub currency: Option<CurrencyCode>,
-    pub is_percentage: bool,
-    pub is_active: bool,
-    pub redemptions: Integer,
-}
-
-/// CouponDto.
-#[derive(JsonSchema)]
-pub struct CouponDto {
-    pub created_at: DateTime,
-    pub updated_at: Option<DateTime>,
-    pub id: Id,
-    pub name: String,
-    pub discount_value: String,
-    pub currency: Option<CurrencyCode>,
-    pub is_percentage: bool,
-    pub is_active: bool,
-}
-
-/// CouponUpdate.
-#[derive(JsonSchema)]
-pub struct CouponUpdate {
-    #[schemars(length(min = 1, max = 255), regex(pattern = r"\S"))]
-    pub name: Option<String>,
-    pub discount_value: Option<Amount>,
-    pub currency: Option<CurrencyCode>,
-    pub is_percentage: Option<bool>,
-    pub is_active: Option<bool>,
-}
-
 /// CreatePaymentLinkDto.
 #[derive(JsonSchema)]
 pub struct CreatePaymentLinkDto {
@@ -415,14 +366,6 @@ pub struct InvoicePaymentMethodDto {
     pub qurrah: Option<bool>,
 }
 
-/// ListResource_CouponDetailed_.
-#[derive(JsonSchema)]
-#[schemars(rename = "ListResource_CouponDetailed_")]
-pub struct ListResourceCouponDetailed {
-    pub data: Vec<CouponDetailed>,
-    pub pagination: Pagination,
-}
-
 /// ListResource_FreezeSubscriptionBase_.
 #[derive(JsonSchema)]
 #[schemars(rename = "ListResource_FreezeSubscriptionBase_")]
@@ -452,14 +395,6 @@ pub struct ListResourcePaymentLinkDetailed {
 #[schemars(rename = "ListResource_PaymentResponse_")]
 pub struct ListResourcePaymentResponse {
     pub data: Vec<PaymentResponse>,
-    pub pagination: Pagination,
-}
-
-/// ListResource_ProductDto_.
-#[derive(JsonSchema)]
-#[schemars(rename = "ListResource_ProductDto_")]
-pub struct ListResourceProductDto {
-    pub data: Vec<ProductDto>,
     pub pagination: Pagination,
 }
 
@@ -649,91 +584,6 @@ pub struct PendingPlanChangeItemPreview {
     pub discounted_amount: String,
 }
 
-/// ProductCreate.
-#[derive(JsonSchema)]
-pub struct ProductCreate {
-    pub is_active: Option<bool>,
-    pub external_metadata: Option<JsonObject>,
-    #[schemars(length(min = 1, max = 255), regex(pattern = r"\S"))]
-    pub name: String,
-    #[schemars(length(max = 2000))]
-    pub description: Option<String>,
-    pub price: Option<Amount>,
-    pub prices: Option<Vec<ProductPriceInlineCreate>>,
-    pub is_one_time: Option<bool>,
-    pub r#type: ProductType,
-    pub recurring_interval: Option<RecurringInterval>,
-    pub recurring_interval_count: Option<Integer>,
-    pub is_price_exempt_from_vat: Option<bool>,
-    pub is_price_inclusive_of_vat: Option<bool>,
-}
-
-/// ProductDto.
-#[derive(JsonSchema)]
-pub struct ProductDto {
-    pub created_at: DateTime,
-    pub updated_at: Option<DateTime>,
-    pub id: Id,
-    pub name: String,
-    pub description: Option<String>,
-    pub r#type: ProductType,
-    pub recurring_interval: Option<RecurringInterval>,
-    pub recurring_interval_count: Integer,
-    /// The price in the default currency, `null` without one.
-    pub price: Option<String>,
-    pub currency: Option<CurrencyCode>,
-    pub is_price_exempt_from_vat: bool,
-    pub is_price_inclusive_of_vat: bool,
-    pub price_excluding_vat: Option<String>,
-    pub vat_amount: Option<String>,
-    pub prices: Vec<ProductPriceInlineDto>,
-    pub is_active: bool,
-    pub is_one_time: bool,
-    pub is_used_in_finalized_invoice: bool,
-}
-
-/// ProductPriceInlineCreate.
-#[derive(JsonSchema)]
-pub struct ProductPriceInlineCreate {
-    pub currency: CurrencyCode,
-    pub amount: Amount,
-    pub is_price_inclusive_of_vat: Option<bool>,
-    pub is_price_exempt_from_vat: Option<bool>,
-}
-
-/// ProductPriceInlineDto.
-#[derive(JsonSchema)]
-pub struct ProductPriceInlineDto {
-    pub id: Id,
-    pub currency: Option<CurrencyCode>,
-    pub amount: String,
-    pub is_active: bool,
-    pub is_price_inclusive_of_vat: bool,
-    pub is_price_exempt_from_vat: bool,
-    pub price_excluding_vat: String,
-    pub vat_amount: String,
-}
-
-/// ProductUpdate.
-#[derive(JsonSchema)]
-pub struct ProductUpdate {
-    /// The older spelling of `type` (true: ONE_OFF).
-    pub is_one_time: Option<bool>,
-    pub external_metadata: Option<JsonObject>,
-    #[schemars(length(min = 1, max = 255), regex(pattern = r"\S"))]
-    pub name: Option<String>,
-    #[schemars(length(max = 2000))]
-    pub description: Option<String>,
-    pub price: Option<Amount>,
-    pub prices: Option<Vec<ProductPriceInlineCreate>>,
-    pub is_active: Option<bool>,
-    pub r#type: Option<ProductType>,
-    pub recurring_interval: Option<RecurringInterval>,
-    pub recurring_interval_count: Option<Integer>,
-    pub is_price_exempt_from_vat: Option<bool>,
-    pub is_price_inclusive_of_vat: Option<bool>,
-}
-
 /// ServiceBaseResponse: the envelope of every handled error.
 #[derive(JsonSchema)]
 pub struct ServiceBaseResponse {
@@ -921,135 +771,6 @@ literal_enum! {
 // Shapes of the endpoints beyond the public API's named schemas (product prices, keys, webhooks,
 // notifications, settings, the sandbox clock, accepting an invitation).
 
-/// ProductPriceCreate.
-#[derive(JsonSchema)]
-pub struct ProductPriceCreate {
-    pub currency: CurrencyCode,
-    pub amount: Amount,
-    /// Default true.
-    pub is_price_inclusive_of_vat: Option<bool>,
-    /// Default false; both flags set is a 422.
-    pub is_price_exempt_from_vat: Option<bool>,
-}
-
-/// ProductPriceUpdate.
-#[derive(JsonSchema)]
-pub struct ProductPriceUpdate {
-    pub amount: Option<Amount>,
-    pub is_price_inclusive_of_vat: Option<bool>,
-    pub is_price_exempt_from_vat: Option<bool>,
-}
-
-/// WebhookCreate: `event_types` is a list of event types, or `"all"`.
-#[derive(JsonSchema)]
-pub struct WebhookCreate {
-    pub url: Url,
-    pub event_types: Option<WebhookEventTypes>,
-    pub description: Option<String>,
-    pub enabled: Option<bool>,
-}
-
-/// WebhookUpdate: the given fields change.
-#[derive(JsonSchema)]
-pub struct WebhookUpdate {
-    pub url: Option<Url>,
-    pub event_types: Option<WebhookEventTypes>,
-    pub description: Option<String>,
-    pub enabled: Option<bool>,
-}
-
-/// Event types of an endpoint: a non-empty list, or `"all"`.
-#[derive(JsonSchema)]
-#[serde(untagged)]
-pub enum WebhookEventTypes {
-    List(Vec<WebhookEventType>),
-    All(AllEvents),
-}
-
-/// `"all"`.
-#[derive(JsonSchema)]
-pub enum AllEvents {
-    #[serde(rename = "all")]
-    All,
-}
-
-/// Webhook: an endpoint (`secret_key` on create and rotation only).
-#[derive(JsonSchema)]
-pub struct Webhook {
-    pub id: Id,
-    pub url: String,
-    pub event_types: Vec<WebhookEventType>,
-    pub all_event_types: bool,
-    pub description: Option<String>,
-    pub enabled: bool,
-    pub branch_id: Id,
-    pub created_at: DateTime,
-    pub updated_at: Option<DateTime>,
-    /// The HMAC key of the signatures (create and rotate-secret only).
-    pub secret_key: Option<String>,
-}
-
-/// ListResource_Webhook_.
-#[derive(JsonSchema)]
-#[schemars(rename = "ListResource_Webhook_")]
-pub struct ListResourceWebhook {
-    pub data: Vec<Webhook>,
-    pub pagination: Pagination,
-}
-
-/// WebhookDelivery: one event sent to one endpoint, with its attempts.
-#[derive(JsonSchema)]
-pub struct WebhookDelivery {
-    pub id: Id,
-    pub endpoint_id: Id,
-    pub event_id: Id,
-    pub event_type: WebhookEventType,
-    pub event: Option<JsonObject>,
-    pub status: WebhookDeliveryStatus,
-    pub attempt_count: Integer,
-    pub next_attempt_at: Option<DateTime>,
-    pub attempts: Vec<JsonObject>,
-    pub created_at: DateTime,
-    pub updated_at: DateTime,
-}
-
-/// ListResource_WebhookDelivery_.
-#[derive(JsonSchema)]
-#[schemars(rename = "ListResource_WebhookDelivery_")]
-pub struct ListResourceWebhookDelivery {
-    pub data: Vec<WebhookDelivery>,
-    pub pagination: Pagination,
-}
-
-/// NotificationView: a customer notification, its status and attempts.
-#[derive(JsonSchema)]
-pub struct NotificationView {
-    pub id: Id,
-    pub kind: NotificationKind,
-    pub channel: NotificationChannel,
-    pub recipient: String,
-    pub language: Option<Language>,
-    pub status: NotificationStatus,
-    pub subject: Option<String>,
-    pub consumer_id: Option<Id>,
-    pub branch_id: Option<Id>,
-    pub data: JsonObject,
-    pub attempt_count: Integer,
-    pub attempts: Vec<JsonObject>,
-    pub next_attempt_at: Option<DateTime>,
-    pub sent_at: Option<DateTime>,
-    pub created_at: DateTime,
-    pub updated_at: DateTime,
-}
-
-/// ListResource_NotificationView_.
-#[derive(JsonSchema)]
-#[schemars(rename = "ListResource_NotificationView_")]
-pub struct ListResourceNotificationView {
-    pub data: Vec<NotificationView>,
-    pub pagination: Pagination,
-}
-
 /// An empty object (`{}`): the spec's "empty success body".
 #[derive(JsonSchema)]
 pub struct Empty {}
@@ -1060,3 +781,5 @@ pub type AddressCreate = billing_core::consumer::wire::request::AddressCreate;
 pub type ConsumerV2Consumer = billing_core::consumer::ConsumerIdentity<'static>;
 pub type LastInvoiceActivity = billing_core::consumer::view::LastInvoiceActivity;
 pub type Pagination = billing_core::list::Pagination;
+pub type CouponDto = billing_core::coupon::CouponView<'static>;
+pub type ProductDto = billing_core::product::ProductView<'static>;

@@ -331,7 +331,7 @@ fn query_reader(id: &str) -> QueryReader {
         "list_payment_links" => |q| ok(core::payment_link::parse_payment_link_list(q)),
         "list_subscriptions" => |q| ok(core::subscription::parse_subscription_list(q)),
         "list_subscription_freezes" => |q| ok(core::subscription::freeze::parse_freeze_list(q)),
-        "list_notifications" => |q| ok(core::notification::ops::parse_notification_list(q)),
+        "list_notifications" => |q| ok(core::notification::parse_notification_list(q)),
         "list_webhook_deliveries" => |q| ok(core::webhook::parse_delivery_list(q)),
         "list_webhooks" => |q| ok(core::webhook::parse_page(q)),
         other => panic!("no query reader named for {other}: add it here"),

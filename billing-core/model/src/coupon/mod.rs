@@ -2,12 +2,15 @@
 //!
 //! - [`ops`]: create, get, list, update, delete.
 //! - [`store`]: the [`CouponTx`] slice of the store contract.
-//! - [`wire`]: request parsing and the CouponDto views.
+//! - [`wire`]: request parsing and the requests' documentation.
+//! - [`view`]: the CouponDto and CouponDetailed views.
 
 pub mod store;
+pub mod view;
 pub mod wire;
 
 pub use store::CouponTx;
+pub use view::{CouponDetailedView, CouponView};
 pub use wire::parse_coupon_list;
 
 use crate::clock::Timestamp;

@@ -31,9 +31,13 @@
 pub mod sender;
 pub mod store;
 pub mod template;
+pub mod view;
+pub mod wire;
 
 pub use sender::{Delivery, Message, NotificationSender};
 pub use store::NotificationTx;
+pub use view::{NotificationDetail, NotificationView};
+pub use wire::parse_notification_list;
 
 use crate::clock::Timestamp;
 use crate::fields::Language;

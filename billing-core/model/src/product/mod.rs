@@ -4,14 +4,17 @@
 //!
 //! - [`ops`]: create, get, list, update, delete, and the price operations.
 //! - [`store`]: the [`ProductTx`] slice of the store contract.
-//! - [`wire`]: request parsing and the ProductDto view.
+//! - [`wire`]: request parsing and the requests' documentation.
+//! - [`view`]: the ProductDto and ProductPriceInlineDto views.
 
 pub mod store;
 pub mod vat;
+pub mod view;
 pub mod wire;
 
 pub use store::ProductTx;
 pub use vat::VatBreakdown;
+pub use view::{PriceView, ProductView};
 pub use wire::{parse_price_body, parse_price_update, parse_product_list, MAX_NAME};
 
 use crate::clock::Timestamp;

@@ -1,66 +1,13 @@
-//! Product requests (ProductCreate, ProductUpdate, prices, list parameters) and the ProductDto
-//! and ProductPriceDto views.
+//! Product requests (ProductCreate, ProductUpdate, prices, list parameters): their readers, and
+//! their documentation.
 
-use super::VatBreakdown;
-use super::{PriceInput, PriceUpdate, Product, ProductFields, ProductFilter, ProductPrice, ProductSort, ProductType, RecurringInterval, VatMode};
-use crate::clock::format_rfc3339;
+use super::{PriceInput, PriceUpdate, ProductFields, ProductFilter, ProductSort, ProductType, RecurringInterval, VatMode};
 use crate::error::Result;
 use crate::list::{ListQuery, Query, QueryParams};
 use crate::money::Currency;
 use crate::wire::Body;
 use rust_decimal::Decimal;
-use serde_json::{json, Value};
-
-impl ProductPrice {
-    /// ProductPriceDto (and the inline form).
-    pub fn to_json(&self, vat_rate: Decimal) -> Value {
-        let vat = VatBreakdown::of(self.amount, self.vat_mode, vat_rate);
-        json!({
-            "id": self.id,
-            "currency": self.currency(),
-            "amount": self.amount,
-            "amount_in_smallest_unit": self.amount.minor_units(),
-            "is_active": self.is_active,
-            "is_price_inclusive_of_vat": self.vat_mode.is_inclusive(),
-            "is_price_exempt_from_vat": self.vat_mode.is_exempt(),
-            "price_excluding_vat": vat.excluding_vat,
-            "vat_amount": vat.vat,
-            "created_at": format_rfc3339(&self.created_at),
-            "updated_at": self.updated_at.as_ref().map(format_rfc3339),
-        })
-    }
-}
-
-impl Product {
-    /// ProductDto.
-    pub fn to_json(&self, settings: &crate::org::OrgSettings) -> Value {
-        let rate = settings.vat_rate;
-        let primary = self.primary_price(settings.default_currency);
-        let vat = primary.map(|p| VatBreakdown::of(p.amount, p.vat_mode, rate));
-        json!({
-            "id": self.id,
-            "name": self.name,
-            "description": self.description,
-            "type": self.product_type,
-            "recurring_interval": self.recurring_interval,
-            "recurring_interval_count": self.recurring_interval_count,
-            "price": primary.map(|p| p.amount),
-            "currency": primary.map(|p| p.currency()).unwrap_or(settings.default_currency),
-            "amount_in_smallest_unit": primary.map(|p| p.amount.minor_units()),
-            "is_price_exempt_from_vat": primary.map(|p| p.vat_mode.is_exempt()).unwrap_or(false),
-            "is_price_inclusive_of_vat": primary.map(|p| p.vat_mode.is_inclusive()).unwrap_or(true),
-            "price_excluding_vat": vat.map(|v| v.excluding_vat),
-            "vat_amount": vat.map(|v| v.vat),
-            "prices": self.prices.iter().filter(|p| p.is_active).map(|p| p.to_json(rate)).collect::<Vec<_>>(),
-            "is_active": self.is_active,
-            "is_one_time": self.product_type == ProductType::OneOff,
-            "is_used_in_finalized_invoice": self.used_in_finalized_invoice,
-            "external_metadata": self.external_metadata,
-            "created_at": format_rfc3339(&self.created_at),
-            "updated_at": self.updated_at.as_ref().map(format_rfc3339),
-        })
-    }
-}
+use serde_json::Value;
 
 fn vat_flags(b: &mut Body<'_>, inclusive_default: bool) -> Option<VatMode> {
     let inclusive = b.opt_bool("is_price_inclusive_of_vat");
@@ -239,4 +186,128 @@ pub fn parse_product_list(params: &QueryParams) -> Result<(ListQuery<ProductSort
     };
     q.finish()?;
     Ok((list, filter))
+}
+
+/// What the requests look like, for `/openapi.json` (the readers above are the truth; the
+/// server's tests check that each reads exactly these fields).
+pub mod request {
+    use super::{ProductSort, ProductType, RecurringInterval};
+    use crate::money::Currency;
+    use crate::schema::{Amount, Integer, JsonObject};
+    use schemars::JsonSchema;
+
+    /// ProductCreate: a new product in the request's branch, with its prices.
+    #[derive(JsonSchema)]
+    pub struct ProductCreate {
+        /// Whether the product can be sold (default true).
+        pub is_active: Option<bool>,
+        /// Free key/value pairs kept with the product (filterable in the list).
+        pub external_metadata: Option<JsonObject>,
+        /// The product's name.
+        #[schemars(length(min = 1, max = 255), regex(pattern = r"\S"))]
+        pub name: String,
+        /// A longer description.
+        #[schemars(length(max = 2000))]
+        pub description: Option<String>,
+        /// The price in the organization's default currency (greater than 0); its VAT flags are
+        /// the top-level `is_price_*` ones.
+        pub price: Option<Amount>,
+        /// Prices in other currencies (or all of them), one per currency; naming the default
+        /// currency here and in `price` too is refused.
+        pub prices: Option<Vec<ProductPriceInlineCreate>>,
+        /// The older spelling of `type` (true: ONE_OFF), read when `type` is left out.
+        pub is_one_time: Option<bool>,
+        /// `ONE_OFF` or `RECURRING`.
+        pub r#type: ProductType,
+        /// How often a recurring product is billed (required for RECURRING, refused for
+        /// ONE_OFF).
+        pub recurring_interval: Option<RecurringInterval>,
+        /// How many intervals one billing period lasts (1 to 365, default 1).
+        pub recurring_interval_count: Option<Integer>,
+        /// Whether `price` is exempt from VAT (default false).
+        pub is_price_exempt_from_vat: Option<bool>,
+        /// Whether `price` includes VAT (default true); both flags true is refused.
+        pub is_price_inclusive_of_vat: Option<bool>,
+    }
+
+    /// ProductPriceInlineCreate: a price in one currency.
+    #[derive(JsonSchema)]
+    pub struct ProductPriceInlineCreate {
+        /// The price's currency.
+        pub currency: Currency,
+        /// The price (greater than 0, at most the currency's minor digits).
+        pub amount: Amount,
+        /// Whether `amount` includes VAT (default true).
+        pub is_price_inclusive_of_vat: Option<bool>,
+        /// Whether the price is exempt from VAT (default false); both flags true is refused.
+        pub is_price_exempt_from_vat: Option<bool>,
+    }
+
+    /// ProductUpdate: the fields to change (a field left out is kept). Refused once a
+    /// finalized invoice uses the product.
+    #[derive(JsonSchema)]
+    pub struct ProductUpdate {
+        /// The older spelling of `type` (true: ONE_OFF).
+        pub is_one_time: Option<bool>,
+        /// Replaces the product's key/value pairs.
+        pub external_metadata: Option<JsonObject>,
+        /// The product's name.
+        #[schemars(length(min = 1, max = 255), regex(pattern = r"\S"))]
+        pub name: Option<String>,
+        /// A longer description.
+        #[schemars(length(max = 2000))]
+        pub description: Option<String>,
+        /// A new price in the default currency (the other currencies' prices are kept).
+        pub price: Option<Amount>,
+        /// The complete set of prices: a currency left out is retired.
+        pub prices: Option<Vec<ProductPriceInlineCreate>>,
+        /// Whether the product can be sold.
+        pub is_active: Option<bool>,
+        /// `ONE_OFF` or `RECURRING`.
+        pub r#type: Option<ProductType>,
+        /// How often a recurring product is billed.
+        pub recurring_interval: Option<RecurringInterval>,
+        /// How many intervals one billing period lasts (1 to 365).
+        pub recurring_interval_count: Option<Integer>,
+        /// Whether `price` is exempt from VAT.
+        pub is_price_exempt_from_vat: Option<bool>,
+        /// Whether `price` includes VAT.
+        pub is_price_inclusive_of_vat: Option<bool>,
+    }
+
+    /// ProductPriceCreate: a price in a currency the product has no active price in.
+    #[derive(JsonSchema)]
+    pub struct ProductPriceCreate {
+        /// The price's currency.
+        pub currency: Currency,
+        /// The price (greater than 0, at most the currency's minor digits).
+        pub amount: Amount,
+        /// Default true.
+        pub is_price_inclusive_of_vat: Option<bool>,
+        /// Default false; both flags set is a 422.
+        pub is_price_exempt_from_vat: Option<bool>,
+    }
+
+    /// ProductPriceUpdate: the given fields of a price change (its currency cannot).
+    #[derive(JsonSchema)]
+    pub struct ProductPriceUpdate {
+        /// The new amount (greater than 0).
+        pub amount: Option<Amount>,
+        /// Whether the amount includes VAT.
+        pub is_price_inclusive_of_vat: Option<bool>,
+        /// Whether the price is exempt from VAT; both flags true is refused.
+        pub is_price_exempt_from_vat: Option<bool>,
+    }
+
+    crate::list_query! {
+        /// Products. Also `external_metadata.<key>=<value>`.
+        ProductListQuery(ProductSort) {
+            /// true: active only; false: inactive only.
+            active: bool,
+            /// `ONE_OFF` or `RECURRING` products only.
+            r#type: ProductType,
+            /// Only products with an active price in this currency (3 letters).
+            currency: String,
+        }
+    }
 }

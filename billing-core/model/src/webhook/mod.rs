@@ -8,22 +8,25 @@
 //!   ([`crate::work`]) attempted by whichever process claims it.
 //! - A 2xx answer delivers; anything else is retried after [`RETRY_DELAYS_MINUTES`] (5, 30, 120,
 //!   360, 720 minutes after the previous attempt, in the organization's time), then the delivery
-//!   is `failed` and never retried by itself; [`crate::Billing::retry_webhook_delivery`] sends it
+//!   is `failed` and never retried by itself; `billing.webhooks().retry_delivery` sends it
 //!   again on request.
 //! - The HTTP call is the caller's [`WebhookTransport`]; the rules here are synchronous.
 //!
 //! Files: [`ops`] (endpoints and the delivery log), [`deliver`] (fan-out, attempts, retries:
-//! the due-work handlers), [`sign`], [`store`] (the [`WebhookTx`] slice), [`wire`].
+//! the due-work handlers), [`sign`], [`store`] (the [`WebhookTx`] slice), [`wire`] (requests),
+//! [`view`] (responses).
 
 pub mod destination;
 pub mod sign;
 pub mod store;
 pub mod transport;
+pub mod view;
 pub mod wire;
 
 pub use sign::{signature, signature_header, verify, verify_at, VerifyError, USER_AGENT};
 pub use store::{DeliveryContext, WebhookTx};
 pub use transport::{request, Outcome, WebhookTransport};
+pub use view::{DeliveryDetail, DeliveryView, WebhookView};
 pub use wire::{check_url, event_types, parse_delivery_list, parse_page};
 
 use crate::clock::Timestamp;

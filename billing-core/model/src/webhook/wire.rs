@@ -1,63 +1,15 @@
-//! Webhook requests (endpoint bodies, delivery-log parameters) and views.
+//! Webhook requests (endpoint bodies, delivery-log parameters): their readers, and their
+//! documentation.
 
-use super::{Delivery, DeliveryFilter, DeliveryStatus, Endpoint, EndpointFields};
-use crate::clock::{format_rfc3339, parse_datetime};
+use super::{DeliveryFilter, DeliveryStatus, EndpointFields};
+use crate::clock::parse_datetime;
 use crate::error::Result;
 use crate::event::EventType;
 use crate::list::{Query, QueryParams, DEFAULT_LIMIT, MAX_LIMIT};
 use crate::wire::{enum_item, Body};
-use serde_json::{json, Value};
+use serde_json::Value;
 
-impl Endpoint {
-    /// The endpoint as the API shows it; the secret only when `with_secret` (create, rotate).
-    pub fn to_json(&self, with_secret: bool) -> Value {
-        let types: Vec<&str> = match &self.event_types {
-            Some(ts) => ts.iter().map(|t| t.as_str()).collect(),
-            None => EventType::ALL.iter().map(|t| t.as_str()).collect(),
-        };
-        let mut v = json!({
-            "id": self.id,
-            "url": self.url,
-            "event_types": types,
-            "all_event_types": self.event_types.is_none(),
-            "description": self.description,
-            "enabled": self.enabled,
-            "branch_id": self.branch_id,
-            "created_at": format_rfc3339(&self.created_at),
-            "updated_at": self.updated_at.as_ref().map(format_rfc3339),
-        });
-        if with_secret {
-            v["secret_key"] = json!(self.secret_key);
-        }
-        v
-    }
-}
-
-impl Delivery {
-    /// The delivery as the API shows it, with its event.
-    pub fn to_json(&self, event: Option<&crate::event::Event>) -> Value {
-        json!({
-            "id": self.id,
-            "endpoint_id": self.endpoint_id,
-            "event_id": self.event_id,
-            "event_type": self.event_type,
-            "event": event.map(|e| json!({
-                "id": e.id,
-                "event_type": e.event_type,
-                "entity_type": e.entity_type,
-                "entity_id": e.entity_id,
-                "created_at": format_rfc3339(&e.created_at),
-                "payload": e.payload,
-            })),
-            "status": self.status,
-            "attempt_count": self.attempts.len(),
-            "next_attempt_at": self.next_attempt_at.as_ref().map(format_rfc3339),
-            "attempts": self.attempts,
-            "created_at": format_rfc3339(&self.created_at),
-            "updated_at": format_rfc3339(&self.updated_at),
-        })
-    }
-}
+pub mod request;
 
 /// `status`, `event_type`, `created_from`/`created_to` (date-times or dates), `page`, `limit`.
 pub fn parse_delivery_list(params: &QueryParams) -> Result<(DeliveryFilter, u32, u32)> {

@@ -113,7 +113,8 @@ pub fn organizations<S: Store>(sim: &mut Sim<S>) {
             let c = sim
                 .w
                 .billing
-                .create_coupon(&scope, crate::coupon::CouponFields::parse(&body, true).expect("coupon"))
+                .coupons()
+                .create(&scope, crate::coupon::CouponFields::parse(&body, true).expect("coupon"))
                 .expect("create coupon");
             org.coupons.push(c.id);
         }
@@ -123,5 +124,5 @@ pub fn organizations<S: Store>(sim: &mut Sim<S>) {
 
 fn product<S: Store>(sim: &Sim<S>, scope: &Scope, body: Value) -> ProductId {
     let fields = ProductFields::parse(&body, true, Currency::SAR).expect("product");
-    sim.w.billing.create_product(scope, fields).expect("create product").id
+    sim.w.billing.products().create(scope, fields).expect("create product").id
 }
