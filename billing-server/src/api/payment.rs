@@ -52,19 +52,19 @@ pub static ROUTES: &[Route] = &[
 
 fn list(b: &Billing<Backend>, s: &Scope, r: Request) -> Result<Reply> {
     let (q, f) = parse_payment_list(&r.query)?;
-    let page = b.list_payments(s, &q, &f)?;
+    let page = b.payments().list(s, &q, &f)?;
     let data: Vec<Value> = page.items.iter().map(Payment::to_json).collect();
     Ok(Reply::page(data, page.pagination()))
 }
 
 fn get(b: &Billing<Backend>, s: &Scope, r: Request) -> Result<Reply> {
-    Ok(Reply::Json(b.get_payment(s, r.id("payment_id")?)?.to_json()))
+    Ok(Reply::Json(b.payments().get(s, r.id("payment_id")?)?.to_json()))
 }
 
 fn mark_paid(b: &Billing<Backend>, s: &Scope, r: Request) -> Result<Reply> {
     let id = r.id("payment_id")?;
     let req = MarkPaid::parse(r.body()?)?;
-    b.mark_payment_paid(s, id, req)?;
+    b.payments().mark_paid(s, id, req)?;
     // PaymentMarkPaidResponse is an empty object.
     Ok(Reply::Json(json!({})))
 }
@@ -72,10 +72,10 @@ fn mark_paid(b: &Billing<Backend>, s: &Scope, r: Request) -> Result<Reply> {
 fn refund(b: &Billing<Backend>, s: &Scope, r: Request) -> Result<Reply> {
     let id = r.id("payment_id")?;
     let req = RefundRequest::parse(r.body()?)?;
-    Ok(Reply::Json(b.refund_payment(s, id, req)?.to_json()))
+    Ok(Reply::Json(b.payments().refund(s, id, req)?.to_json()))
 }
 
 fn auto_charge(b: &Billing<Backend>, s: &Scope, r: Request) -> Result<Reply> {
-    let (payment_id, invoice_id) = b.auto_charge_on_demand(s, r.id("payment_id")?)?;
+    let (payment_id, invoice_id) = b.payments().auto_charge(s, r.id("payment_id")?)?;
     Ok(Reply::Json(json!({"payment_id": payment_id, "invoice_id": invoice_id})))
 }

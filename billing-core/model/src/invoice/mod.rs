@@ -165,6 +165,26 @@ impl Invoice {
     }
 }
 
+/// An invoice with what its responses show besides it, read in one transaction: its payments,
+/// its consumer and (for the detailed view) the products of its items.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InvoiceDetail {
+    pub invoice: Invoice,
+    /// Ordered by number.
+    pub payments: Vec<Payment>,
+    /// `None` only if the consumer row is gone.
+    pub consumer: Option<crate::consumer::Consumer>,
+    /// The products of the invoice's items, once each (empty in lists).
+    pub products: Vec<crate::product::Product>,
+}
+
+impl InvoiceDetail {
+    /// The invoice and its payments.
+    pub fn into_parts(self) -> (Invoice, Vec<Payment>) {
+        (self.invoice, self.payments)
+    }
+}
+
 /// InvoiceCreate, parsed.
 #[derive(Debug, Clone, PartialEq)]
 pub struct InvoiceCreate {

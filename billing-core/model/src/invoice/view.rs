@@ -1,6 +1,6 @@
 //! InvoiceDetailed and InvoiceListItem.
 
-use super::Invoice;
+use super::{Invoice, InvoiceDetail};
 use crate::clock::format_rfc3339;
 use crate::payment::Payment;
 use crate::pricing::totals;
@@ -119,5 +119,20 @@ impl InvoiceView<'_> {
         v["last_payment_paid_at"] = json!(self.payments.iter().filter_map(|p| p.payed_at).max().as_ref().map(format_rfc3339));
         v["remaining_amount_in_smallest_unit"] = json!(remaining.minor_units());
         v
+    }
+}
+
+impl InvoiceDetail {
+    /// The invoice's views (InvoiceDetailed, InvoiceListItem).
+    pub fn view<'a>(&'a self, branch_name: &'a str, public_url: &'a str, settings: &'a crate::org::OrgSettings) -> InvoiceView<'a> {
+        InvoiceView {
+            invoice: &self.invoice,
+            payments: &self.payments,
+            consumer: self.consumer.as_ref(),
+            products: &self.products,
+            branch_name,
+            public_url,
+            settings,
+        }
     }
 }
