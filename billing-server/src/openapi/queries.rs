@@ -31,8 +31,6 @@ sort_enum! {
     ConsumerSortField = core::consumer::ConsumerSort;
     ProductSortField = core::product::ProductSort;
     CouponSortField = core::coupon::CouponSort;
-    InvoiceSortField = core::invoice::InvoiceSort;
-    PaymentSortField = core::payment::PaymentSort;
     PaymentLinkSortField = core::payment_link::PaymentLinkSort;
     SubscriptionSortField = core::subscription::SubscriptionSort;
     FreezeSortField = core::subscription::FreezeSort;
@@ -114,33 +112,6 @@ list_query! {
     CouponListQuery(CouponSortField) {
         active: bool,
         is_percentage: bool,
-    }
-    InvoiceListQuery(InvoiceSortField) {
-        include_payments: bool,
-        /// Repeated or comma-separated.
-        statuses: Vec<InvoiceStatusEnum>,
-        /// Invoices having payments in these statuses.
-        payment_statuses: Vec<PaymentStatusEnum>,
-        /// Comma-separated currency codes.
-        currencies: Vec<CurrencyCode>,
-        /// Only invoices with a SUCCEEDED card or wallet payment.
-        payments_not_settled: bool,
-        payment_link_id: Id,
-        from_date: DateTime,
-        to_date: DateTime,
-        due_date_from: DateTime,
-        due_date_to: DateTime,
-        from_price: Amount,
-        to_price: Amount,
-        organization_consumer_id: Id,
-        subscription_id: Id,
-    }
-    PaymentListQuery(PaymentSortField) {
-        statuses: Vec<PaymentStatusEnum>,
-        /// Repeated.
-        invoice_id: Vec<Id>,
-        from_date: DateTime,
-        to_date: DateTime,
     }
     PaymentLinkListQuery(PaymentLinkSortField) {
         statuses: Vec<PaymentLinkStatus>,

@@ -2,8 +2,10 @@
 //! branch admins and branch users see only their assigned branches.
 
 pub mod store;
+pub mod view;
 
 pub use store::BranchTx;
+pub use view::BranchDto;
 
 use crate::clock::{format_rfc3339, Timestamp};
 use crate::error::Result;

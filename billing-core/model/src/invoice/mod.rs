@@ -7,7 +7,8 @@
 //! - [`installments`]: splitting a total into 2, 3 or 4 payments.
 //! - [`events`]: the outbox payloads of invoices and payments.
 //! - [`store`]: the [`InvoiceTx`] slice of the store contract.
-//! - [`wire`] and [`view`]: request parsing, InvoiceDetailed and InvoiceListItem.
+//! - [`wire`] and [`view`]: request parsing (and `request`, the requests' documents),
+//!   InvoiceDetailed and InvoiceListItem.
 
 pub mod installments;
 pub mod store;
@@ -18,7 +19,7 @@ pub use crate::org::PaymentMethods;
 pub use crate::pricing::ItemRequest;
 pub use installments::{InstallmentPlan, PaymentPlan};
 pub use store::InvoiceTx;
-pub use view::InvoiceView;
+pub use view::{InvoiceDetailed, InvoiceItemDto, InvoiceListItem, InvoicePaymentMethodDto, InvoiceView};
 pub use wire::parse_invoice_list;
 
 use crate::clock::Timestamp;
