@@ -9,7 +9,7 @@ use crate::consumer::{CommunicationMethod, Consumer};
 use crate::engine::Engine;
 use crate::error::{Code, Error, Result};
 use crate::event::EventType;
-use crate::ids::PaymentId;
+use crate::ids::{ConsumerId, PaymentId};
 use crate::ids::{InvoiceId, InvoiceItemId};
 use crate::lane::Lane;
 use crate::list::Page;
@@ -20,6 +20,7 @@ use crate::pricing;
 use crate::product::Product;
 use crate::store::{Store, Tx};
 use serde_json::json;
+use std::collections::HashMap;
 
 /// Where each operation of this module runs.
 pub mod lane {
@@ -306,18 +307,25 @@ impl<S: Store> Invoices<'_, S> {
     }
 
     /// A page of invoices, each with its payments and consumer (no products: the list item
-    /// does not show them).
+    /// does not show them). The page's payments and consumers are read in one go each.
     pub fn list(&self, scope: &Scope, req: &InvoiceListRequest) -> Result<Page<InvoiceDetail>> {
         self.store.read(|tx| {
             let page = tx.list_invoices(scope.branch_id(), &req.query, &req.filter)?;
+            let ids: Vec<InvoiceId> = page.items.iter().map(|i| i.id).collect();
+            let mut consumer_ids: Vec<ConsumerId> = page.items.iter().map(|i| i.consumer_id).collect();
+            consumer_ids.sort();
+            consumer_ids.dedup();
+            let mut payments: HashMap<InvoiceId, Vec<Payment>> = HashMap::new();
+            for p in tx.payments_of_invoices(&ids)? {
+                payments.entry(p.invoice_id).or_default().push(p);
+            }
+            let consumers: HashMap<ConsumerId, Consumer> = tx.consumers_by_ids(scope.branch_id(), &consumer_ids)?.into_iter().map(|c| (c.id, c)).collect();
             let mut out = Vec::with_capacity(page.items.len());
             for inv in page.items {
-                let payments = tx.invoice_payments(inv.id)?;
-                let consumer = tx.consumer(scope.branch_id(), inv.consumer_id)?;
                 out.push(InvoiceDetail {
+                    payments: payments.remove(&inv.id).unwrap_or_default(),
+                    consumer: consumers.get(&inv.consumer_id).cloned(),
                     invoice: inv,
-                    payments,
-                    consumer,
                     products: vec![],
                 });
             }

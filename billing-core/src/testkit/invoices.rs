@@ -958,3 +958,63 @@ pub fn amounts_after_zero_totals_and_refunds<H: Harness>() {
     assert_eq!(view["paid_amount"], "0.00");
     assert_eq!(view["remaining_amount"], json!(after_refund.remaining_amount(&pays)));
 }
+
+/// A page of invoices reads its payments and consumers in one go each
+/// (`payments_of_invoices`, `consumers_by_ids`): the same rows as one read per invoice, in a
+/// transaction's own writes too, and nothing of another branch.
+pub fn page_reads_payments_and_consumers_in_one_go<H: Harness>() {
+    let w = World::new(H::store());
+    let s = &w.admin;
+    let (a, b) = (consumer(&w, s, false), consumer(&w, s, true));
+    let p = product(&w, s, "100.00", json!({}));
+    let one = create(&w, s, invoice_body(a.id, &[(p.id, 1)], &[]));
+    let split = create(&w, s, invoice_body(b.id, &[(p.id, 6)], &[]));
+    w.billing.invoices().accept(s, split.id, PaymentPlan::Installments(3)).unwrap();
+    let third = create(&w, s, invoice_body(a.id, &[(p.id, 2)], &[]));
+    let ids = [one.id, split.id, third.id];
+    let all = w.read(|tx| tx.payments_of_invoices(&ids));
+    assert_eq!(all.len(), 5);
+    for id in ids {
+        let each = w.read(|tx| tx.invoice_payments(id));
+        let batched: Vec<Payment> = all.iter().filter(|p| p.invoice_id == id).cloned().collect();
+        assert_eq!(batched, each, "the invoice's payments, by number");
+    }
+    let first = all.iter().position(|p| p.invoice_id == split.id).unwrap();
+    assert!(all[first..first + 3].iter().all(|p| p.invoice_id == split.id), "grouped by invoice");
+    assert_eq!(w.read(|tx| tx.payments_of_invoices(&[])), vec![]);
+    assert_eq!(w.read(|tx| tx.payments_of_invoices(&[InvoiceId::new()])), vec![]);
+    // A transaction's own writes are read back.
+    let noted = w.write(|tx| {
+        let mut p = tx.invoice_payments(one.id)?.remove(0);
+        p.note = Some("changed".into());
+        tx.update_payment(&p)?;
+        tx.payments_of_invoices(&[one.id, third.id])
+    });
+    assert_eq!(noted.iter().find(|p| p.invoice_id == one.id).unwrap().note.as_deref(), Some("changed"));
+    // Consumers: deleted ones too, unknown ids and other branches' left out.
+    let gone = consumer(&w, s, false);
+    w.billing.consumers().delete(s, gone.id).unwrap();
+    let elsewhere = w.new_branch("Elsewhere");
+    let mut got = w.read(|tx| tx.consumers_by_ids(s.branch_id(), &[a.id, b.id, gone.id, ConsumerId::new()]));
+    got.sort_by_key(|c| c.id);
+    let mut want: Vec<Consumer> = [a.id, b.id, gone.id]
+        .iter()
+        .map(|id| w.read(|tx| tx.consumer(s.branch_id(), *id)).unwrap())
+        .collect();
+    want.sort_by_key(|c| c.id);
+    assert_eq!(got, want);
+    assert!(got.iter().any(|c| c.is_deleted));
+    assert_eq!(w.read(|tx| tx.consumers_by_ids(elsewhere.id, &[a.id, b.id])), vec![]);
+    assert_eq!(w.read(|tx| tx.consumers_by_ids(s.branch_id(), &[])), vec![]);
+    // The list answers what one read per invoice would.
+    let req = parse_invoice_list(&QueryParams::parse("limit=100")).unwrap();
+    let page = w.billing.invoices().list(s, &req).unwrap();
+    assert_eq!(page.items.len(), 3);
+    for d in &page.items {
+        let one_by_one = w.billing.invoices().get(s, d.invoice.id).unwrap();
+        assert_eq!(
+            (&d.invoice, &d.payments, &d.consumer),
+            (&one_by_one.invoice, &one_by_one.payments, &one_by_one.consumer)
+        );
+    }
+}
