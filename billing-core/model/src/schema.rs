@@ -295,4 +295,7 @@ component_ref! {
     ProductDtoRef => "ProductDto";
     /// SubscriptionDetailed (the subscription's view).
     SubscriptionDetailedRef => "SubscriptionDetailed";
+    /// SubscriptionStatus, for the views of resources the subscriptions depend on (an invoice
+    /// may not name the subscription module).
+    SubscriptionStatusRef => "SubscriptionStatus";
 }

@@ -13,13 +13,15 @@
 pub mod installments;
 pub mod store;
 pub mod view;
+pub mod view_parts;
 pub mod wire;
 
 pub use crate::org::PaymentMethods;
 pub use crate::pricing::ItemRequest;
 pub use installments::{InstallmentPlan, PaymentPlan};
 pub use store::InvoiceTx;
-pub use view::{InvoiceDetailed, InvoiceItemDto, InvoiceListItem, InvoicePaymentMethodDto, InvoiceView};
+pub use view::{InvoiceDetailed, InvoiceListItem, InvoiceView};
+pub use view_parts::{InvoiceItemDto, InvoiceListSubscrptionDto, InvoicePaymentMethodDto};
 pub use wire::parse_invoice_list;
 
 use crate::clock::Timestamp;

@@ -153,7 +153,7 @@ pub fn parse_invoice_list(params: &QueryParams) -> Result<InvoiceListRequest> {
 /// What the requests look like, for `/openapi.json` (the readers above are the truth; the
 /// server's tests check that each reads exactly these fields).
 pub mod request {
-    use super::super::view::InvoicePaymentMethodDto;
+    use super::super::view_parts::InvoicePaymentMethodDto;
     use super::{InvoiceSort, InvoiceStatus, PaymentStatus};
     use crate::money::Currency;
     use crate::schema::{Amount, DateTime, Id, Integer};
