@@ -80,7 +80,7 @@ fn create_invoice(c: &mut Criterion) {
     g.bench_function("create_invoice_sqlite_3_items_1_coupon", |bench| {
         bench.iter(|| {
             let req = InvoiceCreate::parse(&body, Currency::SAR).expect("valid body");
-            black_box(billing.create_invoice(&scope, req).expect("create invoice"));
+            black_box(billing.invoices().create(&scope, req).expect("create invoice"));
         })
     });
     g.finish();

@@ -182,7 +182,7 @@ fn create_invoice<S: Store>(g: &mut BenchmarkGroup<'_, WallTime>, s: &Subject<S>
     g.bench_function(s.name, |bench| {
         bench.iter(|| {
             let req = InvoiceCreate::parse(&body, Currency::SAR).expect("valid body");
-            black_box(s.billing.create_invoice(&s.scope, req).expect("create invoice"))
+            black_box(s.billing.invoices().create(&s.scope, req).expect("create invoice"))
         })
     });
 }

@@ -92,6 +92,16 @@ impl<S: Store> Billing<S> {
         crate::webhook::ops::Webhooks::new(&self.engine)
     }
 
+    /// Invoices: create, get, list, update, void, send, accept; the pay page, pay, decline.
+    pub fn invoices(&self) -> crate::invoice::ops::Invoices<'_, S> {
+        crate::invoice::ops::Invoices::new(&self.engine)
+    }
+
+    /// Payments: get, list, mark-paid, refund, card charges, saved cards, auto-charge.
+    pub fn payments(&self) -> crate::payment::ops::Payments<'_, S> {
+        crate::payment::ops::Payments::new(&self.engine)
+    }
+
     /// The engine the operations run on.
     pub fn engine(&self) -> &Engine<S> {
         &self.engine

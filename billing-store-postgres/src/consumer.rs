@@ -264,6 +264,24 @@ impl billing_model::consumer::ConsumerTx for PgTx<'_> {
         .transpose()
     }
 
+    fn consumers_by_ids(&mut self, branch: BranchId, ids: &[ConsumerId]) -> StoreResult<Vec<Consumer>> {
+        use consumers::dsl as k;
+        if ids.is_empty() {
+            return Ok(vec![]);
+        }
+        let ids: Vec<Uuid> = ids.iter().map(|i| i.0).collect();
+        self.read(|c| {
+            k::consumers
+                .filter(k::id.eq_any(&ids))
+                .filter(k::branch_id.eq(branch.0))
+                .select(ConsumerRow::as_select())
+                .load(c)
+        })?
+        .into_iter()
+        .map(ConsumerRow::into_domain)
+        .collect()
+    }
+
     fn update_consumer(&mut self, cons: &Consumer) -> StoreResult<()> {
         let row = NewConsumerRow::new(cons);
         self.write(|c| diesel::update(consumers::table.find(cons.id.0)).set(&row).execute(c)).map(drop)

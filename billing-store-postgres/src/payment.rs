@@ -422,6 +422,23 @@ impl billing_model::payment::PaymentTx for PgTx<'_> {
         rows.into_iter().map(PaymentRow::into_domain).collect()
     }
 
+    fn payments_of_invoices(&mut self, invoices: &[InvoiceId]) -> StoreResult<Vec<Payment>> {
+        use payments::dsl as p;
+        if invoices.is_empty() {
+            return Ok(vec![]);
+        }
+        let ids: Vec<Uuid> = invoices.iter().map(|i| i.0).collect();
+        // Whatever a batch deferred is sent first, so the read sees it.
+        let rows = self.read(|c| {
+            p::payments
+                .filter(p::invoice_id.eq_any(&ids))
+                .order_by((p::invoice_id, p::number, p::id))
+                .select(PaymentRow::as_select())
+                .load(c)
+        })?;
+        rows.into_iter().map(PaymentRow::into_domain).collect()
+    }
+
     fn list_payments(&mut self, branch: BranchId, q: &ListQuery<PaymentSort>, f: &PaymentFilter) -> StoreResult<Page<Payment>> {
         use payments::dsl as p;
         let coll = self.search_collation;

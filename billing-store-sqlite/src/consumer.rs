@@ -59,6 +59,16 @@ impl ConsumerTx for SqliteTx<'_> {
         )
     }
 
+    fn consumers_by_ids(&mut self, branch: BranchId, ids: &[ConsumerId]) -> StoreResult<Vec<Consumer>> {
+        if ids.is_empty() {
+            return Ok(vec![]);
+        }
+        let mut w = Filter::new("FROM consumers WHERE branch_id = ?1", vec![u(branch)]);
+        w.any("id", ids.iter().map(|x| u(*x)).collect());
+        let sql = format!("SELECT {} {}", Consumers::sql().select, w.sql);
+        self.all(&sql, w.params, Consumers::row)
+    }
+
     fn update_consumer(&mut self, c: &Consumer) -> StoreResult<()> {
         self.update_one(&Consumers::sql().update, Consumers::params(c)?, "consumer")
     }

@@ -82,6 +82,16 @@ impl PaymentTx for SqliteTx<'_> {
         )
     }
 
+    fn payments_of_invoices(&mut self, invoices: &[InvoiceId]) -> StoreResult<Vec<Payment>> {
+        if invoices.is_empty() {
+            return Ok(vec![]);
+        }
+        let mut w = Filter::new("FROM payments WHERE 1 = 1", vec![]);
+        w.any("invoice_id", invoices.iter().map(|x| u(*x)).collect());
+        let sql = format!("SELECT {} {} ORDER BY invoice_id, number, id", Payments::sql().select, w.sql);
+        self.all(&sql, w.params, Payments::row)
+    }
+
     fn list_payments(&mut self, branch: BranchId, q: &ListQuery<PaymentSort>, f: &PaymentFilter) -> StoreResult<Page<Payment>> {
         let mut w = Filter::new("FROM payments WHERE branch_id = ?1", vec![u(branch)]);
         if let Some(term) = &q.search {

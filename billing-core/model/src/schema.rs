@@ -261,3 +261,41 @@ macro_rules! list_query {
         }
     )*};
 }
+
+crate::literal_enum! {
+    InvoiceType = ["ONE_OFF", "ONE_OFF_FUTURE", "RECURRING", "INSTALLMENTS", "PRORATION"];
+    PaymentFlow = ["ALL", "AUTO", "MANUAL"];
+    PaymentMethodEnum = ["OPENBANKING", "PAYMENTGATEWAY"];
+    RecurrencePattern = ["Hour", "Day", "Week", "Fortnight", "Month", "Quarter", "Half-Year", "Year"];
+    SubscriptionRecurringInterval = ["WEEK", "MONTH", "QUARTER", "YEAR"];
+}
+
+/// A component whose view is not yet the model's own type (another resource's, still described
+/// by the server's shapes): written as a reference to it by its public name, inline.
+macro_rules! component_ref {
+    ($($(#[$m:meta])* $name:ident => $component:literal;)*) => {$(
+        $(#[$m])*
+        pub struct $name;
+        impl JsonSchema for $name {
+            fn inline_schema() -> bool {
+                true
+            }
+            fn schema_name() -> Cow<'static, str> {
+                stringify!($name).into()
+            }
+            fn json_schema(_: &mut SchemaGenerator) -> Schema {
+                json_schema!({"$ref": concat!("#/components/schemas/", $component)})
+            }
+        }
+    )*};
+}
+
+component_ref! {
+    /// ProductDto (the catalog's product view).
+    ProductDtoRef => "ProductDto";
+    /// SubscriptionDetailed (the subscription's view).
+    SubscriptionDetailedRef => "SubscriptionDetailed";
+    /// SubscriptionStatus, for the views of resources the subscriptions depend on (an invoice
+    /// may not name the subscription module).
+    SubscriptionStatusRef => "SubscriptionStatus";
+}

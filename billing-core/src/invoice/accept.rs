@@ -2,7 +2,7 @@
 
 use super::events::emit_invoice;
 use super::installments::{self, InstallmentPlan, PaymentPlan};
-use super::ops::{check_no_charge_in_flight, pending_payment};
+use super::ops::{check_no_charge_in_flight, pending_payment, Invoices};
 use super::{Invoice, InvoiceStatus};
 use crate::auth::Scope;
 use crate::clock::Timestamp;
@@ -15,11 +15,11 @@ use crate::payment::{Payment, PaymentType};
 use crate::pricing::{InvoiceTotals, ItemInput};
 use crate::store::{Store, Tx};
 
-impl<S: Store> Engine<S> {
+impl<S: Store> Invoices<'_, S> {
     /// The payer chose how to pay: in full, or in 2, 3 or 4 installments. The invoice becomes
     /// ACCEPTED; with installments its single payment is replaced by one INSTALLMENT payment per
     /// part (`exclude_coupons_if_installments` recomputes the total without coupons first).
-    pub fn accept_invoice(&self, scope: &Scope, id: InvoiceId, plan: PaymentPlan) -> Result<(Invoice, Vec<Payment>)> {
+    pub fn accept(&self, scope: &Scope, id: InvoiceId, plan: PaymentPlan) -> Result<(Invoice, Vec<Payment>)> {
         let now = self.now(scope);
         self.store.write(|tx| {
             let (mut inv, payments) = self.load_invoice(tx, scope, id)?;
@@ -28,7 +28,21 @@ impl<S: Store> Engine<S> {
         })
     }
 
-    /// [`Self::accept_invoice`] inside a transaction, on the invoice and payments just read:
+    /// The installment options of an invoice that are available now (2, 3, 4).
+    pub fn installment_options(&self, scope: &Scope, inv: &Invoice) -> Vec<u8> {
+        if !inv.payment_methods.installment || inv.items.iter().any(|i| !i.one_time) {
+            return vec![];
+        }
+        installments::INSTALLMENT_OPTIONS
+            .iter()
+            .copied()
+            .filter(|n| installments::available(&scope.org.settings, installment_total(inv, &scope.org.settings), *n))
+            .collect()
+    }
+}
+
+impl<S: Store> Engine<S> {
+    /// [`Invoices::accept`] inside a transaction, on the invoice and payments just read:
     /// returns the invoice's payments after it (the invoice is updated in place).
     pub(crate) fn accept_in(
         &self,
@@ -98,18 +112,6 @@ impl<S: Store> Engine<S> {
         tx.update_invoice(inv)?;
         emit_invoice(tx, self.public_url(), EventType::InvoiceAccepted, inv, now)?;
         Ok(payments)
-    }
-
-    /// The installment options of an invoice that are available now (2, 3, 4).
-    pub fn installment_options(&self, scope: &Scope, inv: &Invoice) -> Vec<u8> {
-        if !inv.payment_methods.installment || inv.items.iter().any(|i| !i.one_time) {
-            return vec![];
-        }
-        installments::INSTALLMENT_OPTIONS
-            .iter()
-            .copied()
-            .filter(|n| installments::available(&scope.org.settings, installment_total(inv, &scope.org.settings), *n))
-            .collect()
     }
 }
 

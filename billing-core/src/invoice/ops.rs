@@ -1,4 +1,4 @@
-//! Invoice operations on [`Engine`]. Each is one transaction with its events and
+//! Invoice operations ([`Invoices`]). Each is one transaction with its events and
 //! notifications; amounts come from [`crate::pricing`].
 
 use super::events::{emit_invoice, emit_payment};
@@ -9,7 +9,7 @@ use crate::consumer::{CommunicationMethod, Consumer};
 use crate::engine::Engine;
 use crate::error::{Code, Error, Result};
 use crate::event::EventType;
-use crate::ids::PaymentId;
+use crate::ids::{ConsumerId, PaymentId};
 use crate::ids::{InvoiceId, InvoiceItemId};
 use crate::lane::Lane;
 use crate::list::Page;
@@ -19,7 +19,8 @@ use crate::payment::{Payment, PaymentStatus, PaymentType};
 use crate::pricing;
 use crate::product::Product;
 use crate::store::{Store, Tx};
-use serde_json::{json, Value};
+use serde_json::json;
+use std::collections::HashMap;
 
 /// Where each operation of this module runs.
 pub mod lane {
@@ -27,10 +28,10 @@ pub mod lane {
     pub const CREATE: Lane = Lane::Write;
     pub const GET: Lane = Lane::Read;
     pub const LIST: Lane = Lane::Read;
-    pub const UPDATE_INPLACE: Lane = Lane::Write;
+    pub const UPDATE: Lane = Lane::Write;
     pub const VOID: Lane = Lane::Write;
     pub const SEND: Lane = Lane::Write;
-    /// [`Engine::accept_invoice`] (in `accept.rs`).
+    /// [`Invoices::accept`] (in `accept.rs`).
     pub const ACCEPT: Lane = Lane::Write;
 }
 
@@ -93,24 +94,34 @@ impl<S: Store> Engine<S> {
         Ok((inv, payments))
     }
 
-    /// Creates an invoice: CREATED, or SENT when `notify_consumer` and the consumer has a
-    /// channel (the notification is recorded). One INITIAL payment of the total.
-    pub fn create_invoice(&self, scope: &Scope, req: InvoiceCreate) -> Result<Invoice> {
-        self.store.write(|tx| self.create_invoice_in(tx, scope, &req))
-    }
-
-    /// Runs `op` (an invoice operation) and answers InvoiceDetailed read in the same
-    /// transaction, so the response shows exactly what the operation committed.
-    fn with_detailed_view(&self, scope: &Scope, mut op: impl FnMut(&mut dyn Tx) -> Result<Invoice>) -> Result<Value> {
-        self.store.write(|tx| {
-            let inv = op(tx)?;
-            let payments = tx.invoice_payments(inv.id)?;
-            self.view_json(tx, scope, &inv, &payments, true, true)
+    /// What the detailed view of `inv` needs besides it, read in the caller's transaction: its
+    /// payments, its consumer and the products of its items.
+    fn detail_in(&self, tx: &mut dyn Tx, scope: &Scope, inv: Invoice) -> Result<InvoiceDetail> {
+        let payments = tx.invoice_payments(inv.id)?;
+        let consumer = tx.consumer(scope.branch_id(), inv.consumer_id)?;
+        let mut products: Vec<Product> = vec![];
+        for it in &inv.items {
+            if !products.iter().any(|p| p.id == it.product_id) {
+                if let Some(p) = tx.product(scope.branch_id(), it.product_id)? {
+                    products.push(p);
+                }
+            }
+        }
+        Ok(InvoiceDetail {
+            invoice: inv,
+            payments,
+            consumer,
+            products,
         })
     }
-    /// [`Self::create_invoice`], answering InvoiceDetailed read in the same transaction.
-    pub fn create_invoice_detailed(&self, scope: &Scope, req: InvoiceCreate) -> Result<Value> {
-        self.with_detailed_view(scope, |tx| self.create_invoice_in(tx, scope, &req))
+
+    /// Runs `op` (an invoice operation) and reads the invoice's detail in the same transaction,
+    /// so the answer shows exactly what the operation committed.
+    fn write_detailed(&self, scope: &Scope, mut op: impl FnMut(&mut dyn Tx) -> Result<Invoice>) -> Result<InvoiceDetail> {
+        self.store.write(|tx| {
+            let inv = op(tx)?;
+            self.detail_in(tx, scope, inv)
+        })
     }
 
     fn create_invoice_in(&self, tx: &mut dyn Tx, scope: &Scope, req: &InvoiceCreate) -> Result<Invoice> {
@@ -204,70 +215,6 @@ impl<S: Store> Engine<S> {
         Ok(())
     }
 
-    pub fn get_invoice(&self, scope: &Scope, id: InvoiceId) -> Result<(Invoice, Vec<Payment>)> {
-        self.store.read(|tx| self.load_invoice(tx, scope, id))
-    }
-
-    fn view_json(&self, tx: &mut dyn Tx, scope: &Scope, inv: &Invoice, payments: &[Payment], detailed: bool, include_payments: bool) -> Result<Value> {
-        let consumer = tx.consumer(scope.branch_id(), inv.consumer_id)?;
-        let mut products = vec![];
-        if detailed {
-            for it in &inv.items {
-                if !products.iter().any(|p: &Product| p.id == it.product_id) {
-                    if let Some(p) = tx.product(scope.branch_id(), it.product_id)? {
-                        products.push(p);
-                    }
-                }
-            }
-        }
-        let view = InvoiceView {
-            invoice: inv,
-            payments,
-            consumer: consumer.as_ref(),
-            products: &products,
-            branch_name: &scope.branch.name,
-            public_url: self.public_url(),
-            settings: &scope.org.settings,
-        };
-        Ok(if detailed { view.detailed() } else { view.list_item(include_payments) })
-    }
-
-    /// InvoiceDetailed of an invoice of the request's branch.
-    pub fn invoice_detailed(&self, scope: &Scope, id: InvoiceId) -> Result<Value> {
-        self.store.read(|tx| {
-            let (inv, payments) = self.load_invoice(tx, scope, id)?;
-            self.view_json(tx, scope, &inv, &payments, true, true)
-        })
-    }
-
-    /// A page of InvoiceListItems.
-    pub fn list_invoices(&self, scope: &Scope, req: &InvoiceListRequest) -> Result<Page<Value>> {
-        self.store.read(|tx| {
-            let page = tx.list_invoices(scope.branch_id(), &req.query, &req.filter)?;
-            let mut out = Vec::with_capacity(page.items.len());
-            for inv in &page.items {
-                let payments = tx.invoice_payments(inv.id)?;
-                out.push(self.view_json(tx, scope, inv, &payments, false, req.include_payments)?);
-            }
-            Ok(Page {
-                items: out,
-                total: page.total,
-                page: page.page,
-                limit: page.limit,
-            })
-        })
-    }
-
-    /// Cancels an invoice that is not finalised; its unpaid payments become CANCELED.
-    pub fn void_invoice(&self, scope: &Scope, id: InvoiceId) -> Result<Invoice> {
-        self.store.write(|tx| self.void_invoice_in(tx, scope, id))
-    }
-
-    /// [`Self::void_invoice`], answering InvoiceDetailed read in the same transaction.
-    pub fn void_invoice_detailed(&self, scope: &Scope, id: InvoiceId) -> Result<Value> {
-        self.with_detailed_view(scope, |tx| self.void_invoice_in(tx, scope, id))
-    }
-
     pub(crate) fn void_invoice_in(&self, tx: &mut dyn Tx, scope: &Scope, id: InvoiceId) -> Result<Invoice> {
         let now = self.now(scope);
         let (mut inv, payments) = self.load_invoice(tx, scope, id)?;
@@ -289,16 +236,6 @@ impl<S: Store> Engine<S> {
         Ok(inv)
     }
 
-    /// (Re)sends the invoice to its consumer; CREATED becomes SENT.
-    pub fn send_invoice(&self, scope: &Scope, id: InvoiceId) -> Result<Invoice> {
-        self.store.write(|tx| self.send_invoice_in(tx, scope, id))
-    }
-
-    /// [`Self::send_invoice`], answering InvoiceDetailed read in the same transaction.
-    pub fn send_invoice_detailed(&self, scope: &Scope, id: InvoiceId) -> Result<Value> {
-        self.with_detailed_view(scope, |tx| self.send_invoice_in(tx, scope, id))
-    }
-
     fn send_invoice_in(&self, tx: &mut dyn Tx, scope: &Scope, id: InvoiceId) -> Result<Invoice> {
         let now = self.now(scope);
         let (mut inv, payments) = self.load_invoice(tx, scope, id)?;
@@ -317,16 +254,6 @@ impl<S: Store> Engine<S> {
         self.notify_invoice(tx, scope, &inv, now)?;
         emit_invoice(tx, self.public_url(), EventType::InvoiceSent, &inv, now)?;
         Ok(inv)
-    }
-
-    /// Changes the description or scheduled date of an invoice that is not finalised.
-    pub fn update_invoice_inplace(&self, scope: &Scope, id: InvoiceId, u: InvoiceInPlaceUpdate) -> Result<Invoice> {
-        self.store.write(|tx| self.update_invoice_inplace_in(tx, scope, id, &u))
-    }
-
-    /// [`Self::update_invoice_inplace`], answering InvoiceDetailed read in the same transaction.
-    pub fn update_invoice_inplace_detailed(&self, scope: &Scope, id: InvoiceId, u: InvoiceInPlaceUpdate) -> Result<Value> {
-        self.with_detailed_view(scope, |tx| self.update_invoice_inplace_in(tx, scope, id, &u))
     }
 
     fn update_invoice_inplace_in(&self, tx: &mut dyn Tx, scope: &Scope, id: InvoiceId, u: &InvoiceInPlaceUpdate) -> Result<Invoice> {
@@ -353,5 +280,76 @@ impl<S: Store> Engine<S> {
         tx.update_invoice(&inv)?;
         emit_invoice(tx, self.public_url(), EventType::InvoiceUpdated, &inv, now)?;
         Ok(inv)
+    }
+}
+
+crate::service!(
+    /// Invoices: create, get, list, update, void, send; the payer's plan (`accept`) and the
+    /// payer's side of the pay page (`pay_page`, `pay`, `decline`, in `pay.rs`). Each write is
+    /// one transaction with its events and notifications.
+    Invoices
+);
+
+impl<S: Store> Invoices<'_, S> {
+    /// Creates an invoice: CREATED, or SENT when `notify_consumer` and the consumer has a
+    /// channel (the notification is recorded). One INITIAL payment of the total. Answers the
+    /// invoice's detail read in the same transaction.
+    pub fn create(&self, scope: &Scope, req: InvoiceCreate) -> Result<InvoiceDetail> {
+        self.write_detailed(scope, |tx| self.create_invoice_in(tx, scope, &req))
+    }
+
+    /// An invoice of the request's branch, with its payments, consumer and products.
+    pub fn get(&self, scope: &Scope, id: InvoiceId) -> Result<InvoiceDetail> {
+        self.store.read(|tx| {
+            let inv = tx.invoice(scope.branch_id(), id)?.ok_or_else(|| Error::not_found("Invoice", id))?;
+            self.detail_in(tx, scope, inv)
+        })
+    }
+
+    /// A page of invoices, each with its payments and consumer (no products: the list item
+    /// does not show them). The page's payments and consumers are read in one go each.
+    pub fn list(&self, scope: &Scope, req: &InvoiceListRequest) -> Result<Page<InvoiceDetail>> {
+        self.store.read(|tx| {
+            let page = tx.list_invoices(scope.branch_id(), &req.query, &req.filter)?;
+            let ids: Vec<InvoiceId> = page.items.iter().map(|i| i.id).collect();
+            let mut consumer_ids: Vec<ConsumerId> = page.items.iter().map(|i| i.consumer_id).collect();
+            consumer_ids.sort();
+            consumer_ids.dedup();
+            let mut payments: HashMap<InvoiceId, Vec<Payment>> = HashMap::new();
+            for p in tx.payments_of_invoices(&ids)? {
+                payments.entry(p.invoice_id).or_default().push(p);
+            }
+            let consumers: HashMap<ConsumerId, Consumer> = tx.consumers_by_ids(scope.branch_id(), &consumer_ids)?.into_iter().map(|c| (c.id, c)).collect();
+            let mut out = Vec::with_capacity(page.items.len());
+            for inv in page.items {
+                out.push(InvoiceDetail {
+                    payments: payments.remove(&inv.id).unwrap_or_default(),
+                    consumer: consumers.get(&inv.consumer_id).cloned(),
+                    invoice: inv,
+                    products: vec![],
+                });
+            }
+            Ok(Page {
+                items: out,
+                total: page.total,
+                page: page.page,
+                limit: page.limit,
+            })
+        })
+    }
+
+    /// Cancels an invoice that is not finalised; its unpaid payments become CANCELED.
+    pub fn void(&self, scope: &Scope, id: InvoiceId) -> Result<InvoiceDetail> {
+        self.write_detailed(scope, |tx| self.void_invoice_in(tx, scope, id))
+    }
+
+    /// (Re)sends the invoice to its consumer; CREATED becomes SENT.
+    pub fn send(&self, scope: &Scope, id: InvoiceId) -> Result<InvoiceDetail> {
+        self.write_detailed(scope, |tx| self.send_invoice_in(tx, scope, id))
+    }
+
+    /// Changes the description or scheduled date of an invoice that is not finalised.
+    pub fn update(&self, scope: &Scope, id: InvoiceId, u: InvoiceInPlaceUpdate) -> Result<InvoiceDetail> {
+        self.write_detailed(scope, |tx| self.update_invoice_inplace_in(tx, scope, id, &u))
     }
 }

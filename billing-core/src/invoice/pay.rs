@@ -1,7 +1,7 @@
 //! The payer's side of an invoice (`/pay/invoices/{id}`, no credentials: the invoice's id is
-//! the capability): its page ([`Engine::invoice_pay_page`], the same [`CheckoutPage`] a link
-//! has), paying it ([`Engine::pay_invoice`], the same request and answer as a link's
-//! attempts) and declining it ([`Engine::decline_invoice`]).
+//! the capability): its page ([`Invoices::pay_page`], the same [`CheckoutPage`] a link
+//! has), paying it ([`Invoices::pay`], the same request and answer as a link's
+//! attempts) and declining it ([`Invoices::decline`]).
 //!
 //! Paying follows the gateway-attempt pattern of [`crate::payment::attempt`]: in one
 //! transaction the invoice is accepted with the payer's plan (if it is not yet) and its next
@@ -15,6 +15,7 @@
 
 use super::events::{invoice_event, link_metadata};
 use super::installments::{self, PaymentPlan};
+use super::ops::Invoices;
 use super::{accept::installment_total, Invoice, InvoiceStatus};
 use crate::auth::{Actor, BranchAccess, Scope};
 use crate::engine::Engine;
@@ -103,13 +104,15 @@ impl<S: Store> Engine<S> {
         };
         Ok((inv, payments, Scope { org, branch, actor }))
     }
+}
 
+impl<S: Store> Invoices<'_, S> {
     /// The pay page of invoice `id` (no credentials): its lines, coupons, VAT and totals, what
     /// is paid already, what the pay button charges, the installment plans the rules allow
     /// (before the invoice is accepted), and whether it takes a payment now and may be
     /// declined. A paid, voided, declined or expired invoice is a page too (its state says
     /// why it takes no payment).
-    pub fn invoice_pay_page(&self, id: InvoiceId) -> Result<CheckoutPage> {
+    pub fn pay_page(&self, id: InvoiceId) -> Result<CheckoutPage> {
         self.store.read(|tx| {
             let (inv, payments, scope) = self.public_invoice(tx, id)?;
             let lines: Vec<_> = inv.items.iter().collect();
@@ -189,7 +192,7 @@ impl<S: Store> Engine<S> {
     /// a declined, draft or expired one (400 INVOICE_INVALID_STATUS), a client whose attempts
     /// on the invoice failed too often (429 RATE_LIMITED). A gateway decline is an outcome
     /// (`failed`), not an error.
-    pub fn pay_invoice(&self, id: InvoiceId, req: &PayRequest) -> Result<PayOutcome> {
+    pub fn pay(&self, id: InvoiceId, req: &PayRequest) -> Result<PayOutcome> {
         self.call_out("the payment gateway", || ())?;
         if req.customer.is_some() {
             return Err(Error::invalid(FieldError::body(
@@ -325,7 +328,7 @@ impl<S: Store> Engine<S> {
     /// payment afterwards. Refused once anything is paid or when the invoice is closed (400
     /// INVOICE_FINALISED), while a payment is in flight or when it is declined already, draft
     /// or expired (400 INVOICE_INVALID_STATUS).
-    pub fn decline_invoice(&self, id: InvoiceId, req: &DeclineRequest) -> Result<Invoice> {
+    pub fn decline(&self, id: InvoiceId, req: &DeclineRequest) -> Result<Invoice> {
         self.store.write(|tx| {
             let (mut inv, payments, scope) = self.public_invoice(tx, id)?;
             let now = self.now(&scope);

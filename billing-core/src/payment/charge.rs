@@ -4,9 +4,9 @@
 //! [`crate::Lane::Io`]).
 
 use super::gateway::{self, CardDetails};
+use super::ops::Payments;
 use super::{Payment, PaymentMethod, PaymentStatus, TokenizedCard};
 use crate::auth::Scope;
-use crate::engine::Engine;
 use crate::error::{Code, Error, FieldError, Result};
 use crate::ids::{ConsumerId, InvoiceId, PaymentId};
 use crate::invoice::InvoiceStatus;
@@ -22,7 +22,7 @@ pub mod lane {
     pub const AUTO_CHARGE: Lane = Lane::Io;
 }
 
-impl<S: Store> Engine<S> {
+impl<S: Store> Payments<'_, S> {
     /// The payer pays some unpaid payments of an invoice by card in one gateway transaction (the
     /// hosted page's building block). Approved: each payment SUCCEEDED with the card's network
     /// and one shared transaction, one PAYMENT_SUCCEEDED per payment, then INVOICE_COMPLETED
@@ -116,7 +116,7 @@ impl<S: Store> Engine<S> {
     }
 
     /// Charges an unpaid payment to the consumer's latest active tokenized card.
-    pub fn auto_charge_on_demand(&self, scope: &Scope, id: PaymentId) -> Result<(PaymentId, InvoiceId)> {
+    pub fn auto_charge(&self, scope: &Scope, id: PaymentId) -> Result<(PaymentId, InvoiceId)> {
         if !scope.org.settings.auto_charge_on_demand {
             return Err(Error::rule(
                 Code::FEATURE_DISABLED,

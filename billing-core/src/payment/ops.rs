@@ -3,7 +3,6 @@
 
 use super::{MarkPaid, Payment, PaymentFilter, PaymentMethod, PaymentSort, PaymentStatus, RefundRequest};
 use crate::auth::Scope;
-use crate::engine::Engine;
 use crate::error::{Code, Error, Result};
 use crate::event::EventType;
 use crate::ids::PaymentId;
@@ -24,20 +23,25 @@ pub mod lane {
     pub const REFUND: Lane = Lane::Io;
 }
 
-impl<S: Store> Engine<S> {
-    pub fn get_payment(&self, scope: &Scope, id: PaymentId) -> Result<Payment> {
+crate::service!(
+    /// Payments: get, list, mark-paid, refund; the payer's card charge, saved cards and
+    /// auto-charge on demand (in `charge.rs`).
+    Payments
+);
+
+impl<S: Store> Payments<'_, S> {
+    pub fn get(&self, scope: &Scope, id: PaymentId) -> Result<Payment> {
         self.read_found("Payment", id, |tx| tx.payment(scope.branch_id(), id))
     }
 
-    pub fn list_payments(&self, scope: &Scope, q: &ListQuery<PaymentSort>, f: &PaymentFilter) -> Result<Page<Payment>> {
+    pub fn list(&self, scope: &Scope, q: &ListQuery<PaymentSort>, f: &PaymentFilter) -> Result<Page<Payment>> {
         self.store.read(|tx| Ok(tx.list_payments(scope.branch_id(), q, f)?))
     }
 
-    /// Records `paid` as paid in one transaction `txn`, with its events: PAYMENT_SUCCEEDED (or
-    /// PAYMENT_MARKED_AS_PAID) per payment, then INVOICE_COMPLETED when the invoice is now fully
-    /// paid. The products and coupons of the invoice are frozen.
-    /// Marks an unpaid payment as paid with a manual method (spec: Mark-paid rules).
-    pub fn mark_payment_paid(&self, scope: &Scope, id: PaymentId, req: MarkPaid) -> Result<Payment> {
+    /// Marks an unpaid payment as paid with a manual method (spec: Mark-paid rules), in one
+    /// transaction with its events: PAYMENT_MARKED_AS_PAID, then INVOICE_COMPLETED when the
+    /// invoice is now fully paid. The products and coupons of the invoice are frozen.
+    pub fn mark_paid(&self, scope: &Scope, id: PaymentId, req: MarkPaid) -> Result<Payment> {
         let now = self.now(scope);
         self.store.write(|tx| {
             let mut p = tx.payment(scope.branch_id(), id)?.ok_or_else(|| Error::not_found("Payment", id))?;
@@ -79,7 +83,7 @@ impl<S: Store> Engine<S> {
     /// transaction). Card and wallet payments are refunded through the gateway; manual ones
     /// are only recorded. The invoice's status does not change; its paid amount goes down by
     /// what was refunded.
-    pub fn refund_payment(&self, scope: &Scope, id: PaymentId, req: RefundRequest) -> Result<Payment> {
+    pub fn refund(&self, scope: &Scope, id: PaymentId, req: RefundRequest) -> Result<Payment> {
         let now = self.now(scope);
         let check = |tx: &mut dyn Tx| -> Result<Vec<Payment>> {
             let p = tx.payment(scope.branch_id(), id)?.ok_or_else(|| Error::not_found("Payment", id))?;

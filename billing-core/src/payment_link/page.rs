@@ -53,7 +53,7 @@ pub enum PageState {
 }
 
 /// The hosted checkout page of one link, or the pay page of one invoice (same page, same
-/// components: [`Engine::invoice_pay_page`] fills the invoice's parts).
+/// components: [`crate::invoice::ops::Invoices::pay_page`] fills the invoice's parts).
 #[derive(Debug, Clone, PartialEq)]
 pub struct CheckoutPage {
     /// The page's path: `/pay/{short id}` or `/pay/invoices/{id}` (its attempts endpoint is

@@ -98,7 +98,7 @@ fn unpaid<S: Store>(w: &World<S>) -> (crate::invoice::Invoice, crate::payment::P
     let c = consumer(w, s, false);
     let p = product(w, s, "100.00", serde_json::json!({}));
     let inv = create(w, s, invoice_body(c.id, &[(p.id, 1)], &[]));
-    let pay = w.billing.get_invoice(s, inv.id).unwrap().1.remove(0);
+    let pay = w.billing.invoices().get(s, inv.id).unwrap().payments.remove(0);
     (inv, pay)
 }
 
@@ -125,8 +125,8 @@ pub fn charge_in_flight_is_recorded_and_recovered<H: Harness>() {
     let gw = Scripted::new(Act::Die);
     w.billing.set_sandbox_gateway(gw.clone());
     let (inv, pay) = unpaid(&w);
-    died(|| w.billing.pay_by_card(s, inv.id, &[pay.id], &card()));
-    let p = w.billing.get_payment(s, pay.id).unwrap();
+    died(|| w.billing.payments().pay_by_card(s, inv.id, &[pay.id], &card()));
+    let p = w.billing.payments().get(s, pay.id).unwrap();
     assert_eq!(p.status, PaymentStatus::Processing);
     let attempt = p.transaction_id.expect("the attempt's id");
     assert_eq!(gw.calls(), vec![("charge", attempt.to_string())], "the attempt's id is the gateway reference");
@@ -136,27 +136,27 @@ pub fn charge_in_flight_is_recorded_and_recovered<H: Harness>() {
         (CHARGE_KIND, w.billing.now(&w.fresh_admin()) + crate::payment::ATTEMPT_TIMEOUT)
     );
     // In flight: nothing else touches the payment.
-    expect_code(w.billing.pay_by_card(s, inv.id, &[pay.id], &card()), Code::INVALID_STATUS);
+    expect_code(w.billing.payments().pay_by_card(s, inv.id, &[pay.id], &card()), Code::INVALID_STATUS);
     let manual = crate::payment::MarkPaid {
         method: crate::payment::PaymentMethod::Cash,
         note: None,
     };
-    expect_code(w.billing.mark_payment_paid(s, pay.id, manual.clone()), Code::INVALID_STATUS);
-    expect_code(w.billing.void_invoice(s, inv.id), Code::INVOICE_INVALID_STATUS);
+    expect_code(w.billing.payments().mark_paid(s, pay.id, manual.clone()), Code::INVALID_STATUS);
+    expect_code(w.billing.invoices().void(s, inv.id), Code::INVOICE_INVALID_STATUS);
     assert_eq!(gw.calls().len(), 1, "refused attempts never reach the gateway");
     assert!(payment_events(&w, pay.id.0).is_empty());
     // Before the time-out nothing happens; after it, the item takes over.
     w.billing.sandbox().advance(s, Advance::By(Duration::minutes(14))).unwrap();
-    assert_eq!(w.billing.get_payment(s, pay.id).unwrap().status, PaymentStatus::Processing);
+    assert_eq!(w.billing.payments().get(s, pay.id).unwrap().status, PaymentStatus::Processing);
     gone_for_real(&w);
     w.billing.sandbox().advance(s, Advance::By(Duration::minutes(2))).unwrap();
-    let p = w.billing.get_payment(s, pay.id).unwrap();
+    let p = w.billing.payments().get(s, pay.id).unwrap();
     assert_eq!((p.status, p.transaction_id), (PaymentStatus::Failed, None));
     assert_eq!(gw.calls()[1..], [("void", attempt.to_string())]);
     assert_eq!(payment_events(&w, pay.id.0), vec![EventType::PaymentFailed]);
     assert_eq!(w.read(|tx| tx.work(WorkId(attempt))), None, "done once the void is confirmed");
     // Payable again, once.
-    let paid = w.billing.pay_by_card(s, inv.id, &[pay.id], &card()).unwrap();
+    let paid = w.billing.payments().pay_by_card(s, inv.id, &[pay.id], &card()).unwrap();
     assert_eq!(paid[0].status, PaymentStatus::Succeeded);
     assert_eq!(payment_events(&w, pay.id.0), vec![EventType::PaymentFailed, EventType::PaymentSucceeded]);
     w.billing.sandbox().advance(s, Advance::By(Duration::hours(1))).unwrap();
@@ -183,7 +183,7 @@ pub fn clock_advance_waits_for_a_live_charge<H: Harness>() {
     gw.set(Act::Block(entered_tx, Mutex::new(go_rx)));
     let payer = {
         let w = w.clone();
-        std::thread::spawn(move || w.billing.pay_by_card(&w.admin, inv.id, &[pay.id], &card()))
+        std::thread::spawn(move || w.billing.payments().pay_by_card(&w.admin, inv.id, &[pay.id], &card()))
     };
     entered.recv().unwrap();
     // The charge is at the gateway: an advance of a day passes its time-out (organization
@@ -194,7 +194,7 @@ pub fn clock_advance_waits_for_a_live_charge<H: Harness>() {
     };
     // Once the advance has reached the time-out and its handler holds the attempt's item
     // (without the rule, it would have voided the charge by now).
-    let attempt = w.billing.get_payment(&w.admin, pay.id).unwrap().transaction_id.expect("the attempt's id");
+    let attempt = w.billing.payments().get(&w.admin, pay.id).unwrap().transaction_id.expect("the attempt's id");
     let started = std::time::Instant::now();
     while started.elapsed() < std::time::Duration::from_secs(10) && w.read(|tx| tx.work(WorkId(attempt))).is_none_or(|i| i.leased_until.is_none()) {
         std::thread::sleep(std::time::Duration::from_millis(5));
@@ -203,7 +203,7 @@ pub fn clock_advance_waits_for_a_live_charge<H: Harness>() {
     let paid = payer.join().unwrap().expect("the live charge is recorded");
     assert_eq!(paid[0].status, PaymentStatus::Succeeded);
     advance.join().unwrap().unwrap();
-    let p = w.billing.get_payment(&w.admin, pay.id).unwrap();
+    let p = w.billing.payments().get(&w.admin, pay.id).unwrap();
     assert_eq!(p.status, PaymentStatus::Succeeded);
     assert_eq!(payment_events(&w, pay.id.0), vec![EventType::PaymentSucceeded]);
     let ops: Vec<&str> = gw.calls().iter().map(|c| c.0).collect();
@@ -220,12 +220,12 @@ pub fn refused_void_is_retried_until_confirmed<H: Harness>() {
     let gw = Scripted::new(Act::Die);
     w.billing.set_sandbox_gateway(gw.clone());
     let (inv, pay) = unpaid(&w);
-    died(|| w.billing.pay_by_card(s, inv.id, &[pay.id], &card()));
+    died(|| w.billing.payments().pay_by_card(s, inv.id, &[pay.id], &card()));
     gone_for_real(&w);
-    let attempt = w.billing.get_payment(s, pay.id).unwrap().transaction_id.expect("the attempt");
+    let attempt = w.billing.payments().get(s, pay.id).unwrap().transaction_id.expect("the attempt");
     gw.set(Act::Fail);
     w.billing.sandbox().advance(s, Advance::By(Duration::minutes(16))).unwrap();
-    assert_eq!(w.billing.get_payment(s, pay.id).unwrap().status, PaymentStatus::Failed);
+    assert_eq!(w.billing.payments().get(s, pay.id).unwrap().status, PaymentStatus::Failed);
     assert!(w.read(|tx| tx.work(WorkId(attempt))).is_some(), "kept: the void was refused");
     w.billing.sandbox().advance(s, Advance::By(Duration::minutes(6))).unwrap();
     let voids = gw.calls().iter().filter(|c| c.0 == "void").count();
@@ -249,8 +249,8 @@ pub fn late_charge_outcome_is_not_recorded<H: Harness>() {
         later.clock.advance(later.billing.work_lease());
         later.billing.sandbox().advance(&later.admin, Advance::By(Duration::minutes(16))).unwrap();
     })));
-    expect_code(w.billing.pay_by_card(&w.admin, inv.id, &[pay.id], &card()), Code::INVALID_STATUS);
-    let p = w.billing.get_payment(&w.admin, pay.id).unwrap();
+    expect_code(w.billing.payments().pay_by_card(&w.admin, inv.id, &[pay.id], &card()), Code::INVALID_STATUS);
+    let p = w.billing.payments().get(&w.admin, pay.id).unwrap();
     assert_eq!(p.status, PaymentStatus::Failed);
     assert_eq!(payment_events(&w, pay.id.0), vec![EventType::PaymentFailed], "no PAYMENT_SUCCEEDED");
     let ops: Vec<&str> = gw.calls().iter().map(|c| c.0).collect();
@@ -268,9 +268,9 @@ pub fn concurrent_payers_charge_once<H: Harness>() {
     w.billing.set_sandbox_gateway(gw.clone());
     let (inv, pay) = unpaid(&w);
     std::thread::scope(|t| {
-        let first = t.spawn(|| w.billing.pay_by_card(&w.admin, inv.id, &[pay.id], &card()));
+        let first = t.spawn(|| w.billing.payments().pay_by_card(&w.admin, inv.id, &[pay.id], &card()));
         entered.recv().unwrap();
-        expect_code(w.billing.pay_by_card(&w.admin, inv.id, &[pay.id], &card()), Code::INVALID_STATUS);
+        expect_code(w.billing.payments().pay_by_card(&w.admin, inv.id, &[pay.id], &card()), Code::INVALID_STATUS);
         go.send(()).unwrap();
         let paid = first.join().unwrap().expect("the first payer pays");
         assert_eq!(paid[0].status, PaymentStatus::Succeeded);
@@ -288,21 +288,21 @@ pub fn refund_in_flight_is_recorded_and_finished<H: Harness>() {
     let gw = Scripted::new(Act::Sandbox);
     w.billing.set_sandbox_gateway(gw.clone());
     let (inv, pay) = unpaid(&w);
-    w.billing.pay_by_card(s, inv.id, &[pay.id], &card()).unwrap();
+    w.billing.payments().pay_by_card(s, inv.id, &[pay.id], &card()).unwrap();
     let req = RefundRequest {
         reason: RefundReason::RequestedByCustomer,
         note: Some("changed mind".into()),
         allow_multiple: false,
     };
     gw.set(Act::Die);
-    died(|| w.billing.refund_payment(s, pay.id, req.clone()));
-    assert_eq!(w.billing.get_payment(s, pay.id).unwrap().status, PaymentStatus::Succeeded);
+    died(|| w.billing.payments().refund(s, pay.id, req.clone()));
+    assert_eq!(w.billing.payments().get(s, pay.id).unwrap().status, PaymentStatus::Succeeded);
     let item = w.read(|tx| tx.work(WorkId(pay.id.0))).expect("the refund's work item");
     assert_eq!(item.kind, REFUND_KIND);
-    expect_code(w.billing.refund_payment(s, pay.id, req.clone()), Code::INVALID_STATUS);
+    expect_code(w.billing.payments().refund(s, pay.id, req.clone()), Code::INVALID_STATUS);
     assert_eq!(gw.calls().iter().filter(|c| c.0 == "refund").count(), 1);
     w.billing.sandbox().advance(s, Advance::By(Duration::minutes(16))).unwrap();
-    let p = w.billing.get_payment(s, pay.id).unwrap();
+    let p = w.billing.payments().get(s, pay.id).unwrap();
     assert_eq!(p.status, PaymentStatus::Refunded);
     assert_eq!(
         (p.refund_reason, p.refund_note.as_deref()),
@@ -313,7 +313,7 @@ pub fn refund_in_flight_is_recorded_and_finished<H: Harness>() {
     assert_eq!(refunds[0], refunds[1], "asked again under the same reference");
     assert_eq!(payment_events(&w, pay.id.0), vec![EventType::PaymentSucceeded, EventType::PaymentRefunded]);
     assert_eq!(w.read(|tx| tx.work(WorkId(pay.id.0))), None);
-    expect_code(w.billing.refund_payment(s, pay.id, req), Code::PAYMENT_REFUNDED_ALREADY);
+    expect_code(w.billing.payments().refund(s, pay.id, req), Code::PAYMENT_REFUNDED_ALREADY);
 }
 
 /// A renewal's charge is recorded with its recovery item and nothing more: approved, it leaves
@@ -331,7 +331,7 @@ pub fn a_lost_renewal_charge_is_retried_by_its_recovery<H: Harness>() {
     let gym = monthly(&w, s, "100.00");
     let subscribe = |start: &str| {
         let c = consumer(&w, s, false);
-        w.billing.save_card(s, c.id, "4111111111111111", 12, 2035, true).unwrap();
+        w.billing.payments().save_card(s, c.id, "4111111111111111", 12, 2035, true).unwrap();
         let sub = create_sub(&w, s, sub_body(c.id, &[(gym.id, 1)], start));
         pay_first(&w, s, sub.latest_invoice_id.unwrap());
         sub
@@ -341,7 +341,7 @@ pub fn a_lost_renewal_charge_is_retried_by_its_recovery<H: Harness>() {
     let cycle_2 = |sub: &crate::subscription::Subscription| {
         let got = w.billing.get_subscription(&w.fresh_admin(), sub.id).unwrap();
         assert_eq!(got.current_cycle_number, 2);
-        w.billing.get_invoice(&w.fresh_admin(), got.latest_invoice_id.unwrap()).unwrap()
+        w.billing.invoices().get(&w.fresh_admin(), got.latest_invoice_id.unwrap()).unwrap().into_parts()
     };
     let attempt_item = |inv: crate::ids::InvoiceId, k: u32| w.read(|tx| tx.work(charge_work_id(inv, k)));
 

@@ -240,7 +240,7 @@ pub fn branch_with_unfinished_business_is_kept_then_retired_readable<H: Harness>
     assert_eq!(w.branch_names(&w.admin), vec!["Main", "Bravo"]);
 
     // A webhook delivery that is still being retried holds it too.
-    w.billing.void_invoice(&s, open.id).unwrap();
+    w.billing.invoices().void(&s, open.id).unwrap();
     let t = FakeTransport::new(500);
     w.billing.set_webhook_transport(t.clone());
     let hook = w
@@ -258,7 +258,7 @@ pub fn branch_with_unfinished_business_is_kept_then_retired_readable<H: Harness>
     // Retired: readable by organization admins who name it, for reads only.
     let admin = w.billing.auth().authenticate_for(&w.admin_key(), Some(b.id), Lane::Read).unwrap();
     assert_eq!(admin.branch.id, b.id);
-    let (read, _) = w.billing.get_invoice(&admin, open.id).unwrap();
+    let (read, _) = w.billing.invoices().get(&admin, open.id).unwrap().into_parts();
     assert_eq!(read.id, open.id);
     for lane in [Lane::Write, Lane::Io] {
         expect_code(w.billing.auth().authenticate_for(&w.admin_key(), Some(b.id), lane), Code::PERMISSION_FORBIDDEN);

@@ -1,4 +1,4 @@
-//! Paying an invoice from its page ([`crate::Billing::pay_invoice`]): installments with the
+//! Paying an invoice from its page ([`crate::invoice::ops::Invoices::pay`]): installments with the
 //! card kept and the later ones charged on their dates, the consumer told when one fails, and
 //! the store's count of failed attempts (card testing) shared by every process.
 
@@ -28,11 +28,11 @@ pub fn installments_keep_the_card_and_fall_due<H: Harness>() {
     let c = consumer(&w, s, true);
     let p = product(&w, s, "400.00", json!({}));
     let inv = create(&w, s, invoice_body(c.id, &[(p.id, 1)], &[]));
-    let out = w.billing.pay_invoice(inv.id, &request(PAID_CARD, 2, "10.0.0.1")).unwrap();
+    let out = w.billing.invoices().pay(inv.id, &request(PAID_CARD, 2, "10.0.0.1")).unwrap();
     assert_eq!(out.status, PayStatus::Paid);
     let card = w.read(|tx| tx.latest_active_card(c.id)).expect("the card is kept");
     assert_eq!((Some(card.id), card.last_four.as_str(), card.consent), (out.consent_id, "1111", true));
-    let (acc, pays) = w.billing.get_invoice(s, inv.id).unwrap();
+    let (acc, pays) = w.billing.invoices().get(s, inv.id).unwrap().into_parts();
     assert_eq!((acc.status, acc.installments), (InvoiceStatus::Accepted, Some(2)));
     assert_eq!(
         pays.iter().map(|p| p.status).collect::<Vec<_>>(),
@@ -40,11 +40,11 @@ pub fn installments_keep_the_card_and_fall_due<H: Harness>() {
     );
     // The consumer's latest card now declines: the second fails on its date, stays payable,
     // and the consumer is told, with the page to pay it from.
-    w.billing.save_card(s, c.id, DECLINED_CARD, 12, 2030, true).unwrap();
+    w.billing.payments().save_card(s, c.id, DECLINED_CARD, 12, 2030, true).unwrap();
     let before = w.notifications().len();
     w.billing.sandbox().advance(s, Advance::By(Duration::days(40))).unwrap();
     w.billing.run_due_work(None, 100).unwrap();
-    let (_, pays) = w.billing.get_invoice(s, inv.id).unwrap();
+    let (_, pays) = w.billing.invoices().get(s, inv.id).unwrap().into_parts();
     assert_eq!(pays[1].status, PaymentStatus::Failed);
     let failures = |w: &World<H::S>| -> Vec<crate::notification::Notification> {
         w.notifications()
@@ -70,12 +70,12 @@ pub fn installments_keep_the_card_and_fall_due<H: Harness>() {
     assert_eq!(n.payload["url"], json!(acc.url(w.billing.public_url())));
     // Paid from the page afterwards: complete, and nothing is charged or told again.
     assert_eq!(
-        w.billing.pay_invoice(inv.id, &request(PAID_CARD, 1, "10.0.0.1")).unwrap().status,
+        w.billing.invoices().pay(inv.id, &request(PAID_CARD, 1, "10.0.0.1")).unwrap().status,
         PayStatus::Paid
     );
-    let (done, _) = w.billing.get_invoice(s, inv.id).unwrap();
+    let (done, _) = w.billing.invoices().get(s, inv.id).unwrap().into_parts();
     assert_eq!(done.status, InvoiceStatus::Completed);
-    expect_code(w.billing.pay_invoice(inv.id, &request(PAID_CARD, 1, "10.0.0.1")), Code::DUPLICATE_PAYMENT);
+    expect_code(w.billing.invoices().pay(inv.id, &request(PAID_CARD, 1, "10.0.0.1")), Code::DUPLICATE_PAYMENT);
     w.billing.sandbox().advance(s, Advance::By(Duration::days(60))).unwrap();
     assert_eq!(failures(&w).len(), 1);
 }
@@ -88,14 +88,14 @@ pub fn failed_attempts_are_counted_per_target_and_client<H: Harness>() {
     let inv = create(&w, s, invoice_body(c.id, &[(p.id, 1)], &[]));
     for _ in 0..limits::MAX_FAILED {
         assert_eq!(
-            w.billing.pay_invoice(inv.id, &request(DECLINED_CARD, 1, "10.0.0.1")).unwrap().status,
+            w.billing.invoices().pay(inv.id, &request(DECLINED_CARD, 1, "10.0.0.1")).unwrap().status,
             PayStatus::Failed
         );
     }
-    expect_code(w.billing.pay_invoice(inv.id, &request(PAID_CARD, 1, "10.0.0.1")), Code::RATE_LIMITED);
+    expect_code(w.billing.invoices().pay(inv.id, &request(PAID_CARD, 1, "10.0.0.1")), Code::RATE_LIMITED);
     // Another client is not held back.
     assert_eq!(
-        w.billing.pay_invoice(inv.id, &request(DECLINED_CARD, 1, "10.0.0.2")).unwrap().status,
+        w.billing.invoices().pay(inv.id, &request(DECLINED_CARD, 1, "10.0.0.2")).unwrap().status,
         PayStatus::Failed
     );
     // The store's contract: counts since a time, per target and client; recording forgets the
@@ -115,6 +115,6 @@ pub fn failed_attempts_are_counted_per_target_and_client<H: Harness>() {
     assert_eq!(count("10.0.0.2", t0 - Duration::hours(1)), 1, "another client's are kept");
     // Past the window, the client may pay again.
     w.billing.sandbox().advance(s, Advance::By(Duration::minutes(16))).unwrap();
-    let out = w.billing.pay_invoice(inv.id, &request(PAID_CARD, 1, "10.0.0.1")).unwrap();
+    let out = w.billing.invoices().pay(inv.id, &request(PAID_CARD, 1, "10.0.0.1")).unwrap();
     assert_eq!(out.status, PayStatus::Paid);
 }

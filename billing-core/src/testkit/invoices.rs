@@ -53,8 +53,10 @@ pub fn invoice_body(c: ConsumerId, items: &[(ProductId, u32)], coupons: &[Coupon
 
 pub fn create<S: Store>(w: &World<S>, s: &Scope, v: Value) -> Invoice {
     w.billing
-        .create_invoice(s, InvoiceCreate::parse(&v, Currency::SAR).unwrap())
+        .invoices()
+        .create(s, InvoiceCreate::parse(&v, Currency::SAR).unwrap())
         .unwrap_or_else(|e| panic!("create invoice {v}: {e:?}"))
+        .invoice
 }
 
 fn sar(a: &str) -> Money {
@@ -70,7 +72,7 @@ fn events<S: Store>(w: &World<S>) -> Vec<(EventType, uuid::Uuid)> {
 
 fn snapshot<S: Store>(w: &World<S>, id: InvoiceId) -> String {
     let s = &w.admin;
-    let (inv, pays) = w.billing.get_invoice(s, id).unwrap();
+    let (inv, pays) = w.billing.invoices().get(s, id).unwrap().into_parts();
     format!("{inv:?}{pays:?}{:?}{:?}", events(w), w.notifications())
 }
 
@@ -105,7 +107,7 @@ pub fn create_computes_exact_totals<H: Harness>() {
     // The exclusive item adds VAT on top; the others are paid at their (discounted) price.
     let vat_exc = inv.items[1].vat_amount;
     assert_eq!(inv.total_amount.amount(), sar("352.00").amount() + vat_exc.amount());
-    let (got, pays) = w.billing.get_invoice(s, inv.id).unwrap();
+    let (got, pays) = w.billing.invoices().get(s, inv.id).unwrap().into_parts();
     assert_eq!(got, inv, "read back exactly as created");
     assert_eq!(pays.len(), 1);
     assert_eq!(inv.remaining_amount(&pays), inv.total_amount);
@@ -131,19 +133,19 @@ pub fn create_refusals_write_nothing<H: Harness>() {
     // No active price in USD: 422 at the item.
     let mut body = invoice_body(c.id, &[(p.id, 1)], &[]);
     body["currency"] = json!("USD");
-    let r = w.billing.create_invoice(s, InvoiceCreate::parse(&body, Currency::SAR).unwrap());
+    let r = w.billing.invoices().create(s, InvoiceCreate::parse(&body, Currency::SAR).unwrap());
     assert!(matches!(r, Err(Error::Validation(_))), "{r:?}");
-    let r = w.billing.create_invoice(
+    let r = w.billing.invoices().create(
         s,
         InvoiceCreate::parse(&invoice_body(c.id, &[(ProductId::new(), 1)], &[]), Currency::SAR).unwrap(),
     );
     expect_code(r, Code::NOT_FOUND);
-    let r = w.billing.create_invoice(
+    let r = w.billing.invoices().create(
         s,
         InvoiceCreate::parse(&invoice_body(ConsumerId::new(), &[(p.id, 1)], &[]), Currency::SAR).unwrap(),
     );
     expect_code(r, Code::NOT_FOUND);
-    let r = w.billing.create_invoice(
+    let r = w.billing.invoices().create(
         s,
         InvoiceCreate::parse(&invoice_body(c.id, &[(p.id, 1)], &[CouponId::new()]), Currency::SAR).unwrap(),
     );
@@ -347,11 +349,12 @@ pub fn amounts_round_trip_through_the_store<H: Harness>() {
 fn list<S: Store>(w: &World<S>, query: &str) -> Vec<i64> {
     let req = parse_invoice_list(&QueryParams::parse(query)).unwrap_or_else(|e| panic!("{query}: {e:?}"));
     w.billing
-        .list_invoices(&w.admin, &req)
+        .invoices()
+        .list(&w.admin, &req)
         .unwrap()
         .items
         .iter()
-        .map(|v| v["org_invoice_number"].as_i64().unwrap())
+        .map(|d| d.invoice.org_invoice_number)
         .collect()
 }
 
@@ -394,9 +397,10 @@ pub fn list_filters_and_sorts<H: Harness>() {
     assert_eq!(list(&w, "statuses=COMPLETED"), Vec::<i64>::new());
     assert_eq!(list(&w, "limit=2&page=2"), vec![1]);
     // Mark the first paid in cash: payment status filter and payments_not_settled (card only).
-    let (_, pays) = w.billing.get_invoice(s, ids[0]).unwrap();
+    let (_, pays) = w.billing.invoices().get(s, ids[0]).unwrap().into_parts();
     w.billing
-        .mark_payment_paid(
+        .payments()
+        .mark_paid(
             s,
             pays[0].id,
             MarkPaid {
@@ -412,13 +416,14 @@ pub fn list_filters_and_sorts<H: Harness>() {
     assert!(parse_invoice_list(&QueryParams::parse("from_price=abc")).is_err());
     assert!(parse_invoice_list(&QueryParams::parse("currencies=XXX")).is_err());
     let req = parse_invoice_list(&QueryParams::parse("include_payments=true")).unwrap();
-    let page = w.billing.list_invoices(s, &req).unwrap();
-    assert_eq!(page.items[0]["payments"].as_array().unwrap().len(), 1);
+    let page = w.billing.invoices().list(s, &req).unwrap();
+    let item = serde_json::to_value(page.items[0].list_item(w.billing.public_url(), req.include_payments)).unwrap();
+    assert_eq!(item["payments"].as_array().unwrap().len(), 1);
     // Payments list.
     let (q, f) = parse_payment_list(&QueryParams::parse(&format!("invoice_id={}&invoice_id={}", ids[0], ids[1]))).unwrap();
-    assert_eq!(w.billing.list_payments(s, &q, &f).unwrap().items.len(), 2);
+    assert_eq!(w.billing.payments().list(s, &q, &f).unwrap().items.len(), 2);
     let (q, f) = parse_payment_list(&QueryParams::parse("statuses=SUCCEEDED")).unwrap();
-    assert_eq!(w.billing.list_payments(s, &q, &f).unwrap().items.len(), 1);
+    assert_eq!(w.billing.payments().list(s, &q, &f).unwrap().items.len(), 1);
 }
 
 pub fn mark_paid_completes_with_events<H: Harness>() {
@@ -428,9 +433,9 @@ pub fn mark_paid_completes_with_events<H: Harness>() {
     let p = product(&w, s, "10.00", json!({}));
     let cp = coupon(&w, s, json!({"name": "X", "discount_value": 1, "is_percentage": true}));
     let inv = create(&w, s, invoice_body(c.id, &[(p.id, 1)], &[cp.id]));
-    let pay = w.billing.get_invoice(s, inv.id).unwrap().1.remove(0);
+    let pay = w.billing.invoices().get(s, inv.id).unwrap().payments.remove(0);
     let snap = snapshot(&w, inv.id);
-    let r = w.billing.mark_payment_paid(
+    let r = w.billing.payments().mark_paid(
         s,
         pay.id,
         MarkPaid {
@@ -443,7 +448,8 @@ pub fn mark_paid_completes_with_events<H: Harness>() {
     w.tick(5);
     let paid = w
         .billing
-        .mark_payment_paid(
+        .payments()
+        .mark_paid(
             s,
             pay.id,
             MarkPaid {
@@ -455,7 +461,7 @@ pub fn mark_paid_completes_with_events<H: Harness>() {
     assert_eq!(paid.status, PaymentStatus::Succeeded);
     assert_eq!(paid.method, Some(PaymentMethod::BankTransfer));
     assert_eq!(paid.payed_at, Some(w.now()));
-    let (inv2, pays2) = w.billing.get_invoice(s, inv.id).unwrap();
+    let (inv2, pays2) = w.billing.invoices().get(s, inv.id).unwrap().into_parts();
     assert_eq!(inv2.status, InvoiceStatus::Completed);
     assert_eq!(inv2.paid_amount, inv2.total_amount);
     assert!(inv2.remaining_amount(&pays2).is_zero());
@@ -472,7 +478,7 @@ pub fn mark_paid_completes_with_events<H: Harness>() {
     assert!(w.billing.coupons().get(s, cp.id).unwrap().used_in_finalized_invoice);
     let snap = snapshot(&w, inv.id);
     expect_code(
-        w.billing.mark_payment_paid(
+        w.billing.payments().mark_paid(
             s,
             pay.id,
             MarkPaid {
@@ -482,10 +488,10 @@ pub fn mark_paid_completes_with_events<H: Harness>() {
         ),
         Code::PAYMENT_FINALIZED,
     );
-    expect_code(w.billing.void_invoice(s, inv.id), Code::INVOICE_FINALISED);
-    expect_code(w.billing.send_invoice(s, inv.id), Code::INVOICE_FINALISED);
+    expect_code(w.billing.invoices().void(s, inv.id), Code::INVOICE_FINALISED);
+    expect_code(w.billing.invoices().send(s, inv.id), Code::INVOICE_FINALISED);
     expect_code(
-        w.billing.update_invoice_inplace(
+        w.billing.invoices().update(
             s,
             inv.id,
             InvoiceInPlaceUpdate {
@@ -504,15 +510,16 @@ pub fn refunds_single_and_related<H: Harness>() {
     let c = consumer(&w, s, false);
     let p = product(&w, s, "10.00", json!({}));
     let inv = create(&w, s, invoice_body(c.id, &[(p.id, 1)], &[]));
-    let pay = w.billing.get_invoice(s, inv.id).unwrap().1.remove(0);
+    let pay = w.billing.invoices().get(s, inv.id).unwrap().payments.remove(0);
     let req = RefundRequest {
         reason: RefundReason::RequestedByCustomer,
         note: Some("sorry".into()),
         allow_multiple: false,
     };
-    expect_code(w.billing.refund_payment(s, pay.id, req.clone()), Code::INVALID_STATUS);
+    expect_code(w.billing.payments().refund(s, pay.id, req.clone()), Code::INVALID_STATUS);
     w.billing
-        .mark_payment_paid(
+        .payments()
+        .mark_paid(
             s,
             pay.id,
             MarkPaid {
@@ -521,26 +528,26 @@ pub fn refunds_single_and_related<H: Harness>() {
             },
         )
         .unwrap();
-    let r = w.billing.refund_payment(s, pay.id, req.clone()).unwrap();
+    let r = w.billing.payments().refund(s, pay.id, req.clone()).unwrap();
     assert_eq!(r.status, PaymentStatus::Refunded);
     assert_eq!(
         (r.refund_reason, r.refund_note.as_deref(), r.refunded_at),
         (Some(RefundReason::RequestedByCustomer), Some("sorry"), Some(w.now()))
     );
     assert_eq!(
-        w.billing.get_invoice(s, inv.id).unwrap().0.status,
+        w.billing.invoices().get(s, inv.id).unwrap().invoice.status,
         InvoiceStatus::Completed,
         "the invoice does not change"
     );
     assert_eq!(events(&w).last(), Some(&(EventType::PaymentRefunded, pay.id.0)));
     let n = events(&w).len();
-    expect_code(w.billing.refund_payment(s, pay.id, req.clone()), Code::PAYMENT_REFUNDED_ALREADY);
+    expect_code(w.billing.payments().refund(s, pay.id, req.clone()), Code::PAYMENT_REFUNDED_ALREADY);
     assert_eq!(events(&w).len(), n);
 
     // Two installments paid in one transaction: refunding one needs the flag.
     let big = product(&w, s, "400.00", json!({}));
     let inv = create(&w, s, invoice_body(c.id, &[(big.id, 1)], &[]));
-    let (_, pays) = w.billing.accept_invoice(s, inv.id, PaymentPlan::Installments(2)).unwrap();
+    let (_, pays) = w.billing.invoices().accept(s, inv.id, PaymentPlan::Installments(2)).unwrap();
     let txn = uuid::Uuid::now_v7();
     w.write(|tx| {
         for p in &pays {
@@ -554,7 +561,7 @@ pub fn refunds_single_and_related<H: Harness>() {
         Ok(())
     });
     let before = snapshot(&w, inv.id);
-    match w.billing.refund_payment(s, pays[0].id, req.clone()) {
+    match w.billing.payments().refund(s, pays[0].id, req.clone()) {
         Err(Error::MultiplePayments { payment_ids, total_amount }) => {
             assert_eq!(payment_ids.len(), 2);
             assert_eq!(total_amount, "400.00");
@@ -563,8 +570,8 @@ pub fn refunds_single_and_related<H: Harness>() {
     }
     assert_eq!(before, snapshot(&w, inv.id));
     let all = RefundRequest { allow_multiple: true, ..req };
-    w.billing.refund_payment(s, pays[0].id, all).unwrap();
-    let (_, after) = w.billing.get_invoice(s, inv.id).unwrap();
+    w.billing.payments().refund(s, pays[0].id, all).unwrap();
+    let (_, after) = w.billing.invoices().get(s, inv.id).unwrap().into_parts();
     assert!(after.iter().all(|p| p.status == PaymentStatus::Refunded));
     let refunded: Vec<_> = events(&w).into_iter().filter(|e| e.0 == EventType::PaymentRefunded).collect();
     assert_eq!(refunded.len(), 3);
@@ -582,12 +589,12 @@ pub fn installments_replace_the_payment<H: Harness>() {
     assert_eq!(inv.total_amount, sar("360.00"));
     // The plans split what installments cost: 400.00 without the coupon (4 × 100.00 is
     // allowed), as accepting computes it.
-    assert_eq!(w.billing.installment_options(s, &inv), vec![2, 3, 4]);
+    assert_eq!(w.billing.invoices().installment_options(s, &inv), vec![2, 3, 4]);
     // Mark-paid is refused on an installment invoice that is not accepted: not yet one here.
     let before = snapshot(&w, inv.id);
-    expect_code(w.billing.accept_invoice(s, inv.id, PaymentPlan::Installments(5)), Code::INVALID_PARAMETERS);
+    expect_code(w.billing.invoices().accept(s, inv.id, PaymentPlan::Installments(5)), Code::INVALID_PARAMETERS);
     assert_eq!(before, snapshot(&w, inv.id));
-    let (acc, pays) = w.billing.accept_invoice(s, inv.id, PaymentPlan::Installments(3)).unwrap();
+    let (acc, pays) = w.billing.invoices().accept(s, inv.id, PaymentPlan::Installments(3)).unwrap();
     assert_eq!(acc.status, InvoiceStatus::Accepted);
     assert_eq!(acc.total_amount, sar("400.00"), "coupons excluded with installments");
     assert!(acc.coupons.is_empty());
@@ -596,13 +603,14 @@ pub fn installments_replace_the_payment<H: Harness>() {
     assert!(pays.iter().all(|p| p.payment_type == PaymentType::Installment));
     assert_eq!(pays[0].scheduled_on, w.now());
     assert_eq!(crate::clock::format_rfc3339(&pays[1].scheduled_on), "2026-02-15T09:00:00.000000Z");
-    assert_eq!(w.billing.get_invoice(s, inv.id).unwrap().1, pays);
+    assert_eq!(w.billing.invoices().get(s, inv.id).unwrap().payments, pays);
     assert_eq!(events(&w).last(), Some(&(EventType::InvoiceAccepted, inv.id.0)));
-    expect_code(w.billing.accept_invoice(s, inv.id, PaymentPlan::Full), Code::INVOICE_INVALID_STATUS);
+    expect_code(w.billing.invoices().accept(s, inv.id, PaymentPlan::Full), Code::INVOICE_INVALID_STATUS);
     // Paying them one by one completes the invoice only with the last.
     for (k, p) in pays.iter().enumerate() {
         w.billing
-            .mark_payment_paid(
+            .payments()
+            .mark_paid(
                 s,
                 p.id,
                 MarkPaid {
@@ -611,7 +619,7 @@ pub fn installments_replace_the_payment<H: Harness>() {
                 },
             )
             .unwrap();
-        let st = w.billing.get_invoice(s, inv.id).unwrap().0.status;
+        let st = w.billing.invoices().get(s, inv.id).unwrap().invoice.status;
         assert_eq!(st == InvoiceStatus::Completed, k == 2);
     }
     let completed = events(&w).into_iter().filter(|e| e.0 == EventType::InvoiceCompleted).count();
@@ -622,16 +630,19 @@ pub fn installments_replace_the_payment<H: Harness>() {
     body["payment_methods"]["installment"] = json!(false);
     let off = create(&w, s, body);
     expect_code(
-        w.billing.accept_invoice(s, off.id, PaymentPlan::Installments(2)),
+        w.billing.invoices().accept(s, off.id, PaymentPlan::Installments(2)),
         Code::PAYMENT_FLOW_NOT_ALLOWED,
     );
     let rec = product(&w, s, "500.00", json!({"type": "RECURRING", "recurring_interval": "MONTH"}));
     let r = create(&w, s, invoice_body(c.id, &[(rec.id, 1)], &[]));
-    expect_code(w.billing.accept_invoice(s, r.id, PaymentPlan::Installments(2)), Code::PAYMENT_FLOW_NOT_ALLOWED);
+    expect_code(
+        w.billing.invoices().accept(s, r.id, PaymentPlan::Installments(2)),
+        Code::PAYMENT_FLOW_NOT_ALLOWED,
+    );
     let small = create(&w, s, invoice_body(c.id, &[(p.id, 1)], &[]));
-    expect_code(w.billing.accept_invoice(s, small.id, PaymentPlan::Installments(2)), Code::INVALID_PARAMETERS);
+    expect_code(w.billing.invoices().accept(s, small.id, PaymentPlan::Installments(2)), Code::INVALID_PARAMETERS);
     // Full payment: accepted, payment unchanged.
-    let (full, fp) = w.billing.accept_invoice(s, small.id, PaymentPlan::Full).unwrap();
+    let (full, fp) = w.billing.invoices().accept(s, small.id, PaymentPlan::Full).unwrap();
     assert_eq!((full.status, fp.len(), fp[0].payment_type), (InvoiceStatus::Accepted, 1, PaymentType::Initial));
 }
 
@@ -641,13 +652,13 @@ pub fn installment_mark_paid_needs_accepted<H: Harness>() {
     let c = consumer(&w, s, false);
     let p = product(&w, s, "400.00", json!({}));
     let inv = create(&w, s, invoice_body(c.id, &[(p.id, 1)], &[]));
-    let (mut acc, pays) = w.billing.accept_invoice(s, inv.id, PaymentPlan::Installments(2)).unwrap();
+    let (mut acc, pays) = w.billing.invoices().accept(s, inv.id, PaymentPlan::Installments(2)).unwrap();
     // Put the installment invoice back to SENT (as a re-issue would) to see the rule.
     acc.status = InvoiceStatus::Sent;
     w.write(|tx| tx.update_invoice(&acc));
     let before = snapshot(&w, inv.id);
     expect_code(
-        w.billing.mark_payment_paid(
+        w.billing.payments().mark_paid(
             s,
             pays[0].id,
             MarkPaid {
@@ -667,16 +678,17 @@ pub fn void_send_and_inplace<H: Harness>() {
     let p = product(&w, s, "10.00", json!({}));
     let inv = create(&w, s, invoice_body(c.id, &[(p.id, 1)], &[]));
     w.tick(1);
-    let sent = w.billing.send_invoice(s, inv.id).unwrap();
+    let sent = w.billing.invoices().send(s, inv.id).unwrap().invoice;
     assert_eq!(sent.status, InvoiceStatus::Sent);
     assert_eq!(w.notifications().len(), 1);
-    let again = w.billing.send_invoice(s, inv.id).unwrap();
+    let again = w.billing.invoices().send(s, inv.id).unwrap().invoice;
     assert_eq!(again.status, InvoiceStatus::Sent);
     assert_eq!(w.notifications().len(), 2, "a resend is another notification");
     let when = super::ts("2026-05-01T00:00:00Z");
     let upd = w
         .billing
-        .update_invoice_inplace(
+        .invoices()
+        .update(
             s,
             inv.id,
             InvoiceInPlaceUpdate {
@@ -684,13 +696,14 @@ pub fn void_send_and_inplace<H: Harness>() {
                 scheduled_on: Some(when),
             },
         )
-        .unwrap();
+        .unwrap()
+        .invoice;
     assert_eq!((upd.description.as_deref(), upd.scheduled_on), (Some("new"), when));
-    let (_, pays) = w.billing.get_invoice(s, inv.id).unwrap();
+    let (_, pays) = w.billing.invoices().get(s, inv.id).unwrap().into_parts();
     assert_eq!(pays[0].scheduled_on, when);
-    let void = w.billing.void_invoice(s, inv.id).unwrap();
+    let void = w.billing.invoices().void(s, inv.id).unwrap().invoice;
     assert_eq!(void.status, InvoiceStatus::Canceled);
-    let (_, pays) = w.billing.get_invoice(s, inv.id).unwrap();
+    let (_, pays) = w.billing.invoices().get(s, inv.id).unwrap().into_parts();
     assert_eq!(pays[0].status, PaymentStatus::Canceled);
     let kinds: Vec<EventType> = events(&w).into_iter().map(|e| e.0).collect();
     assert_eq!(
@@ -704,9 +717,9 @@ pub fn void_send_and_inplace<H: Harness>() {
             EventType::InvoiceCanceled
         ]
     );
-    expect_code(w.billing.void_invoice(s, inv.id), Code::INVOICE_FINALISED);
+    expect_code(w.billing.invoices().void(s, inv.id), Code::INVOICE_FINALISED);
     expect_code(
-        w.billing.mark_payment_paid(
+        w.billing.payments().mark_paid(
             s,
             pays[0].id,
             MarkPaid {
@@ -730,7 +743,7 @@ pub fn consumer_with_open_invoices_cannot_be_deleted<H: Harness>() {
     let inv = create(&w, s, invoice_body(c.id, &[(p.id, 1)], &[]));
     expect_code(w.billing.consumers().delete(s, c.id), Code::CONSUMER_HAS_ONGOING_INVOICES);
     assert!(!w.billing.consumers().get(s, c.id).unwrap().is_deleted);
-    w.billing.void_invoice(s, inv.id).unwrap();
+    w.billing.invoices().void(s, inv.id).unwrap();
     w.billing.consumers().delete(s, c.id).unwrap();
 }
 
@@ -740,37 +753,37 @@ pub fn auto_charge_on_demand<H: Harness>() {
     let c = consumer(&w, s, false);
     let p = product(&w, s, "10.00", json!({}));
     let inv = create(&w, s, invoice_body(c.id, &[(p.id, 1)], &[]));
-    let pay = w.billing.get_invoice(s, inv.id).unwrap().1.remove(0);
-    expect_code(w.billing.auto_charge_on_demand(s, pay.id), Code::FEATURE_DISABLED);
+    let pay = w.billing.invoices().get(s, inv.id).unwrap().payments.remove(0);
+    expect_code(w.billing.payments().auto_charge(s, pay.id), Code::FEATURE_DISABLED);
     let mut org = s.org.clone();
     org.settings.auto_charge_on_demand = true;
     w.write(|tx| tx.update_org(&org));
     let s = &w.fresh_admin();
-    expect_code(w.billing.auto_charge_on_demand(s, PaymentId::new()), Code::NOT_FOUND);
-    expect_code(w.billing.auto_charge_on_demand(s, pay.id), Code::INVALID_PARAMETERS);
+    expect_code(w.billing.payments().auto_charge(s, PaymentId::new()), Code::NOT_FOUND);
+    expect_code(w.billing.payments().auto_charge(s, pay.id), Code::INVALID_PARAMETERS);
     // A declined card: FAILED with PAYMENT_FAILED only, and a 400.
-    let bad = w.billing.save_card(s, c.id, "4123120001090000", 12, 2030, true).unwrap();
+    let bad = w.billing.payments().save_card(s, c.id, "4123120001090000", 12, 2030, true).unwrap();
     assert_eq!((bad.network.as_str(), bad.last_four.as_str()), ("VISA", "0000"));
     assert!(!bad.gateway_token.contains("4123120001090000"));
-    expect_code(w.billing.auto_charge_on_demand(s, pay.id), Code::INVALID_PARAMETERS);
-    let failed = w.billing.get_payment(s, pay.id).unwrap();
+    expect_code(w.billing.payments().auto_charge(s, pay.id), Code::INVALID_PARAMETERS);
+    let failed = w.billing.payments().get(s, pay.id).unwrap();
     assert_eq!(failed.status, PaymentStatus::Failed);
     assert_eq!(events(&w).last(), Some(&(EventType::PaymentFailed, pay.id.0)));
     w.tick(1);
-    w.billing.save_card(s, c.id, "4201320111111010", 12, 2030, true).unwrap();
-    let (pid, iid) = w.billing.auto_charge_on_demand(s, pay.id).unwrap();
+    w.billing.payments().save_card(s, c.id, "4201320111111010", 12, 2030, true).unwrap();
+    let (pid, iid) = w.billing.payments().auto_charge(s, pay.id).unwrap();
     assert_eq!((pid, iid), (pay.id, inv.id));
-    let paid = w.billing.get_payment(s, pay.id).unwrap();
+    let paid = w.billing.payments().get(s, pay.id).unwrap();
     assert_eq!((paid.status, paid.method), (PaymentStatus::Succeeded, Some(PaymentMethod::Mada)));
     let tail: Vec<_> = events(&w).into_iter().rev().take(2).collect();
     assert_eq!(tail, vec![(EventType::InvoiceCompleted, inv.id.0), (EventType::PaymentSucceeded, pay.id.0)]);
-    expect_code(w.billing.auto_charge_on_demand(s, pay.id), Code::PAYMENT_FINALIZED);
+    expect_code(w.billing.payments().auto_charge(s, pay.id), Code::PAYMENT_FINALIZED);
     // Without consent: 404.
     let c2 = consumer(&w, s, false);
     let inv2 = create(&w, s, invoice_body(c2.id, &[(p.id, 1)], &[]));
-    w.billing.save_card(s, c2.id, "4111111111111111", 12, 2030, false).unwrap();
-    let pay2 = w.billing.get_invoice(s, inv2.id).unwrap().1.remove(0);
-    expect_code(w.billing.auto_charge_on_demand(s, pay2.id), Code::NOT_FOUND);
+    w.billing.payments().save_card(s, c2.id, "4111111111111111", 12, 2030, false).unwrap();
+    let pay2 = w.billing.invoices().get(s, inv2.id).unwrap().payments.remove(0);
+    expect_code(w.billing.payments().auto_charge(s, pay2.id), Code::NOT_FOUND);
 }
 
 fn card(number: &str) -> gateway::CardDetails {
@@ -789,17 +802,22 @@ pub fn several_payments_paid_together<H: Harness>() {
     let c = consumer(&w, s, false);
     let p = product(&w, s, "100.00", json!({}));
     let inv = create(&w, s, invoice_body(c.id, &[(p.id, 6)], &[]));
-    let (_, pays) = w.billing.accept_invoice(s, inv.id, PaymentPlan::Installments(3)).unwrap();
+    let (_, pays) = w.billing.invoices().accept(s, inv.id, PaymentPlan::Installments(3)).unwrap();
     // A card form error charges nothing and writes nothing.
     let before = snapshot(&w, inv.id);
     let mut bad = card("4111111111111111");
     bad.name = "Sara".into();
-    assert!(matches!(w.billing.pay_by_card(s, inv.id, &[pays[0].id], &bad), Err(Error::Validation(_))));
+    assert!(matches!(
+        w.billing.payments().pay_by_card(s, inv.id, &[pays[0].id], &bad),
+        Err(Error::Validation(_))
+    ));
     assert_eq!(before, snapshot(&w, inv.id));
     // A declined card: each chosen payment FAILED, PAYMENT_FAILED only.
     let n = events(&w).len();
     expect_code(
-        w.billing.pay_by_card(s, inv.id, &[pays[0].id, pays[1].id], &card("4201320000311101")),
+        w.billing
+            .payments()
+            .pay_by_card(s, inv.id, &[pays[0].id, pays[1].id], &card("4201320000311101")),
         Code::INVALID_PARAMETERS,
     );
     assert_eq!(
@@ -808,7 +826,11 @@ pub fn several_payments_paid_together<H: Harness>() {
     );
     // Two installments together: one PAYMENT_SUCCEEDED each, no INVOICE_COMPLETED yet.
     let n = events(&w).len();
-    let paid = w.billing.pay_by_card(s, inv.id, &[pays[0].id, pays[1].id], &card("4201320111111010")).unwrap();
+    let paid = w
+        .billing
+        .payments()
+        .pay_by_card(s, inv.id, &[pays[0].id, pays[1].id], &card("4201320111111010"))
+        .unwrap();
     assert!(paid
         .iter()
         .all(|p| p.status == PaymentStatus::Succeeded && p.method == Some(PaymentMethod::Mada)));
@@ -817,23 +839,23 @@ pub fn several_payments_paid_together<H: Harness>() {
         events(&w)[n..],
         [(EventType::PaymentSucceeded, pays[0].id.0), (EventType::PaymentSucceeded, pays[1].id.0)]
     );
-    assert_eq!(w.billing.get_invoice(s, inv.id).unwrap().0.status, InvoiceStatus::Accepted);
+    assert_eq!(w.billing.invoices().get(s, inv.id).unwrap().invoice.status, InvoiceStatus::Accepted);
     // Paid together: refunding one needs the flag.
     let req = RefundRequest {
         reason: RefundReason::Duplicate,
         note: None,
         allow_multiple: false,
     };
-    assert!(matches!(w.billing.refund_payment(s, pays[0].id, req), Err(Error::MultiplePayments { .. })));
+    assert!(matches!(w.billing.payments().refund(s, pays[0].id, req), Err(Error::MultiplePayments { .. })));
     // The last one completes the invoice.
     let n = events(&w).len();
-    w.billing.pay_by_card(s, inv.id, &[pays[2].id], &card("5421080101000000")).unwrap();
+    w.billing.payments().pay_by_card(s, inv.id, &[pays[2].id], &card("5421080101000000")).unwrap();
     assert_eq!(
         events(&w)[n..],
         [(EventType::PaymentSucceeded, pays[2].id.0), (EventType::InvoiceCompleted, inv.id.0)]
     );
     expect_code(
-        w.billing.pay_by_card(s, inv.id, &[pays[2].id], &card("5421080101000000")),
+        w.billing.payments().pay_by_card(s, inv.id, &[pays[2].id], &card("5421080101000000")),
         Code::PAYMENT_FINALIZED,
     );
 }
@@ -863,7 +885,7 @@ pub fn coupons_count_their_redemptions<H: Harness>() {
     // Refused (a product without a price in USD): nothing counted.
     let mut refused = invoice_body(c.id, &[(p.id, 1)], &[five.id]);
     refused["currency"] = json!("USD");
-    assert!(w.billing.create_invoice(s, InvoiceCreate::parse(&refused, Currency::SAR).unwrap()).is_err());
+    assert!(w.billing.invoices().create(s, InvoiceCreate::parse(&refused, Currency::SAR).unwrap()).is_err());
     assert_eq!((redemptions(ten.id), redemptions(five.id)), (2, 1));
     let listed = w
         .billing
@@ -894,36 +916,39 @@ pub fn amounts_after_zero_totals_and_refunds<H: Harness>() {
         [(EventType::InvoiceCreated, zero.id.0), (EventType::InvoiceCompleted, zero.id.0)]
     );
     assert!(w.notifications().is_empty(), "nothing to pay, nothing sent");
-    let (_, pays) = w.billing.get_invoice(s, zero.id).unwrap();
+    let (_, pays) = w.billing.invoices().get(s, zero.id).unwrap().into_parts();
     assert_eq!((pays[0].status, pays[0].amount), (PaymentStatus::Succeeded, sar("0.00")));
     assert!(w.billing.products().get(s, p.id).unwrap().used_in_finalized_invoice);
     let manual = MarkPaid {
         method: PaymentMethod::Cash,
         note: Some("counter 3".into()),
     };
-    expect_code(w.billing.mark_payment_paid(s, pays[0].id, manual.clone()), Code::PAYMENT_FINALIZED);
+    expect_code(w.billing.payments().mark_paid(s, pays[0].id, manual.clone()), Code::PAYMENT_FINALIZED);
     let refund = RefundRequest {
         reason: RefundReason::Other,
         note: None,
         allow_multiple: false,
     };
-    expect_code(w.billing.refund_payment(s, pays[0].id, refund.clone()), Code::INVALID_PARAMETERS);
+    expect_code(w.billing.payments().refund(s, pays[0].id, refund.clone()), Code::INVALID_PARAMETERS);
     // Three installments: one paid then refunded.
     let p2 = product(&w, s, "100.00", json!({}));
     let inv = create(&w, s, invoice_body(c.id, &[(p2.id, 6)], &[]));
-    let (_, parts) = w.billing.accept_invoice(s, inv.id, PaymentPlan::Installments(3)).unwrap();
-    let paid = w.billing.mark_payment_paid(s, parts[0].id, manual).unwrap();
+    let (_, parts) = w.billing.invoices().accept(s, inv.id, PaymentPlan::Installments(3)).unwrap();
+    let paid = w.billing.payments().mark_paid(s, parts[0].id, manual).unwrap();
     assert_eq!(paid.note.as_deref(), Some("counter 3"));
-    assert_eq!(w.billing.get_payment(s, parts[0].id).unwrap().to_json()["note"], "counter 3");
-    let (after_pay, pays) = w.billing.get_invoice(s, inv.id).unwrap();
+    assert_eq!(
+        serde_json::to_value(w.billing.payments().get(s, parts[0].id).unwrap().response()).unwrap()["note"],
+        "counter 3"
+    );
+    let (after_pay, pays) = w.billing.invoices().get(s, inv.id).unwrap().into_parts();
     assert_eq!(after_pay.paid_amount, parts[0].amount);
     assert_eq!(
         after_pay.remaining_amount(&pays).amount(),
         after_pay.total_amount.amount() - parts[0].amount.amount()
     );
     let n = events(&w).len();
-    w.billing.refund_payment(s, parts[0].id, refund).unwrap();
-    let (after_refund, pays) = w.billing.get_invoice(s, inv.id).unwrap();
+    w.billing.payments().refund(s, parts[0].id, refund).unwrap();
+    let (after_refund, pays) = w.billing.invoices().get(s, inv.id).unwrap().into_parts();
     assert_eq!(after_refund.status, InvoiceStatus::Accepted, "a refund leaves the status");
     assert_eq!(after_refund.paid_amount, sar("0.00"));
     assert_eq!(
@@ -932,7 +957,68 @@ pub fn amounts_after_zero_totals_and_refunds<H: Harness>() {
         "the refunded part is not owed again"
     );
     assert_eq!(events(&w)[n..], [(EventType::PaymentRefunded, parts[0].id.0)]);
-    let view = w.billing.invoice_detailed(s, inv.id).unwrap();
+    let detail = w.billing.invoices().get(s, inv.id).unwrap();
+    let view = serde_json::to_value(detail.detailed(&s.branch.name, w.billing.public_url(), &s.org.settings)).unwrap();
     assert_eq!(view["paid_amount"], "0.00");
     assert_eq!(view["remaining_amount"], json!(after_refund.remaining_amount(&pays)));
+}
+
+/// A page of invoices reads its payments and consumers in one go each
+/// (`payments_of_invoices`, `consumers_by_ids`): the same rows as one read per invoice, in a
+/// transaction's own writes too, and nothing of another branch.
+pub fn page_reads_payments_and_consumers_in_one_go<H: Harness>() {
+    let w = World::new(H::store());
+    let s = &w.admin;
+    let (a, b) = (consumer(&w, s, false), consumer(&w, s, true));
+    let p = product(&w, s, "100.00", json!({}));
+    let one = create(&w, s, invoice_body(a.id, &[(p.id, 1)], &[]));
+    let split = create(&w, s, invoice_body(b.id, &[(p.id, 6)], &[]));
+    w.billing.invoices().accept(s, split.id, PaymentPlan::Installments(3)).unwrap();
+    let third = create(&w, s, invoice_body(a.id, &[(p.id, 2)], &[]));
+    let ids = [one.id, split.id, third.id];
+    let all = w.read(|tx| tx.payments_of_invoices(&ids));
+    assert_eq!(all.len(), 5);
+    for id in ids {
+        let each = w.read(|tx| tx.invoice_payments(id));
+        let batched: Vec<Payment> = all.iter().filter(|p| p.invoice_id == id).cloned().collect();
+        assert_eq!(batched, each, "the invoice's payments, by number");
+    }
+    let first = all.iter().position(|p| p.invoice_id == split.id).unwrap();
+    assert!(all[first..first + 3].iter().all(|p| p.invoice_id == split.id), "grouped by invoice");
+    assert_eq!(w.read(|tx| tx.payments_of_invoices(&[])), vec![]);
+    assert_eq!(w.read(|tx| tx.payments_of_invoices(&[InvoiceId::new()])), vec![]);
+    // A transaction's own writes are read back.
+    let noted = w.write(|tx| {
+        let mut p = tx.invoice_payments(one.id)?.remove(0);
+        p.note = Some("changed".into());
+        tx.update_payment(&p)?;
+        tx.payments_of_invoices(&[one.id, third.id])
+    });
+    assert_eq!(noted.iter().find(|p| p.invoice_id == one.id).unwrap().note.as_deref(), Some("changed"));
+    // Consumers: deleted ones too, unknown ids and other branches' left out.
+    let gone = consumer(&w, s, false);
+    w.billing.consumers().delete(s, gone.id).unwrap();
+    let elsewhere = w.new_branch("Elsewhere");
+    let mut got = w.read(|tx| tx.consumers_by_ids(s.branch_id(), &[a.id, b.id, gone.id, ConsumerId::new()]));
+    got.sort_by_key(|c| c.id);
+    let mut want: Vec<Consumer> = [a.id, b.id, gone.id]
+        .iter()
+        .map(|id| w.read(|tx| tx.consumer(s.branch_id(), *id)).unwrap())
+        .collect();
+    want.sort_by_key(|c| c.id);
+    assert_eq!(got, want);
+    assert!(got.iter().any(|c| c.is_deleted));
+    assert_eq!(w.read(|tx| tx.consumers_by_ids(elsewhere.id, &[a.id, b.id])), vec![]);
+    assert_eq!(w.read(|tx| tx.consumers_by_ids(s.branch_id(), &[])), vec![]);
+    // The list answers what one read per invoice would.
+    let req = parse_invoice_list(&QueryParams::parse("limit=100")).unwrap();
+    let page = w.billing.invoices().list(s, &req).unwrap();
+    assert_eq!(page.items.len(), 3);
+    for d in &page.items {
+        let one_by_one = w.billing.invoices().get(s, d.invoice.id).unwrap();
+        assert_eq!(
+            (&d.invoice, &d.payments, &d.consumer),
+            (&one_by_one.invoice, &one_by_one.payments, &one_by_one.consumer)
+        );
+    }
 }

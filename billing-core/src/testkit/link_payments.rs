@@ -60,7 +60,7 @@ fn everything<S: Store>(w: &World<S>) -> String {
         filter: Default::default(),
         include_payments: true,
     };
-    let invoices = w.billing.list_invoices(s, &req).unwrap().items;
+    let invoices = w.billing.invoices().list(s, &req).unwrap().items;
     let cards: Vec<_> = consumers.iter().map(|c| w.read(|tx| tx.latest_active_card(c.id))).collect();
     let links = w.read(|tx| {
         let mut q = ListQuery::new(PaymentLinkSort::CreatedAt);
@@ -110,7 +110,7 @@ pub fn paid_card_creates_everything_in_one_go<H: Harness>() {
     let c = w.billing.consumers().get(s, consumer_id).unwrap();
     assert_eq!((c.name.as_str(), c.phone_number.as_ref().unwrap().as_str()), ("Sara Al-Harbi", "+966501234567"));
     assert_eq!(c.preferred_language, crate::fields::Language::En);
-    let (inv, pays) = w.billing.get_invoice(s, inv_id).unwrap();
+    let (inv, pays) = w.billing.invoices().get(s, inv_id).unwrap().into_parts();
     assert_eq!((inv.status, inv.total_amount, inv.paid_amount), (InvoiceStatus::Completed, l.amount, l.amount));
     assert_eq!((inv.payment_link_id, inv.consumer_id, inv.installments), (Some(l.id.0), consumer_id, None));
     assert_eq!(inv.items.len(), 1);
@@ -274,7 +274,7 @@ pub fn wallet_ranges<H: Harness>() {
         assert_eq!(out.status, status, "{price}");
         match code {
             None => {
-                let (_, pays) = w.billing.get_invoice(&w.admin, out.invoice_id.unwrap()).unwrap();
+                let (_, pays) = w.billing.invoices().get(&w.admin, out.invoice_id.unwrap()).unwrap().into_parts();
                 assert_eq!((pays[0].amount, pays[0].method), (l.amount, Some(PaymentMethod::PgwCardUnspecified)));
                 assert_eq!(out.consent_id, None, "no card to keep");
             }
@@ -301,7 +301,7 @@ pub fn installments_with_exact_amounts<H: Harness>() {
     let n = events(&w).len();
     let out = pay(&w, &l, &body).unwrap();
     assert_eq!(out.status, PayStatus::Paid);
-    let (inv, pays) = w.billing.get_invoice(s, out.invoice_id.unwrap()).unwrap();
+    let (inv, pays) = w.billing.invoices().get(s, out.invoice_id.unwrap()).unwrap().into_parts();
     let amounts: Vec<Money> = pays.iter().map(|p| p.amount).collect();
     assert_eq!(amounts, [sar("133.33"), sar("133.33"), sar("133.34")]);
     let statuses: Vec<PaymentStatus> = pays.iter().map(|p| p.status).collect();
@@ -334,7 +334,7 @@ pub fn installments_with_exact_amounts<H: Harness>() {
     assert_eq!(before_off, everything(&w));
     body["installments"] = json!(2);
     let out = pay(&w, &small, &body).unwrap();
-    let (_, pays) = w.billing.get_invoice(s, out.invoice_id.unwrap()).unwrap();
+    let (_, pays) = w.billing.invoices().get(s, out.invoice_id.unwrap()).unwrap().into_parts();
     assert_eq!(pays.iter().map(|p| p.amount).collect::<Vec<_>>(), [sar("175.00"), sar("175.00")]);
 }
 
@@ -537,7 +537,7 @@ pub fn later_installments_are_charged_on_their_dates<H: Harness>() {
     w.billing.run_due_work(None, 100).unwrap();
     w.billing.sandbox().advance(s, Advance::By(Duration::hours(1))).unwrap();
     assert_eq!(charges(), 2);
-    let (inv, pays) = w.billing.get_invoice(s, id).unwrap();
+    let (inv, pays) = w.billing.invoices().get(s, id).unwrap().into_parts();
     let statuses: Vec<PaymentStatus> = pays.iter().map(|p| p.status).collect();
     assert_eq!(statuses, [PaymentStatus::Succeeded, PaymentStatus::Succeeded, PaymentStatus::Pending]);
     assert_eq!((inv.status, inv.paid_amount), (InvoiceStatus::Accepted, sar("266.66")));
@@ -545,12 +545,12 @@ pub fn later_installments_are_charged_on_their_dates<H: Harness>() {
 
     // The consumer's latest card now declines: the third fails, and stays payable.
     let consumer = out.consumer_id.unwrap();
-    w.billing.save_card(s, consumer, "4123120001090000", 12, 2030, true).unwrap();
+    w.billing.payments().save_card(s, consumer, "4123120001090000", 12, 2030, true).unwrap();
     let n = events(&w).len();
     w.billing.sandbox().advance(s, Advance::To(super::ts("2026-03-16T09:00:00Z"))).unwrap();
     w.billing.run_due_work(None, 100).unwrap();
     assert_eq!(charges(), 3);
-    let (inv, pays) = w.billing.get_invoice(s, id).unwrap();
+    let (inv, pays) = w.billing.invoices().get(s, id).unwrap().into_parts();
     assert_eq!(pays[2].status, PaymentStatus::Failed);
     assert!(pays[2].status.is_payable());
     assert_eq!(inv.status, InvoiceStatus::Accepted);
@@ -563,8 +563,8 @@ pub fn later_installments_are_charged_on_their_dates<H: Harness>() {
         expiry_year: 2030,
         cvc: "123".into(),
     };
-    w.billing.pay_by_card(s, id, &[pays[2].id], &card).unwrap();
-    let (inv, _) = w.billing.get_invoice(s, id).unwrap();
+    w.billing.payments().pay_by_card(s, id, &[pays[2].id], &card).unwrap();
+    let (inv, _) = w.billing.invoices().get(s, id).unwrap().into_parts();
     assert_eq!(inv.status, InvoiceStatus::Completed);
     w.billing.sandbox().advance(s, Advance::By(Duration::days(60))).unwrap();
     assert_eq!(charges(), 4, "the card payment only");
@@ -596,7 +596,7 @@ pub fn recurring_link_starts_a_subscription<H: Harness>() {
     let out = pay(&w, &l, &pay_body(card(PAID_CARD), "+966501234567")).unwrap();
     assert_eq!(out.status, PayStatus::Paid);
     let now = w.now();
-    let (inv, pays) = w.billing.get_invoice(s, out.invoice_id.unwrap()).unwrap();
+    let (inv, pays) = w.billing.invoices().get(s, out.invoice_id.unwrap()).unwrap().into_parts();
     assert_eq!(
         (inv.status, inv.total_amount, inv.payment_link_id),
         (InvoiceStatus::Completed, sar("150.00"), Some(l.id.0))

@@ -477,6 +477,7 @@ macro_rules! conformance_suite {
                 installments_replace_the_payment,
                 installment_mark_paid_needs_accepted,
                 void_send_and_inplace,
+                page_reads_payments_and_consumers_in_one_go,
                 consumer_with_open_invoices_cannot_be_deleted,
                 auto_charge_on_demand,
                 several_payments_paid_together,

@@ -292,12 +292,12 @@ pub fn switches_stop_recording_and_sending<H: Harness>() {
     assert_eq!(w.notifications().len(), 1);
     // Receipts are still on: a payment marked paid sends one.
     let inv = sent_invoice(&w, &s, &c);
-    let (_, pays) = w.billing.get_invoice(&s, inv.id).unwrap();
+    let (_, pays) = w.billing.invoices().get(&s, inv.id).unwrap().into_parts();
     let req = crate::payment::MarkPaid {
         method: crate::payment::PaymentMethod::Cash,
         note: None,
     };
-    w.billing.mark_payment_paid(&s, pays[0].id, req).unwrap();
+    w.billing.payments().mark_paid(&s, pays[0].id, req).unwrap();
     let receipts = of_kind(&w, Kind::PaymentReceipt);
     assert_eq!(receipts.len(), 1);
     assert_eq!(receipts[0].payload["payment_id"], json!(pays[0].id));
@@ -499,8 +499,8 @@ pub fn installment_reminders_and_receipts<H: Harness>() {
         r.client = "10.0.0.9".into();
         r
     };
-    w.billing.pay_invoice(inv.id, &pay(2)).unwrap();
-    let (_, pays) = w.billing.get_invoice(s, inv.id).unwrap();
+    w.billing.invoices().pay(inv.id, &pay(2)).unwrap();
+    let (_, pays) = w.billing.invoices().get(s, inv.id).unwrap().into_parts();
     let receipts = of_kind(&w, Kind::PaymentReceipt);
     assert_eq!(receipts.len(), 1);
     assert_eq!(receipts[0].payload["installment"], json!(1));
@@ -533,8 +533,8 @@ pub fn installment_reminders_and_receipts<H: Harness>() {
     // Paid in full early: the reminder finds nothing to remind of.
     let s = w.fresh_admin();
     let inv = create(&w, &s, invoice_body(c.id, &[(p.id, 1)], &[]));
-    w.billing.pay_invoice(inv.id, &pay(2)).unwrap();
-    w.billing.pay_invoice(inv.id, &pay(1)).unwrap();
+    w.billing.invoices().pay(inv.id, &pay(2)).unwrap();
+    w.billing.invoices().pay(inv.id, &pay(1)).unwrap();
     w.billing
         .sandbox()
         .advance(&w.fresh_admin(), crate::sandbox::Advance::By(Duration::days(40)))
@@ -549,14 +549,14 @@ pub fn failed_renewals_are_told<H: Harness>() {
     let s = &w.admin;
     let c = customer(&w, s, &["SMS"], "AR");
     let gym = product(&w, s, "100.00", json!({"type": "RECURRING", "recurring_interval": "MONTH"}));
-    w.billing.save_card(s, c.id, "4123120001090000", 12, 2035, true).unwrap();
+    w.billing.payments().save_card(s, c.id, "4123120001090000", 12, 2035, true).unwrap();
     let sub = super::subscriptions::create(&w, s, super::subscriptions::sub_body(c.id, &[(gym.id, 1)], "2026-01-15T09:00:00Z"));
-    let (_, pays) = w.billing.get_invoice(s, sub.latest_invoice_id.unwrap()).unwrap();
+    let (_, pays) = w.billing.invoices().get(s, sub.latest_invoice_id.unwrap()).unwrap().into_parts();
     let req = crate::payment::MarkPaid {
         method: crate::payment::PaymentMethod::Cash,
         note: None,
     };
-    w.billing.mark_payment_paid(s, pays[0].id, req).unwrap();
+    w.billing.payments().mark_paid(s, pays[0].id, req).unwrap();
     w.billing
         .sandbox()
         .advance(&w.fresh_admin(), crate::sandbox::Advance::To(ts("2026-02-15T09:00:01Z")))

@@ -67,7 +67,7 @@ fn to<S: Store>(w: &World<S>, at: &str) {
 }
 
 fn invoice<S: Store>(w: &World<S>, id: InvoiceId) -> Invoice {
-    w.billing.get_invoice(&w.fresh_admin(), id).unwrap().0
+    w.billing.invoices().get(&w.fresh_admin(), id).unwrap().invoice
 }
 
 /// Every invoice carrying the subscription (re-issued ones too), oldest first.
@@ -76,11 +76,12 @@ fn all_invoices<S: Store>(w: &World<S>, id: SubscriptionId) -> Vec<Invoice> {
     let req = crate::invoice::parse_invoice_list(&q).unwrap();
     let ids: Vec<InvoiceId> = w
         .billing
-        .list_invoices(&w.fresh_admin(), &req)
+        .invoices()
+        .list(&w.fresh_admin(), &req)
         .unwrap()
         .items
         .iter()
-        .map(|i| i["id"].as_str().unwrap().parse().unwrap())
+        .map(|d| d.invoice.id)
         .collect();
     ids.into_iter().map(|i| invoice(w, i)).collect()
 }
@@ -101,7 +102,7 @@ fn kinds(c: &PlanChange) -> Vec<DiffKind> {
 }
 
 fn card<S: Store>(w: &World<S>, s: &Scope, c: crate::ids::ConsumerId) {
-    w.billing.save_card(s, c, "4111111111111111", 12, 2035, true).unwrap();
+    w.billing.payments().save_card(s, c, "4111111111111111", 12, 2035, true).unwrap();
 }
 
 /// Description, `until_cycle_number`, payment-method overrides and
@@ -470,7 +471,7 @@ pub fn lead_time_prepares_the_next_invoice<H: Harness>() {
     let got = w.billing.get_subscription(s, sub.id).unwrap();
     assert_eq!((got.current_cycle_number, got.latest_invoice_id), (2, Some(prepared.id)));
     assert!(got.latest_invoice_paid);
-    let (inv, pays) = w.billing.get_invoice(s, prepared.id).unwrap();
+    let (inv, pays) = w.billing.invoices().get(s, prepared.id).unwrap().into_parts();
     assert_eq!(
         (inv.status, pays.len(), pays[0].status),
         (InvoiceStatus::Completed, 1, PaymentStatus::Succeeded)
@@ -627,12 +628,12 @@ pub fn dunning_follows_the_organization_schedule<H: Harness>() {
     set_settings(&w, json!({"subscription_renewal_retry_days": [2]}));
     let s = &w.fresh_admin();
     let c = consumer(&w, s, false);
-    w.billing.save_card(s, c.id, "4123120001090000", 12, 2035, true).unwrap();
+    w.billing.payments().save_card(s, c.id, "4123120001090000", 12, 2035, true).unwrap();
     let gym = monthly(&w, s, "100.00");
     let sub = create(&w, s, sub_body(c.id, &[(gym.id, 1)], "2026-01-15T09:00:00Z"));
     pay_first(&w, s, sub.latest_invoice_id.unwrap());
     let c2 = consumer(&w, s, false);
-    w.billing.save_card(s, c2.id, "4123120001090000", 12, 2035, true).unwrap();
+    w.billing.payments().save_card(s, c2.id, "4123120001090000", 12, 2035, true).unwrap();
     let sub2 = create(&w, s, sub_body(c2.id, &[(gym.id, 1)], "2026-01-16T09:00:00Z"));
     pay_first(&w, s, sub2.latest_invoice_id.unwrap());
     to(&w, "2026-02-15T09:00:01Z");
@@ -901,7 +902,7 @@ pub fn immediate_cancellation_voids_a_prepared_invoice<H: Harness>() {
     set_settings(&w, json!({"subscription_invoice_lead_days": 5, "subscription_renewal_retry_days": [3]}));
     let s = &w.fresh_admin();
     let c = consumer(&w, s, false);
-    w.billing.save_card(s, c.id, "4123120001090000", 12, 2035, true).unwrap();
+    w.billing.payments().save_card(s, c.id, "4123120001090000", 12, 2035, true).unwrap();
     let weekly = product(&w, s, "10.00", json!({"type": "RECURRING", "recurring_interval": "WEEK"}));
     let sub = create(&w, s, sub_body(c.id, &[(weekly.id, 1)], "2026-01-15T09:00:00Z"));
     pay_first(&w, s, sub.latest_invoice_id.unwrap());

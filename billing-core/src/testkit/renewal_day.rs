@@ -39,7 +39,7 @@ pub fn seed<S: Store>(billing: &Billing<S>, scope: &Scope, n: usize, period_star
         )?,
     )?;
     let consumer = billing.consumers().create(scope, ConsumerFields::parse(&json!({"name": "Renewal 0"}), true)?)?;
-    billing.save_card(scope, consumer.id, APPROVED_CARD, 12, 2040, true)?;
+    billing.payments().save_card(scope, consumer.id, APPROVED_CARD, 12, 2040, true)?;
     let body = json!({
         "organization_consumer_id": consumer.id,
         "items": [{"product_id": product.id, "quantity": 1}],
@@ -48,8 +48,8 @@ pub fn seed<S: Store>(billing: &Billing<S>, scope: &Scope, n: usize, period_star
     });
     let sub = billing.create_subscription(scope, SubscriptionCreate::parse(&body, Currency::SAR)?)?;
     let first = sub.latest_invoice_id.expect("a subscription has its first invoice");
-    let (_, pays) = billing.get_invoice(scope, first)?;
-    billing.mark_payment_paid(
+    let (_, pays) = billing.invoices().get(scope, first)?.into_parts();
+    billing.payments().mark_paid(
         scope,
         pays[0].id,
         MarkPaid {

@@ -129,7 +129,7 @@ pub fn bad_patches_change_nothing<H: Harness>() {
 pub fn support_changes_auto_charge_and_installments<H: Harness>() {
     let w = World::new(H::store());
     let org = w.boot.org.id;
-    expect_code(w.billing.auto_charge_on_demand(&w.admin, PaymentId::new()), Code::FEATURE_DISABLED);
+    expect_code(w.billing.payments().auto_charge(&w.admin, PaymentId::new()), Code::FEATURE_DISABLED);
     let after = w
         .billing
         .org()
@@ -150,7 +150,7 @@ pub fn support_changes_auto_charge_and_installments<H: Harness>() {
     assert_eq!(stored(&w), after);
     assert_eq!(w.billing.org().settings_of(org).unwrap(), after);
     // The next authentication sees the feature on: the unknown payment is now the answer.
-    expect_code(w.billing.auto_charge_on_demand(&w.fresh_admin(), PaymentId::new()), Code::NOT_FOUND);
+    expect_code(w.billing.payments().auto_charge(&w.fresh_admin(), PaymentId::new()), Code::NOT_FOUND);
 
     // Refused support changes write nothing.
     for bad in [

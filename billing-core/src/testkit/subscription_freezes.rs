@@ -25,12 +25,12 @@ use serde_json::{json, Value};
 
 fn pay<S: Store>(w: &World<S>, inv: InvoiceId) {
     let s = &w.fresh_admin();
-    let (_, pays) = w.billing.get_invoice(s, inv).unwrap();
+    let (_, pays) = w.billing.invoices().get(s, inv).unwrap().into_parts();
     let req = MarkPaid {
         method: PaymentMethod::Cash,
         note: None,
     };
-    w.billing.mark_payment_paid(s, pays[0].id, req).unwrap();
+    w.billing.payments().mark_paid(s, pays[0].id, req).unwrap();
 }
 
 /// An ACTIVE monthly subscription (its first invoice paid) from `period_start`.
@@ -38,7 +38,7 @@ fn active<S: Store>(w: &World<S>, period_start: &str, card: bool) -> Subscriptio
     let s = &w.admin;
     let c = consumer(w, s, false);
     if card {
-        w.billing.save_card(s, c.id, "4111111111111111", 12, 2035, true).unwrap();
+        w.billing.payments().save_card(s, c.id, "4111111111111111", 12, 2035, true).unwrap();
     }
     let gym = monthly(w, s, "100.00");
     let sub = create(w, s, sub_body(c.id, &[(gym.id, 1)], period_start));
@@ -701,7 +701,7 @@ pub fn freeze_moves_a_prepared_invoice<H: Harness>() {
     // Frozen after: the invoice prepared for Feb 28 is voided, its cycle freed.
     w.billing.create_freeze(&w.fresh_admin(), late.id, req(freeze_start, Some(freeze_end))).unwrap();
     assert_eq!(starts(&w, late.id), ["2026-01-31"]);
-    let (voided, _) = w.billing.get_invoice(&w.fresh_admin(), stale).unwrap();
+    let (voided, _) = w.billing.invoices().get(&w.fresh_admin(), stale).unwrap().into_parts();
     assert_eq!(voided.status, InvoiceStatus::Canceled);
     // The freeze over, cycle 2 starts on Mar 7, its invoice prepared for it and charged then.
     to(&w, "2026-03-05T10:00:00Z");
@@ -776,7 +776,7 @@ pub fn freeze_starting_at_the_period_end_moves_it<H: Harness>() {
         .unwrap();
     assert_eq!(invoices_of(&w, late.id).len(), 1);
     let s = &w.fresh_admin();
-    assert_eq!(w.billing.get_invoice(s, prepared[1].1.id).unwrap().0.status, InvoiceStatus::Canceled);
+    assert_eq!(w.billing.invoices().get(s, prepared[1].1.id).unwrap().invoice.status, InvoiceStatus::Canceled);
     // Frozen 14 days, from the period end: the renewal happens at the moved end, Mar 1, and
     // cycle 2 is billed from there.
     to(&w, "2026-02-28T00:00:00Z");

@@ -43,7 +43,7 @@ pub fn trial_then_the_first_paid_cycle<H: Harness>() {
     let w = World::new(H::store());
     let s = &w.admin;
     let c = consumer(&w, s, false);
-    w.billing.save_card(s, c.id, "4111111111111111", 12, 2035, true).unwrap();
+    w.billing.payments().save_card(s, c.id, "4111111111111111", 12, 2035, true).unwrap();
     // From Jan 15 09:00 to Jan 29 21:00: 14.5 days, shown as 15.
     let body = trial_body(c.id, monthly(&w, s, "100.00").id, "2026-01-29T21:00:00Z");
     let sub = try_create(&w, s, &body).unwrap();
@@ -79,7 +79,7 @@ pub fn trial_then_the_first_paid_cycle<H: Harness>() {
     let (n, inv) = &invs[0];
     assert_eq!((*n, inv.status, inv.scheduled_on), (1, InvoiceStatus::Completed, ts("2026-01-29T21:00:00Z")));
     assert_eq!(inv.total_amount, sub.amount);
-    let pay = w.billing.get_invoice(s, inv.id).unwrap().1[0].id;
+    let pay = w.billing.invoices().get(s, inv.id).unwrap().payments[0].id;
     let seq: Vec<EventType> = w
         .read(|tx| tx.list_events(s.org_id()))
         .into_iter()
@@ -145,12 +145,12 @@ pub fn trial_pending_until_paid<H: Harness>() {
     // Paid by hand while TRIAL_PENDING: ACTIVE.
     for id in [paid.id, manual.id] {
         let inv = get(&w, id).latest_invoice_id.unwrap();
-        let (_, pays) = w.billing.get_invoice(&w.fresh_admin(), inv).unwrap();
+        let (_, pays) = w.billing.invoices().get(&w.fresh_admin(), inv).unwrap().into_parts();
         let req = MarkPaid {
             method: PaymentMethod::Cash,
             note: None,
         };
-        w.billing.mark_payment_paid(&w.fresh_admin(), pays[0].id, req).unwrap();
+        w.billing.payments().mark_paid(&w.fresh_admin(), pays[0].id, req).unwrap();
         assert_eq!(get(&w, id).status, SubscriptionStatus::Active);
         assert_eq!(sub_events(&w, id).last(), Some(&EventType::SubscriptionActivated));
     }
@@ -160,7 +160,7 @@ pub fn trial_pending_until_paid<H: Harness>() {
     let got = get(&w, lapse.id);
     assert_eq!(got.status, SubscriptionStatus::Inactive);
     assert_eq!(sub_events(&w, lapse.id).last(), Some(&EventType::SubscriptionInactivated));
-    let (_, pays) = w.billing.get_invoice(&w.fresh_admin(), got.latest_invoice_id.unwrap()).unwrap();
+    let (_, pays) = w.billing.invoices().get(&w.fresh_admin(), got.latest_invoice_id.unwrap()).unwrap().into_parts();
     assert_eq!(pays[0].status, PaymentStatus::Pending);
 }
 
@@ -200,7 +200,7 @@ pub fn trial_cancel_and_refusals<H: Harness>() {
         .cancel_subscription(&w.fresh_admin(), pending.id, SubscriptionCancel { cancel_related_invoices: true })
         .unwrap();
     assert_eq!(got.status, SubscriptionStatus::Canceled);
-    let (inv, pays) = w.billing.get_invoice(&w.fresh_admin(), got.latest_invoice_id.unwrap()).unwrap();
+    let (inv, pays) = w.billing.invoices().get(&w.fresh_admin(), got.latest_invoice_id.unwrap()).unwrap().into_parts();
     assert_eq!((inv.status, pays[0].status), (InvoiceStatus::Canceled, PaymentStatus::Canceled));
     to(&w, "2026-03-01T00:00:00Z");
     assert!(invoices_of(&w, trialing.id).is_empty(), "a canceled trial issues nothing");

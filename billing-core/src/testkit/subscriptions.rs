@@ -57,7 +57,8 @@ pub(super) fn everything<S: Store>(w: &World<S>) -> String {
     let subs = w.billing.list_subscriptions(s, &req).unwrap().items;
     let invoices = w
         .billing
-        .list_invoices(s, &crate::invoice::parse_invoice_list(&QueryParams::parse("limit=100")).unwrap())
+        .invoices()
+        .list(s, &crate::invoice::parse_invoice_list(&QueryParams::parse("limit=100")).unwrap())
         .unwrap()
         .items;
     let events = w.read(|tx| tx.list_events(s.org_id()));
@@ -65,12 +66,12 @@ pub(super) fn everything<S: Store>(w: &World<S>) -> String {
 }
 
 pub(super) fn pay_first<S: Store>(w: &World<S>, s: &Scope, inv: InvoiceId) {
-    let (_, pays) = w.billing.get_invoice(s, inv).unwrap();
+    let (_, pays) = w.billing.invoices().get(s, inv).unwrap().into_parts();
     let req = MarkPaid {
         method: PaymentMethod::Cash,
         note: None,
     };
-    w.billing.mark_payment_paid(s, pays[0].id, req).unwrap();
+    w.billing.payments().mark_paid(s, pays[0].id, req).unwrap();
 }
 
 pub(crate) fn invoices_of<S: Store>(w: &World<S>, id: SubscriptionId) -> Vec<(u32, Invoice)> {
@@ -280,7 +281,7 @@ pub fn a_year_of_monthly_renewals<H: Harness>() {
     let s = &w.admin;
     let c = consumer(&w, s, false);
     let gym = monthly(&w, s, "100.00");
-    w.billing.save_card(s, c.id, "4111111111111111", 12, 2035, true).unwrap();
+    w.billing.payments().save_card(s, c.id, "4111111111111111", 12, 2035, true).unwrap();
     let sub = create(&w, s, sub_body(c.id, &[(gym.id, 1)], "2026-01-31T10:00:00Z"));
     pay_first(&w, s, sub.latest_invoice_id.unwrap());
     // To Jan 31 2027 10:00 (cycle 13 starts there), from Jan 15 09:00.
@@ -310,7 +311,7 @@ pub fn a_year_of_monthly_renewals<H: Harness>() {
         assert_eq!(inv.status, InvoiceStatus::Completed, "{inv:?}");
         assert_eq!(inv.subscription_id, Some(sub.id.0));
         assert_eq!(inv.total_amount, sub.amount);
-        let (_, pays) = w.billing.get_invoice(s, inv.id).unwrap();
+        let (_, pays) = w.billing.invoices().get(s, inv.id).unwrap().into_parts();
         assert_eq!(pays.len(), 1);
         assert_eq!(pays[0].status, PaymentStatus::Succeeded);
     }
@@ -323,7 +324,7 @@ pub fn a_year_of_monthly_renewals<H: Harness>() {
     assert!(got.latest_invoice_paid);
     // The renewal of cycle 2: INVOICE_CREATED, PAYMENT_SUCCEEDED, INVOICE_COMPLETED in order.
     let second = invs[1].1.id;
-    let pay = w.billing.get_invoice(s, second).unwrap().1[0].id;
+    let pay = w.billing.invoices().get(s, second).unwrap().payments[0].id;
     let seq: Vec<EventType> = w
         .read(|tx| tx.list_events(s.org_id()))
         .into_iter()
@@ -430,7 +431,7 @@ pub fn cancel_and_uncancel<H: Harness>() {
         .unwrap();
     assert_eq!(got.status, SubscriptionStatus::Canceled);
     assert_eq!(got.ended_at, Some(s.org.now(w.billing.clock())));
-    let (inv, pays) = w.billing.get_invoice(s, other.latest_invoice_id.unwrap()).unwrap();
+    let (inv, pays) = w.billing.invoices().get(s, other.latest_invoice_id.unwrap()).unwrap().into_parts();
     assert_eq!((inv.status, pays[0].status), (InvoiceStatus::Canceled, PaymentStatus::Canceled));
     assert_eq!(sub_events(&w, other.id), vec![EventType::SubscriptionCreated, EventType::SubscriptionCanceled]);
     expect_code(w.billing.get_subscription(s, SubscriptionId::new()), Code::NOT_FOUND);
@@ -444,7 +445,7 @@ pub fn until_cycle_number_ends_it<H: Harness>() {
     let s = &w.admin;
     let c = consumer(&w, s, false);
     let weekly = product(&w, s, "10.00", json!({"type": "RECURRING", "recurring_interval": "WEEK"}));
-    w.billing.save_card(s, c.id, "5421080101000000", 12, 2035, true).unwrap();
+    w.billing.payments().save_card(s, c.id, "5421080101000000", 12, 2035, true).unwrap();
     let mut body = sub_body(c.id, &[(weekly.id, 1)], "2026-01-15T09:00:00Z");
     body["until_cycle_number"] = json!(3);
     let sub = create(&w, s, body);
@@ -467,7 +468,7 @@ pub fn declined_renewals_are_retried_then_inactivate<H: Harness>() {
     let s = &w.admin;
     let c = consumer(&w, s, false);
     let gym = monthly(&w, s, "100.00");
-    w.billing.save_card(s, c.id, "4123120001090000", 12, 2035, true).unwrap();
+    w.billing.payments().save_card(s, c.id, "4123120001090000", 12, 2035, true).unwrap();
     let sub = create(&w, s, sub_body(c.id, &[(gym.id, 1)], "2026-01-15T09:00:00Z"));
     pay_first(&w, s, sub.latest_invoice_id.unwrap());
     // Cycle 2 starts Feb 15 09:00; its first charge is declined.
@@ -492,7 +493,7 @@ pub fn declined_renewals_are_retried_then_inactivate<H: Harness>() {
     let got = w.billing.get_subscription(s, sub.id).unwrap();
     assert_eq!(got.status, SubscriptionStatus::Inactive);
     assert_eq!(sub_events(&w, sub.id).last(), Some(&EventType::SubscriptionInactivated));
-    let (_, pays) = w.billing.get_invoice(s, second).unwrap();
+    let (_, pays) = w.billing.invoices().get(s, second).unwrap().into_parts();
     assert_eq!(pays[0].status, PaymentStatus::Failed);
     // Inactive: the next period end issues nothing.
     advance(&w, Duration::days(40));
@@ -503,7 +504,7 @@ pub fn declined_renewals_are_retried_then_inactivate<H: Harness>() {
         method: PaymentMethod::BankTransfer,
         note: None,
     };
-    w.billing.mark_payment_paid(s, pays[0].id, req).unwrap();
+    w.billing.payments().mark_paid(s, pays[0].id, req).unwrap();
     assert_eq!(w.billing.get_subscription(s, sub.id).unwrap().status, SubscriptionStatus::Active);
     advance(&w, Duration::hours(1));
     assert_eq!(invoices_of(&w, sub.id).len(), 3);
@@ -522,8 +523,10 @@ pub fn declined_renewals_are_retried_then_inactivate<H: Harness>() {
     );
     let (_, pays) = w
         .billing
-        .get_invoice(s, w.billing.get_subscription(s, other.id).unwrap().latest_invoice_id.unwrap())
-        .unwrap();
+        .invoices()
+        .get(s, w.billing.get_subscription(s, other.id).unwrap().latest_invoice_id.unwrap())
+        .unwrap()
+        .into_parts();
     assert_eq!(pays[0].status, PaymentStatus::Pending);
 }
 
@@ -702,7 +705,7 @@ pub fn a_batch_reads_what_it_issued_and_issues_one_per_cycle<H: Harness>() {
     let sub = create(&w, s, sub_body(c.id, &[(gym.id, 1)], "2026-01-15T09:00:00Z"));
     let first = sub.latest_invoice_id.unwrap();
     let tmpl = create_invoice(&w, s, invoice_body(c.id, &[(gym.id, 1)], &[]));
-    let (_, tmpl_pays) = w.billing.get_invoice(s, tmpl.id).unwrap();
+    let (_, tmpl_pays) = w.billing.invoices().get(s, tmpl.id).unwrap().into_parts();
     let fresh = |tx: &mut dyn crate::Tx| -> Result<(Invoice, crate::payment::Payment)> {
         let mut inv = tmpl.clone();
         inv.id = InvoiceId::new();
@@ -812,7 +815,7 @@ pub fn prefetched_renewal_reads_follow_the_writes<H: Harness>() {
     let branch = s.branch.id;
     let gym = monthly(&w, s, "100.00");
     let (c1, c2) = (consumer(&w, s, false), consumer(&w, s, false));
-    w.billing.save_card(s, c1.id, "4111111111111111", 12, 2035, true).unwrap();
+    w.billing.payments().save_card(s, c1.id, "4111111111111111", 12, 2035, true).unwrap();
     let s1 = create(&w, s, sub_body(c1.id, &[(gym.id, 1)], "2026-01-15T09:00:00Z"));
     let s2 = create(&w, s, sub_body(c2.id, &[(gym.id, 2)], "2026-01-15T09:00:00Z"));
     let s3 = create(&w, s, sub_body(consumer(&w, s, false).id, &[(gym.id, 3)], "2026-01-15T09:00:00Z"));
@@ -921,7 +924,7 @@ pub fn prefetched_outcome_reads_follow_the_writes<H: Harness>() {
     let s = &w.admin;
     let branch = s.branch.id;
     let b = create_invoice(&w, s, invoice_body(c.id, &[(gym.id, 2)], &[]));
-    let (_, b_pays) = w.billing.get_invoice(s, b.id).unwrap();
+    let (_, b_pays) = w.billing.invoices().get(s, b.id).unwrap().into_parts();
     let c = w.read(|tx| tx.consumer(branch, c.id)).unwrap();
     let other_branch = w.other_org("Elsewhere", false).branch.id;
     let ids = [a.id, b.id];
@@ -968,7 +971,7 @@ pub fn a_batch_updates_invoices_and_payments_as_each_would<H: Harness>() {
     let (w, _, _, a) = an_invoice_of_a_monthly_product::<H>();
     let s = &w.admin;
     let branch = s.branch.id;
-    let (_, a_pays) = w.billing.get_invoice(s, a.id).unwrap();
+    let (_, a_pays) = w.billing.invoices().get(s, a.id).unwrap().into_parts();
     let (d0, n0) = (a.description.clone().unwrap_or_default(), a_pays[0].note.clone().unwrap_or_default());
     let mut calls = 0;
     let results = w
@@ -999,7 +1002,7 @@ pub fn a_batch_updates_invoices_and_payments_as_each_would<H: Harness>() {
     let both = |tail: &str| Ok((Some(format!("{d0}{tail}")), Some(format!("{n0}{tail}"))));
     assert_eq!(results, vec![both("0"), both("01"), both("012")], "each item reads the one before it");
     assert_eq!(calls, 3, "no item ran twice");
-    let (stored, pays) = w.billing.get_invoice(s, a.id).unwrap();
+    let (stored, pays) = w.billing.invoices().get(s, a.id).unwrap().into_parts();
     assert_eq!((stored.description, pays[0].note.clone()), (Some(format!("{d0}012")), Some(format!("{n0}012"))));
     assert_eq!(pays.len(), a_pays.len(), "no payment added");
 
@@ -1023,7 +1026,7 @@ pub fn a_batch_updates_invoices_and_payments_as_each_would<H: Harness>() {
     assert_not_found(&results[2]);
     assert_eq!(w.read(|tx| tx.payment(branch, ghost.id)), None, "the missing payment is not made");
     assert_eq!(w.read(|tx| tx.invoice(branch, ghost_invoice.id)), None, "nor the missing invoice");
-    assert_eq!(w.billing.get_invoice(s, a.id).unwrap().0.description.as_deref(), Some("kept"));
+    assert_eq!(w.billing.invoices().get(s, a.id).unwrap().invoice.description.as_deref(), Some("kept"));
 }
 
 /// A subscription's row updated by an item of a `write_each` is what the items after it read
@@ -1225,7 +1228,7 @@ pub fn rows_read_ahead_are_written_as_each_would<H: Harness>() {
     }
 
     // An outcome batch's invoice and payment, each changed, changed back, and changed again.
-    let (_, pays) = w.billing.get_invoice(s, a.id).unwrap();
+    let (_, pays) = w.billing.invoices().get(s, a.id).unwrap().into_parts();
     let results = w.billing.store.write_each(&[0usize, 1], |tx, k| -> Result<()> {
         tx.prefetch_invoices(&[a.id])?;
         if *k == 1 {
@@ -1250,6 +1253,6 @@ pub fn rows_read_ahead_are_written_as_each_would<H: Harness>() {
         Ok(())
     });
     assert_eq!(results, vec![Ok(()), Ok(())]);
-    let (stored, stored_pays) = w.billing.get_invoice(s, a.id).unwrap();
+    let (stored, stored_pays) = w.billing.invoices().get(s, a.id).unwrap().into_parts();
     assert_eq!((stored.description, stored_pays[0].note.clone()), (a.description.clone(), pays[0].note.clone()));
 }

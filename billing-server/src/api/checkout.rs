@@ -39,13 +39,13 @@ fn pay_invoice(b: &Billing<Backend>, r: Request) -> Result<Reply> {
     let id = invoice_id(&r)?;
     let mut req = PayRequest::parse(r.body()?)?;
     req.client = r.client.clone();
-    Ok(Reply::Json(b.pay_invoice(id, &req)?.to_json()))
+    Ok(Reply::Json(b.invoices().pay(id, &req)?.to_json()))
 }
 
 /// Answers `{"status": "REJECTED"}`.
 fn decline_invoice(b: &Billing<Backend>, r: Request) -> Result<Reply> {
     let id = invoice_id(&r)?;
     let req = DeclineRequest::parse(r.body()?)?;
-    let inv = b.decline_invoice(id, &req)?;
+    let inv = b.invoices().decline(id, &req)?;
     Ok(Reply::Json(serde_json::json!({"id": inv.id, "status": inv.status})))
 }

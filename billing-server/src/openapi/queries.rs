@@ -29,8 +29,6 @@ macro_rules! sort_enum {
 
 sort_enum! {
     ConsumerSortField = core::consumer::ConsumerSort;
-    InvoiceSortField = core::invoice::InvoiceSort;
-    PaymentSortField = core::payment::PaymentSort;
     PaymentLinkSortField = core::payment_link::PaymentLinkSort;
     SubscriptionSortField = core::subscription::SubscriptionSort;
     FreezeSortField = core::subscription::FreezeSort;
@@ -100,33 +98,6 @@ macro_rules! list_query {
 }
 
 list_query! {
-    InvoiceListQuery(InvoiceSortField) {
-        include_payments: bool,
-        /// Repeated or comma-separated.
-        statuses: Vec<InvoiceStatusEnum>,
-        /// Invoices having payments in these statuses.
-        payment_statuses: Vec<PaymentStatusEnum>,
-        /// Comma-separated currency codes.
-        currencies: Vec<CurrencyCode>,
-        /// Only invoices with a SUCCEEDED card or wallet payment.
-        payments_not_settled: bool,
-        payment_link_id: Id,
-        from_date: DateTime,
-        to_date: DateTime,
-        due_date_from: DateTime,
-        due_date_to: DateTime,
-        from_price: Amount,
-        to_price: Amount,
-        organization_consumer_id: Id,
-        subscription_id: Id,
-    }
-    PaymentListQuery(PaymentSortField) {
-        statuses: Vec<PaymentStatusEnum>,
-        /// Repeated.
-        invoice_id: Vec<Id>,
-        from_date: DateTime,
-        to_date: DateTime,
-    }
     PaymentLinkListQuery(PaymentLinkSortField) {
         statuses: Vec<PaymentLinkStatus>,
         from_date: DateTime,

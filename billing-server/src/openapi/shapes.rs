@@ -8,34 +8,8 @@
 use super::types::*;
 use schemars::JsonSchema;
 
-/// app__common__dtos__shared__Consumer.
-#[derive(JsonSchema)]
-#[schemars(rename = "app__common__dtos__shared__Consumer")]
-pub struct CommonDtosConsumer {
-    pub id: Id,
-    pub phone_number: Option<String>,
-    pub email: Option<String>,
-    pub preferred_language: Option<Language>,
-}
-
-/// app__common__dtos__shared__OrganizationConsumer.
-#[derive(JsonSchema)]
-#[schemars(rename = "app__common__dtos__shared__OrganizationConsumer")]
-pub struct CommonDtosOrganizationConsumer {
-    pub id: Id,
-    pub name: String,
-    pub alias: Option<String>,
-    pub email: Option<String>,
-    pub phone_number: Option<String>,
-    pub preferred_language: Option<Language>,
-    pub consumer_type: Option<OrganizationConsumerType>,
-    pub address: Option<AddressResponse>,
-    pub vat_number: Option<String>,
-    pub commercial_registration: Option<String>,
-    pub consumer: Option<CommonDtosConsumer>,
-    pub is_deleted: Option<bool>,
-    pub communication_methods: Option<Vec<ConsumerCommunicationMethod>>,
-}
+/// The model's own types that shapes still written here embed.
+pub use billing_core::payment::PaymentMethodDto;
 
 /// app__subscription__v2__dtos__OrganizationConsumer.
 #[derive(JsonSchema)]
@@ -51,13 +25,6 @@ pub struct SubscriptionV2OrganizationConsumer {
     pub address: Option<AddressResponse>,
     pub vat_number: Option<String>,
     pub commercial_registration: Option<String>,
-}
-
-/// AutoChargeOnDemandResponse.
-#[derive(JsonSchema)]
-pub struct AutoChargeOnDemandResponse {
-    pub payment_id: Id,
-    pub invoice_id: Id,
 }
 
 /// BaseConsumerResponse.
@@ -81,13 +48,6 @@ pub struct BaseConsumerResponse {
     pub address: Option<AddressResponse>,
     pub vat_number: Option<String>,
     pub commercial_registration: Option<String>,
-}
-
-/// BranchDto.
-#[derive(JsonSchema)]
-pub struct BranchDto {
-    pub id: Id,
-    pub name: String,
 }
 
 /// CreatePaymentLinkDto.
@@ -197,175 +157,6 @@ pub struct InvoiceBase {
     pub r#type: InvoiceType,
 }
 
-/// InvoiceCreate.
-#[derive(JsonSchema)]
-pub struct InvoiceCreate {
-    pub notify_consumer: Option<bool>,
-    #[schemars(length(max = 2000))]
-    pub description: Option<String>,
-    pub items: Vec<InvoiceItemCreateDto>,
-    /// Default: the organization's payment methods.
-    pub payment_methods: Option<InvoicePaymentMethodDto>,
-    pub coupons: Option<Vec<String>>,
-    pub organization_consumer_id: Id,
-    /// Default: now.
-    pub scheduled_on: Option<DateTime>,
-    pub exclude_coupons_if_installments: Option<bool>,
-    pub currency: Option<CurrencyCode>,
-}
-
-/// InvoiceDetailed.
-#[derive(JsonSchema)]
-pub struct InvoiceDetailed {
-    pub created_at: DateTime,
-    pub updated_at: Option<DateTime>,
-    pub id: Id,
-    pub payment_link_id: Option<Id>,
-    pub user_id: Id,
-    pub organization_id: Id,
-    pub organization_consumer_id: Id,
-    pub account_id: Option<Id>,
-    pub branch_id: Id,
-    pub org_invoice_number: Integer,
-    pub description: Option<String>,
-    pub total_amount: String,
-    pub original_amount: String,
-    pub item_level_discounted_amount: String,
-    pub total_vat_amount: Option<String>,
-    pub total_price_excluding_vat: Option<String>,
-    pub coupon_calculation_metadata: Option<billing_core::pricing::CouponCalculation<'static>>,
-    pub currency: Option<CurrencyCode>,
-    pub home_currency_amount: Option<String>,
-    pub home_currency_amount_actual: Option<String>,
-    pub exchange_rate_at_creation: Option<String>,
-    pub consumer_message: Option<String>,
-    pub status: InvoiceStatusEnum,
-    pub payment_method: Option<PaymentMethodEnum>,
-    pub allowed_payment_flow: Option<PaymentFlow>,
-    pub current_payment_flow: Option<PaymentFlow>,
-    pub period_start: Option<DateTime>,
-    pub period_end: Option<DateTime>,
-    pub recurring_interval: Option<RecurringInterval>,
-    pub recurring_interval_count: Option<Integer>,
-    pub r#type: InvoiceType,
-    pub invoice_number: Integer,
-    pub remaining_amount: String,
-    pub paid_amount: String,
-    pub exclude_coupons_if_installments: bool,
-    pub organization_consumer: Option<CommonDtosOrganizationConsumer>,
-    pub items: Vec<InvoiceItemDto>,
-    pub branch: Option<BranchDto>,
-    pub payments: Vec<PaymentDto>,
-    pub subscription_id: Option<Id>,
-    pub subscription: Option<SubscriptionDetailed>,
-    pub payment_methods: Option<InvoicePaymentMethodDto>,
-    pub recurrence_pattern: Option<RecurrencePattern>,
-    pub parent_id: Option<Id>,
-    pub custom_field_answers: JsonObject,
-    pub url: String,
-}
-
-/// InvoiceInPlaceUpdate.
-#[derive(JsonSchema)]
-pub struct InvoiceInPlaceUpdate {
-    pub scheduled_on: Option<DateTime>,
-    #[schemars(length(max = 2000))]
-    pub description: Option<String>,
-}
-
-/// InvoiceItemCreateDto.
-#[derive(JsonSchema)]
-pub struct InvoiceItemCreateDto {
-    pub product_id: Id,
-    pub quantity: Integer,
-    pub coupons: Option<Vec<String>>,
-}
-
-/// InvoiceItemDto.
-#[derive(JsonSchema)]
-pub struct InvoiceItemDto {
-    pub created_at: DateTime,
-    pub updated_at: Option<DateTime>,
-    pub id: Id,
-    pub product_id: Id,
-    pub product: Option<ProductDto>,
-    pub quantity: Integer,
-    pub original_amount: String,
-    pub discounted_amount: String,
-    pub coupon_calculation_metadata: Option<billing_core::pricing::CouponCalculation<'static>>,
-    pub currency: Option<CurrencyCode>,
-    pub unit_price: Option<String>,
-    pub product_price_id: Option<Id>,
-}
-
-/// InvoiceListItem.
-#[derive(JsonSchema)]
-pub struct InvoiceListItem {
-    pub created_at: DateTime,
-    pub updated_at: Option<DateTime>,
-    pub id: Id,
-    pub payment_link_id: Option<Id>,
-    pub user_id: Id,
-    pub organization_id: Id,
-    pub organization_consumer_id: Id,
-    pub account_id: Option<Id>,
-    pub branch_id: Id,
-    pub org_invoice_number: Integer,
-    pub description: Option<String>,
-    pub total_amount: String,
-    pub original_amount: String,
-    pub item_level_discounted_amount: String,
-    pub total_vat_amount: Option<String>,
-    pub total_price_excluding_vat: Option<String>,
-    pub coupon_calculation_metadata: Option<billing_core::pricing::CouponCalculation<'static>>,
-    pub currency: Option<CurrencyCode>,
-    pub home_currency_amount: Option<String>,
-    pub home_currency_amount_actual: Option<String>,
-    pub exchange_rate_at_creation: Option<String>,
-    pub consumer_message: Option<String>,
-    pub status: InvoiceStatusEnum,
-    pub payment_method: Option<PaymentMethodEnum>,
-    pub allowed_payment_flow: Option<PaymentFlow>,
-    pub current_payment_flow: Option<PaymentFlow>,
-    pub period_start: Option<DateTime>,
-    pub period_end: Option<DateTime>,
-    pub recurring_interval: Option<RecurringInterval>,
-    pub recurring_interval_count: Option<Integer>,
-    pub r#type: InvoiceType,
-    pub remaining_amount: Option<String>,
-    pub paid_amount: String,
-    pub organization_consumer: Option<CommonDtosOrganizationConsumer>,
-    pub subscription: Option<InvoiceListSubscrptionDto>,
-    pub payments: Option<Vec<PaymentDto>>,
-    pub total_number_of_payments: Number,
-    pub last_payment_paid_at: Option<DateTime>,
-    pub remaining_amount_in_smallest_unit: Option<Number>,
-}
-
-/// InvoiceListSubscrptionDto.
-#[derive(JsonSchema)]
-pub struct InvoiceListSubscrptionDto {
-    pub id: Id,
-    pub recurring_interval: Option<SubscriptionRecurringInterval>,
-    pub recurring_interval_count: Integer,
-    pub status: Option<SubscriptionStatus>,
-    pub current_period_start: DateTime,
-    pub current_period_end: Option<DateTime>,
-    pub cancel_at_period_end: bool,
-}
-
-/// InvoicePaymentMethodDto.
-#[derive(JsonSchema)]
-pub struct InvoicePaymentMethodDto {
-    pub mada: Option<bool>,
-    pub visa: Option<bool>,
-    pub mastercard: Option<bool>,
-    pub amex: Option<bool>,
-    pub bank_transfer: Option<bool>,
-    pub installment: Option<bool>,
-    pub qurrah: Option<bool>,
-}
-
 /// ListResource_FreezeSubscriptionBase_.
 #[derive(JsonSchema)]
 #[schemars(rename = "ListResource_FreezeSubscriptionBase_")]
@@ -374,27 +165,11 @@ pub struct ListResourceFreezeSubscriptionBase {
     pub pagination: Pagination,
 }
 
-/// ListResource_InvoiceListItem_.
-#[derive(JsonSchema)]
-#[schemars(rename = "ListResource_InvoiceListItem_")]
-pub struct ListResourceInvoiceListItem {
-    pub data: Vec<InvoiceListItem>,
-    pub pagination: Pagination,
-}
-
 /// ListResource_PaymentLinkDetailed_.
 #[derive(JsonSchema)]
 #[schemars(rename = "ListResource_PaymentLinkDetailed_")]
 pub struct ListResourcePaymentLinkDetailed {
     pub data: Vec<PaymentLinkDetailed>,
-    pub pagination: Pagination,
-}
-
-/// ListResource_PaymentResponse_.
-#[derive(JsonSchema)]
-#[schemars(rename = "ListResource_PaymentResponse_")]
-pub struct ListResourcePaymentResponse {
-    pub data: Vec<PaymentResponse>,
     pub pagination: Pagination,
 }
 
@@ -425,24 +200,6 @@ pub struct NextInvoicePreview {
     pub discount_total: String,
     pub total_amount: String,
     pub currency: Option<CurrencyCode>,
-}
-
-/// PaymentDto.
-#[derive(JsonSchema)]
-pub struct PaymentDto {
-    pub id: Id,
-    pub amount: String,
-    pub currency: Option<CurrencyCode>,
-    pub scheduled_on: DateTime,
-    pub invoice_payment_number: Number,
-    pub r#type: PaymentTypeEnum,
-    pub payment_method: Option<PaymentMethod>,
-    pub current_status: Option<PaymentStatusEnum>,
-    pub payed_at: Option<DateTime>,
-    pub settled_at: Option<DateTime>,
-    pub refunded_at: Option<DateTime>,
-    pub pdf_link: Option<String>,
-    pub paid_to_account_id: Option<Id>,
 }
 
 /// PaymentLinkDetailed.
@@ -500,49 +257,6 @@ pub struct PaymentLinkItemDto {
     pub max_quantity: Option<Integer>,
     pub currency: Option<CurrencyCode>,
     pub product_price_id: Option<Id>,
-}
-
-/// PaymentMarkPaidRequest.
-#[derive(JsonSchema)]
-pub struct PaymentMarkPaidRequest {
-    pub payment_method: PaymentMethod,
-    pub note: Option<String>,
-}
-
-/// PaymentMethodDto.
-#[derive(JsonSchema)]
-pub struct PaymentMethodDto {
-    pub mada: Option<bool>,
-    pub visa: Option<bool>,
-    pub mastercard: Option<bool>,
-    pub amex: Option<bool>,
-    pub bank_transfer: Option<bool>,
-    pub installment: Option<bool>,
-}
-
-/// PaymentRefundRequest.
-#[derive(JsonSchema)]
-pub struct PaymentRefundRequest {
-    pub refund_reason: PaymentRefundReason,
-    pub refund_note: Option<String>,
-    pub allow_refund_multiple_related_payments: Option<bool>,
-}
-
-/// PaymentResponse.
-#[derive(JsonSchema)]
-pub struct PaymentResponse {
-    pub id: Id,
-    pub amount: String,
-    pub currency: Option<CurrencyCode>,
-    pub scheduled_on: String,
-    pub r#type: PaymentTypeEnum,
-    pub payment_method: Option<PaymentMethod>,
-    pub current_status: Option<PaymentStatusEnum>,
-    pub payed_at: Option<DateTime>,
-    pub refunded_at: Option<DateTime>,
-    pub refund_reason: Option<PaymentRefundReason>,
-    pub refund_note: Option<String>,
-    pub latest_pgw_message: Option<String>,
 }
 
 /// PendingPlanChange.
@@ -758,14 +472,6 @@ impl JsonSchema for LocPart {
     fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
         schemars::json_schema!({"anyOf": [{"type": "string"}, {"type": "integer"}]})
     }
-}
-
-literal_enum! {
-    InvoiceType = ["ONE_OFF", "ONE_OFF_FUTURE", "RECURRING", "INSTALLMENTS", "PRORATION"];
-    PaymentFlow = ["ALL", "AUTO", "MANUAL"];
-    PaymentMethodEnum = ["OPENBANKING", "PAYMENTGATEWAY"];
-    RecurrencePattern = ["Hour", "Day", "Week", "Fortnight", "Month", "Quarter", "Half-Year", "Year"];
-    SubscriptionRecurringInterval = ["WEEK", "MONTH", "QUARTER", "YEAR"];
 }
 
 // Shapes of the endpoints beyond the public API's named schemas (product prices, keys, webhooks,

@@ -87,14 +87,22 @@ fn payment_succeeds_and_fails(srv: &TestServer) {
     let inv = simple_invoice(srv, "115.00");
     let pay = first_payment(&inv);
     let consumer: billing_core::ids::ConsumerId = inv["organization_consumer_id"].as_str().unwrap().parse().unwrap();
-    srv.app.billing.save_card(&scope, consumer, "4123120001090109", 1, 2031, true).unwrap();
+    srv.app
+        .billing
+        .payments()
+        .save_card(&scope, consumer, "4123120001090109", 1, 2031, true)
+        .unwrap();
     let n = events(srv).len();
     assert_eq!(srv.post(&format!("/api/v2/payments/auto-charge-on-demand/{pay}"), json!({})).status, 400);
     assert_eq!(since(srv, n), vec![ev("PAYMENT_FAILED", &pay)]);
     assert_eq!(event_payloads(srv).last().unwrap()["status"], "FAILED");
     // Succeeds: PAYMENT_SUCCEEDED then INVOICE_COMPLETED.
     std::thread::sleep(std::time::Duration::from_millis(2));
-    srv.app.billing.save_card(&scope, consumer, "4111111111111111", 1, 2031, true).unwrap();
+    srv.app
+        .billing
+        .payments()
+        .save_card(&scope, consumer, "4111111111111111", 1, 2031, true)
+        .unwrap();
     let n = events(srv).len();
     ok(srv.post(&format!("/api/v2/payments/auto-charge-on-demand/{pay}"), json!({})));
     assert_eq!(since(srv, n), vec![ev("PAYMENT_SUCCEEDED", &pay), ev("INVOICE_COMPLETED", &id_of(&inv))]);
@@ -146,7 +154,8 @@ fn lifecycle_events(srv: &TestServer) {
     let n = events(srv).len();
     srv.app
         .billing
-        .accept_invoice(&admin_scope(srv), id.parse().unwrap(), billing_core::invoice::PaymentPlan::Full)
+        .invoices()
+        .accept(&admin_scope(srv), id.parse().unwrap(), billing_core::invoice::PaymentPlan::Full)
         .unwrap();
     assert_eq!(since(srv, n), vec![ev("INVOICE_ACCEPTED", &id)]);
     let n = events(srv).len();
@@ -176,6 +185,7 @@ fn several_payments_succeed_together(srv: &TestServer) {
     let n = events(srv).len();
     srv.app
         .billing
+        .payments()
         .pay_by_card(&scope, id.parse().unwrap(), &[pid(&pays[0]), pid(&pays[1])], &card)
         .unwrap();
     assert_eq!(since(srv, n), vec![ev("PAYMENT_SUCCEEDED", &pays[0]), ev("PAYMENT_SUCCEEDED", &pays[1])]);
@@ -186,7 +196,11 @@ fn several_payments_succeed_together(srv: &TestServer) {
     assert_eq!(r.body["total_amount"], "400.00");
     // The last: PAYMENT_SUCCEEDED then INVOICE_COMPLETED.
     let n = events(srv).len();
-    srv.app.billing.pay_by_card(&scope, id.parse().unwrap(), &[pid(&pays[2])], &card).unwrap();
+    srv.app
+        .billing
+        .payments()
+        .pay_by_card(&scope, id.parse().unwrap(), &[pid(&pays[2])], &card)
+        .unwrap();
     assert_eq!(since(srv, n), vec![ev("PAYMENT_SUCCEEDED", &pays[2]), ev("INVOICE_COMPLETED", &id)]);
 }
 

@@ -50,6 +50,7 @@ fn a_held_gateway_call_holds_up_no_write(srv: &TestServer) {
     let consumer: billing_core::ids::ConsumerId = inv["organization_consumer_id"].as_str().unwrap().parse().unwrap();
     srv.app
         .billing
+        .payments()
         .save_card(&admin_scope(srv), consumer, "4111111111111111", 12, 2030, true)
         .unwrap();
     let (entered_tx, entered) = channel();

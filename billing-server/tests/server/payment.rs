@@ -221,11 +221,19 @@ fn auto_charge_on_demand(srv: &TestServer) {
     let scope = admin_scope(srv);
     let consumer: billing_core::ids::ConsumerId = inv["organization_consumer_id"].as_str().unwrap().parse().unwrap();
     // No consent to charge: 404.
-    srv.app.billing.save_card(&scope, consumer, "4111111111111111", 12, 2030, false).unwrap();
+    srv.app
+        .billing
+        .payments()
+        .save_card(&scope, consumer, "4111111111111111", 12, 2030, false)
+        .unwrap();
     let r = unchanged(srv, || srv.post(&path, json!({})));
     assert_error(&r, 404, "NOT_FOUND");
     // A declined card: 400, the payment FAILED.
-    srv.app.billing.save_card(&scope, consumer, "4201320000311101", 12, 2030, true).unwrap();
+    srv.app
+        .billing
+        .payments()
+        .save_card(&scope, consumer, "4201320000311101", 12, 2030, true)
+        .unwrap();
     let r = srv.post(&path, json!({}));
     assert_error(&r, 400, "INVALID_PARAMETERS");
     let p = ok(srv.get(&payment_path(&pay)));
@@ -233,7 +241,11 @@ fn auto_charge_on_demand(srv: &TestServer) {
     assert!(p["latest_pgw_message"].as_str().unwrap().starts_with("51"));
     // An approved card: paid.
     std::thread::sleep(std::time::Duration::from_millis(2));
-    srv.app.billing.save_card(&scope, consumer, "5421080101000000", 12, 2030, true).unwrap();
+    srv.app
+        .billing
+        .payments()
+        .save_card(&scope, consumer, "5421080101000000", 12, 2030, true)
+        .unwrap();
     let r = ok(srv.post(&path, json!({})));
     assert_eq!(r, json!({"payment_id": pay, "invoice_id": id_of(&inv)}));
     let p = ok(srv.get(&payment_path(&pay)));

@@ -47,6 +47,7 @@ fn active_sub(srv: &TestServer, period_start: &str) -> Value {
     let c = quiet_consumer(srv, "Sara");
     srv.app
         .billing
+        .payments()
         .save_card(&admin_scope(srv), c.parse().unwrap(), "4111111111111111", 12, 2040, true)
         .unwrap();
     let gym = id_of(&recurring_product(srv, "Gym", "100.00"));

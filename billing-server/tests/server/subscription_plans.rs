@@ -65,6 +65,7 @@ fn active_sub(srv: &TestServer, product: &str, card: Option<&str>) -> Value {
     if let Some(number) = card {
         srv.app
             .billing
+            .payments()
             .save_card(&admin_scope(srv), c.parse().unwrap(), number, 12, 2040, true)
             .unwrap();
     }

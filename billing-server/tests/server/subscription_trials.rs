@@ -27,6 +27,7 @@ fn trials_on_the_sandbox_clock(srv: &TestServer) {
     let c = quiet_consumer(srv, "Sara");
     srv.app
         .billing
+        .payments()
         .save_card(&admin_scope(srv), c.parse().unwrap(), "4111111111111111", 12, 2040, true)
         .unwrap();
     let gym = id_of(&recurring_product(srv, "Gym", "100.00"));

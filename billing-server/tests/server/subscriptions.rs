@@ -81,6 +81,7 @@ fn sub_invoices(srv: &TestServer, id: &str) -> Vec<Value> {
 fn save_card(srv: &TestServer, consumer: &str, number: &str) {
     srv.app
         .billing
+        .payments()
         .save_card(&admin_scope(srv), consumer.parse().unwrap(), number, 12, 2040, true)
         .unwrap();
 }
@@ -210,7 +211,7 @@ fn paying_the_first_invoice_activates(srv: &TestServer) {
     let v2 = create_sub(srv, sub_body(&c, &[(&gym, 1)], "2027-01-01T00:00:00Z"));
     let inv2: billing_core::ids::InvoiceId = v2["latest_invoice_id"].as_str().unwrap().parse().unwrap();
     let scope = admin_scope(srv);
-    let (_, pays) = srv.app.billing.get_invoice(&scope, inv2).unwrap();
+    let (_, pays) = srv.app.billing.invoices().get(&scope, inv2).unwrap().into_parts();
     let card = billing_core::payment::gateway::CardDetails {
         name: "Sara Ali".into(),
         number: "4111111111111111".into(),
@@ -218,7 +219,7 @@ fn paying_the_first_invoice_activates(srv: &TestServer) {
         expiry_year: 2040,
         cvc: "123".into(),
     };
-    srv.app.billing.pay_by_card(&scope, inv2, &[pays[0].id], &card).unwrap();
+    srv.app.billing.payments().pay_by_card(&scope, inv2, &[pays[0].id], &card).unwrap();
     assert_eq!(ok(srv.get(&sub_path(&id_of(&v2))))["status"], "ACTIVE");
 }
 

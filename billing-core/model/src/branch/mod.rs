@@ -6,7 +6,7 @@ pub mod view;
 pub mod wire;
 
 pub use store::BranchTx;
-pub use view::{BranchItem, BranchListResponse};
+pub use view::{BranchDto, BranchItem, BranchListResponse};
 pub use wire::parse_branch_name;
 
 use crate::clock::Timestamp;

@@ -1,4 +1,4 @@
-//! What the API answers of a branch: BranchItem and the list of them.
+//! What the API answers of a branch: BranchItem and the list of them, and BranchDto (the branch a resource belongs to).
 
 use super::Branch;
 use crate::clock::Timestamp;
@@ -47,4 +47,13 @@ impl<'a> BranchListResponse<'a> {
             data: branches.iter().map(Branch::item).collect(),
         }
     }
+}
+
+/// BranchDto: the branch a resource belongs to.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct BranchDto<'a> {
+    /// The branch's id.
+    pub id: BranchId,
+    /// The branch's name.
+    pub name: &'a str,
 }

@@ -12,7 +12,7 @@ pub mod view;
 pub mod wire;
 
 pub use store::ConsumerTx;
-pub use view::{BranchSummary, ConsumerIdentity, ConsumerResponse};
+pub use view::{BranchSummary, ConsumerContact, ConsumerIdentity, ConsumerResponse, OrganizationConsumer};
 pub use wire::parse_consumer_list;
 
 use crate::clock::Timestamp;

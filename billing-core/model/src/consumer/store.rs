@@ -9,6 +9,9 @@ use crate::list::{ListQuery, Page};
 pub trait ConsumerTx {
     fn insert_consumer(&mut self, c: &Consumer) -> StoreResult<()>;
     fn consumer(&mut self, branch: BranchId, id: ConsumerId) -> StoreResult<Option<Consumer>>;
+    /// These consumers of `branch` (deleted ones too, as `consumer`) in one read, in no
+    /// particular order; ids of no consumer of the branch are left out.
+    fn consumers_by_ids(&mut self, branch: BranchId, ids: &[ConsumerId]) -> StoreResult<Vec<Consumer>>;
     fn update_consumer(&mut self, c: &Consumer) -> StoreResult<()>;
     /// A live consumer of `branch` other than `except` with this phone number or this
     /// (lower-cased) e-mail. Unique indexes `consumers_branch_phone_key` and

@@ -1,5 +1,6 @@
 //! What the API answers of a consumer: ConsumerResponse (borrowed from the consumer, so it
-//! serializes straight to bytes), and the summary embedded in invoices and subscriptions.
+//! serializes straight to bytes), OrganizationConsumer (the consumer an invoice shows) and the
+//! summary embedded in subscriptions.
 
 use super::{Address, CommunicationMethod, Consumer, ConsumerType};
 use crate::branch::Branch;
@@ -97,7 +98,84 @@ pub struct LastInvoiceActivity {
     pub subcription_id: Option<SubscriptionId>,
 }
 
+/// app__common__dtos__shared__OrganizationConsumer: the consumer an invoice bills, as the
+/// invoice shows it.
+#[derive(Debug, Serialize, JsonSchema)]
+#[schemars(rename = "app__common__dtos__shared__OrganizationConsumer")]
+pub struct OrganizationConsumer<'a> {
+    /// The consumer's id.
+    pub id: ConsumerId,
+    /// The consumer's name (a person or a business).
+    pub name: &'a str,
+    /// A short name the merchant knows the consumer by.
+    pub alias: Option<&'a str>,
+    /// E-mail address.
+    pub email: Option<&'a Email>,
+    /// Mobile number in E.164 (`+966501234567`).
+    pub phone_number: Option<&'a PhoneNumber>,
+    /// The language of the consumer's notifications and hosted pages.
+    #[schemars(with = "Option<Language>")]
+    pub preferred_language: Language,
+    /// An individual or a business.
+    #[schemars(with = "Option<ConsumerType>")]
+    pub consumer_type: ConsumerType,
+    /// The consumer's postal address.
+    pub address: Option<&'a Address>,
+    /// The consumer's VAT registration number (businesses).
+    pub vat_number: Option<&'a str>,
+    /// The consumer's commercial registration number (businesses).
+    pub commercial_registration: Option<&'a str>,
+    /// The consumer as a payer: its id, contacts and language.
+    #[schemars(with = "Option<ConsumerContact<'static>>")]
+    pub consumer: ConsumerContact<'a>,
+    /// Whether the consumer was deleted since (the invoice still shows it).
+    #[schemars(with = "Option<bool>")]
+    pub is_deleted: bool,
+    /// How the consumer is notified (invoices, receipts, reminders), in this order.
+    #[schemars(with = "Option<Vec<CommunicationMethod>>")]
+    pub communication_methods: &'a [CommunicationMethod],
+}
+
+/// app__common__dtos__shared__Consumer: the consumer as a payer.
+#[derive(Debug, Serialize, JsonSchema)]
+#[schemars(rename = "app__common__dtos__shared__Consumer")]
+pub struct ConsumerContact<'a> {
+    /// The consumer's id.
+    pub id: ConsumerId,
+    /// Mobile number in E.164.
+    pub phone_number: Option<&'a PhoneNumber>,
+    /// E-mail address.
+    pub email: Option<&'a Email>,
+    /// The language of the consumer's notifications and hosted pages.
+    #[schemars(with = "Option<Language>")]
+    pub preferred_language: Language,
+}
+
 impl Consumer {
+    /// app__common__dtos__shared__OrganizationConsumer: the consumer as an invoice shows it.
+    pub fn organization_consumer(&self) -> OrganizationConsumer<'_> {
+        OrganizationConsumer {
+            id: self.id,
+            name: &self.name,
+            alias: self.alias.as_deref(),
+            email: self.email.as_ref(),
+            phone_number: self.phone_number.as_ref(),
+            preferred_language: self.preferred_language,
+            consumer_type: self.consumer_type,
+            address: self.address.as_ref(),
+            vat_number: self.vat_number.as_deref(),
+            commercial_registration: self.commercial_registration.as_deref(),
+            consumer: ConsumerContact {
+                id: self.id,
+                phone_number: self.phone_number.as_ref(),
+                email: self.email.as_ref(),
+                preferred_language: self.preferred_language,
+            },
+            is_deleted: self.is_deleted,
+            communication_methods: &self.communication_methods,
+        }
+    }
+
     /// ConsumerResponse, borrowed from the consumer: serializes straight to bytes.
     pub fn response<'a>(&'a self, branch: &'a Branch) -> ConsumerResponse<'a> {
         ConsumerResponse {
@@ -137,7 +215,8 @@ impl Consumer {
         serde_json::to_value(self.response(branch)).expect("serializable")
     }
 
-    /// The consumer summary embedded in invoices and subscriptions.
+    /// The consumer summary embedded in subscriptions (invoices embed
+    /// [`Self::organization_consumer`]).
     pub fn summary(&self) -> Value {
         json!({
             "id": self.id,

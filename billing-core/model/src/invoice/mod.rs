@@ -7,18 +7,21 @@
 //! - [`installments`]: splitting a total into 2, 3 or 4 payments.
 //! - [`events`]: the outbox payloads of invoices and payments.
 //! - [`store`]: the [`InvoiceTx`] slice of the store contract.
-//! - [`wire`] and [`view`]: request parsing, InvoiceDetailed and InvoiceListItem.
+//! - [`wire`] and [`view`]: request parsing (and `request`, the requests' documents),
+//!   InvoiceDetailed and InvoiceListItem.
 
 pub mod installments;
 pub mod store;
 pub mod view;
+pub mod view_parts;
 pub mod wire;
 
 pub use crate::org::PaymentMethods;
 pub use crate::pricing::ItemRequest;
 pub use installments::{InstallmentPlan, PaymentPlan};
 pub use store::InvoiceTx;
-pub use view::InvoiceView;
+pub use view::{InvoiceDetailed, InvoiceListItem, InvoiceView};
+pub use view_parts::{InvoiceItemDto, InvoiceListSubscrptionDto, InvoicePaymentMethodDto};
 pub use wire::parse_invoice_list;
 
 use crate::clock::Timestamp;
@@ -162,6 +165,26 @@ impl Invoice {
     /// Finalised: completed, canceled, or any payment succeeded.
     pub fn is_finalised(&self, payments: &[Payment]) -> bool {
         self.status.is_terminal() || payments.iter().any(|p| p.status.is_paid())
+    }
+}
+
+/// An invoice with what its responses show besides it, read in one transaction: its payments,
+/// its consumer and (for the detailed view) the products of its items.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InvoiceDetail {
+    pub invoice: Invoice,
+    /// Ordered by number.
+    pub payments: Vec<Payment>,
+    /// `None` only if the consumer row is gone.
+    pub consumer: Option<crate::consumer::Consumer>,
+    /// The products of the invoice's items, once each (empty in lists).
+    pub products: Vec<crate::product::Product>,
+}
+
+impl InvoiceDetail {
+    /// The invoice and its payments.
+    pub fn into_parts(self) -> (Invoice, Vec<Payment>) {
+        (self.invoice, self.payments)
     }
 }
 

@@ -149,3 +149,94 @@ pub fn parse_invoice_list(params: &QueryParams) -> Result<InvoiceListRequest> {
         include_payments,
     })
 }
+
+/// What the requests look like, for `/openapi.json` (the readers above are the truth; the
+/// server's tests check that each reads exactly these fields).
+pub mod request {
+    use super::super::view_parts::InvoicePaymentMethodDto;
+    use super::{InvoiceSort, InvoiceStatus, PaymentStatus};
+    use crate::money::Currency;
+    use crate::schema::{Amount, DateTime, Id, Integer};
+    use schemars::JsonSchema;
+
+    /// InvoiceCreate: a new invoice for a consumer of the request's branch.
+    #[derive(JsonSchema)]
+    pub struct InvoiceCreate {
+        /// Send the invoice to the consumer now (default `true`): it becomes SENT when the
+        /// consumer has an e-mail or a phone.
+        pub notify_consumer: Option<bool>,
+        /// The merchant's description of the invoice.
+        #[schemars(length(max = 2000))]
+        pub description: Option<String>,
+        /// The lines: 1 to 100 products with their quantities.
+        pub items: Vec<InvoiceItemCreateDto>,
+        /// The methods the payer may pay with. Default: the organization's payment methods.
+        pub payment_methods: Option<InvoicePaymentMethodDto>,
+        /// Coupon ids applied to the whole invoice, in order (duplicates count once).
+        pub coupons: Option<Vec<String>>,
+        /// The consumer the invoice bills (a live consumer of the branch).
+        pub organization_consumer_id: Id,
+        /// When the invoice is due. Default: now.
+        pub scheduled_on: Option<DateTime>,
+        /// Drop the coupons when the payer chooses installments (default `false`).
+        pub exclude_coupons_if_installments: Option<bool>,
+        /// The invoice's currency (default: the organization's default currency); every product
+        /// needs a price in it.
+        pub currency: Option<Currency>,
+    }
+
+    /// InvoiceItemCreateDto: one line of a new invoice.
+    #[derive(JsonSchema)]
+    pub struct InvoiceItemCreateDto {
+        /// The product sold (a product of the branch with a price in the invoice's currency).
+        pub product_id: Id,
+        /// How many: 1 to 1,000,000.
+        pub quantity: Integer,
+        /// Coupon ids applied to this line, in order.
+        pub coupons: Option<Vec<String>>,
+    }
+
+    /// InvoiceInPlaceUpdate: the fields to change (left out: kept).
+    #[derive(JsonSchema)]
+    pub struct InvoiceInPlaceUpdate {
+        /// The new due date (a single payment's date follows it).
+        pub scheduled_on: Option<DateTime>,
+        /// The new description.
+        #[schemars(length(max = 2000))]
+        pub description: Option<String>,
+    }
+
+    crate::list_query! {
+        /// Invoices.
+        InvoiceListQuery(InvoiceSort) {
+            /// Answer each invoice's payments (default `false`: `payments` is `null`).
+            include_payments: bool,
+            /// Invoices in these statuses (repeated or comma-separated).
+            statuses: Vec<InvoiceStatus>,
+            /// Invoices having payments in these statuses.
+            payment_statuses: Vec<PaymentStatus>,
+            /// Comma-separated currency codes.
+            currencies: Vec<Currency>,
+            /// Only invoices with a SUCCEEDED card or wallet payment.
+            payments_not_settled: bool,
+            /// Invoices paid through this payment link.
+            payment_link_id: Id,
+            /// Created at or after (inclusive).
+            from_date: DateTime,
+            /// Created at or before (inclusive).
+            to_date: DateTime,
+            /// Due at or after (inclusive).
+            due_date_from: DateTime,
+            /// Due at or before (inclusive).
+            due_date_to: DateTime,
+            /// `total_amount` at least this.
+            from_price: Amount,
+            /// `total_amount` at most this.
+            to_price: Amount,
+            /// Invoices of this consumer.
+            organization_consumer_id: Id,
+            /// Invoices of this subscription.
+            subscription_id: Id,
+        }
+    }
+}

@@ -6,13 +6,16 @@
 //! - [`gateway`]: the card and wallet processor ([`gateway::PaymentGateway`]) and its sandbox.
 //! - [`limits`]: failed pay attempts per link or invoice and client (card testing).
 //! - [`store`]: the [`PaymentTx`] slice of the store contract.
-//! - [`wire`]: request parsing and the PaymentDto / PaymentResponse views.
+//! - [`wire`]: request parsing (and `request`, the requests' documents).
+//! - [`view`]: PaymentDto, PaymentResponse, AutoChargeOnDemandResponse, PaymentMethodDto.
 
 pub mod gateway;
 pub mod store;
+pub mod view;
 pub mod wire;
 
 pub use store::PaymentTx;
+pub use view::{AutoChargeOnDemandResponse, PaymentDto, PaymentMethodDto, PaymentResponse};
 pub use wire::parse_payment_list;
 
 use crate::clock::Timestamp;

@@ -24,6 +24,9 @@ pub trait PaymentTx {
     fn update_payment(&mut self, p: &Payment) -> StoreResult<()>;
     fn delete_payment(&mut self, id: PaymentId) -> StoreResult<()>;
     fn invoice_payments(&mut self, invoice: InvoiceId) -> StoreResult<Vec<Payment>>;
+    /// The payments of these invoices in one read (a page of invoices): grouped by invoice
+    /// (in no particular order of the invoices), each invoice's by `number`.
+    fn payments_of_invoices(&mut self, invoices: &[InvoiceId]) -> StoreResult<Vec<Payment>>;
     fn list_payments(&mut self, branch: BranchId, q: &ListQuery<PaymentSort>, f: &PaymentFilter) -> StoreResult<Page<Payment>>;
 
     fn insert_card(&mut self, c: &TokenizedCard) -> StoreResult<()>;

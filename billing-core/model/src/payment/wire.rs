@@ -1,55 +1,12 @@
-//! Payment requests (mark-paid, refund, list parameters) and the PaymentDto and
-//! PaymentResponse views.
+//! Payment requests (mark-paid, refund, list parameters): their readers, and their
+//! documentation.
 
-use super::{MarkPaid, Payment, PaymentFilter, PaymentMethod, PaymentSort, PaymentStatus, RefundReason, RefundRequest};
-use crate::clock::format_rfc3339;
+use super::{MarkPaid, PaymentFilter, PaymentMethod, PaymentSort, PaymentStatus, RefundReason, RefundRequest};
 use crate::error::Result;
 use crate::ids::InvoiceId;
 use crate::list::{ListQuery, Query, QueryParams};
 use crate::wire::Body;
-use serde_json::{json, Value};
-
-impl Payment {
-    /// The fields PaymentDto and PaymentResponse share.
-    fn common_json(&self) -> Value {
-        json!({
-            "id": self.id,
-            "amount": self.amount,
-            "amount_in_smallest_unit": self.amount.minor_units(),
-            "currency": self.amount.currency(),
-            "scheduled_on": format_rfc3339(&self.scheduled_on),
-            "invoice_payment_number": self.number,
-            "type": self.payment_type,
-            "payment_method": self.method,
-            "current_status": self.status,
-            "payed_at": self.payed_at.as_ref().map(format_rfc3339),
-            "refunded_at": self.refunded_at.as_ref().map(format_rfc3339),
-            // The mark-paid note (not in the public schema; returned so that it is not lost).
-            "note": self.note,
-        })
-    }
-
-    /// PaymentDto (as embedded in invoices).
-    pub fn to_dto(&self) -> Value {
-        let mut v = self.common_json();
-        v["settled_at"] = Value::Null;
-        v["pdf_link"] = Value::Null;
-        v["paid_to_account_id"] = Value::Null;
-        v
-    }
-
-    /// PaymentResponse.
-    pub fn to_json(&self) -> Value {
-        let mut v = self.common_json();
-        v["invoice_id"] = json!(self.invoice_id);
-        v["refund_reason"] = json!(self.refund_reason);
-        v["refund_note"] = json!(self.refund_note);
-        v["latest_pgw_message"] = json!(self.latest_pgw_message);
-        v["created_at"] = json!(format_rfc3339(&self.created_at));
-        v["updated_at"] = json!(self.updated_at.as_ref().map(format_rfc3339));
-        v
-    }
-}
+use serde_json::Value;
 
 impl MarkPaid {
     pub fn parse(v: &Value) -> Result<Self> {
@@ -92,4 +49,47 @@ pub fn parse_payment_list(params: &QueryParams) -> Result<(ListQuery<PaymentSort
     };
     q.finish()?;
     Ok((list, filter))
+}
+
+/// What the requests look like, for `/openapi.json` (the readers above are the truth; the
+/// server's tests check that each reads exactly these fields).
+pub mod request {
+    use super::{PaymentMethod, PaymentSort, PaymentStatus, RefundReason};
+    use crate::schema::{DateTime, Id};
+    use schemars::JsonSchema;
+
+    /// PaymentMarkPaidRequest: a payment made outside the gateway.
+    #[derive(JsonSchema)]
+    pub struct PaymentMarkPaidRequest {
+        /// How it was paid: a manual method (`CASH`, `BANK_TRANSFER`, `CARD`, `QURRAH`).
+        pub payment_method: PaymentMethod,
+        /// A note kept with the payment (up to 1000 characters).
+        pub note: Option<String>,
+    }
+
+    /// PaymentRefundRequest: a full refund of a paid payment.
+    #[derive(JsonSchema)]
+    pub struct PaymentRefundRequest {
+        /// Why the payment is refunded.
+        pub refund_reason: RefundReason,
+        /// A note kept with the refund (up to 1000 characters).
+        pub refund_note: Option<String>,
+        /// Refund the payments paid in the same transaction too (refused without it when
+        /// there are some).
+        pub allow_refund_multiple_related_payments: Option<bool>,
+    }
+
+    crate::list_query! {
+        /// Payments.
+        PaymentListQuery(PaymentSort) {
+            /// Payments in these statuses (repeated or comma-separated).
+            statuses: Vec<PaymentStatus>,
+            /// Payments of these invoices (repeated).
+            invoice_id: Vec<Id>,
+            /// Created at or after (inclusive).
+            from_date: DateTime,
+            /// Created at or before (inclusive).
+            to_date: DateTime,
+        }
+    }
 }

@@ -154,7 +154,7 @@ fn save_card<S: Store>(sim: &Sim<S>, scope: &crate::auth::Scope, consumer: crate
         Card::Approves => APPROVES,
         Card::Declines => DECLINES,
     };
-    sim.w.billing.save_card(scope, consumer, number, 12, 2040, true).expect("save card");
+    sim.w.billing.payments().save_card(scope, consumer, number, 12, 2040, true).expect("save card");
 }
 
 /// 1 to 3 distinct products of group `g`, quantities 1 to 4, sometimes an item coupon.
@@ -358,7 +358,7 @@ fn pay_open_invoice<S: Store>(sim: &mut Sim<S>, id: SubscriptionId) {
     let scope = sim.orgs[org].scope(&sim.w);
     let mut payable = vec![];
     for (_, inv) in sim.w.billing.subscription_invoices(&scope, id).expect("subscription invoices") {
-        let (_, pays) = sim.w.billing.get_invoice(&scope, inv.id).expect("get invoice");
+        let (_, pays) = sim.w.billing.invoices().get(&scope, inv.id).expect("get invoice").into_parts();
         if inv.status == crate::invoice::InvoiceStatus::Canceled {
             continue;
         }
@@ -372,7 +372,7 @@ fn pay_open_invoice<S: Store>(sim: &mut Sim<S>, id: SubscriptionId) {
         method: PaymentMethod::Cash,
         note: None,
     };
-    attempt(sim, id, "mark paid", &[], |sim| sim.w.billing.mark_payment_paid(&scope, p, req));
+    attempt(sim, id, "mark paid", &[], |sim| sim.w.billing.payments().mark_paid(&scope, p, req));
 }
 
 /// A new card for the consumer: the next renewals charge it.

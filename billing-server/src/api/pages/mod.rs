@@ -207,7 +207,7 @@ fn quantities(r: &Request) -> Vec<(PaymentLinkItemId, u32)> {
 /// The invoice's page, or `None` for an unknown invoice.
 fn load_invoice(b: &Billing<Backend>, r: &Request) -> Result<Option<CheckoutPage>> {
     match invoice_id(r) {
-        Some(id) => found(b.invoice_pay_page(id)),
+        Some(id) => found(b.invoices().pay_page(id)),
         None => Ok(None),
     }
 }

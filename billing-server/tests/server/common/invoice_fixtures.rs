@@ -69,7 +69,8 @@ pub fn accept_installments(srv: &TestServer, invoice: &str, n: u8) {
     let scope = admin_scope(srv);
     srv.app
         .billing
-        .accept_invoice(&scope, invoice.parse().unwrap(), PaymentPlan::Installments(n))
+        .invoices()
+        .accept(&scope, invoice.parse().unwrap(), PaymentPlan::Installments(n))
         .expect("accept in installments");
 }
 
