@@ -33,7 +33,6 @@ sort_enum! {
     CouponSortField = core::coupon::CouponSort;
     InvoiceSortField = core::invoice::InvoiceSort;
     PaymentSortField = core::payment::PaymentSort;
-    PaymentLinkSortField = core::payment_link::PaymentLinkSort;
     SubscriptionSortField = core::subscription::SubscriptionSort;
     FreezeSortField = core::subscription::FreezeSort;
     NotificationSortField = core::notification::NotificationSort;
@@ -141,15 +140,6 @@ list_query! {
         invoice_id: Vec<Id>,
         from_date: DateTime,
         to_date: DateTime,
-    }
-    PaymentLinkListQuery(PaymentLinkSortField) {
-        statuses: Vec<PaymentLinkStatus>,
-        from_date: DateTime,
-        to_date: DateTime,
-        from_price: Amount,
-        to_price: Amount,
-        product_ids: Vec<Id>,
-        organization_consumer_id: Id,
     }
     SubscriptionListQuery(SubscriptionSortField) {
         statuses: Vec<SubscriptionStatus>,
