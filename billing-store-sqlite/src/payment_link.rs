@@ -3,12 +3,13 @@
 
 use crate::priced_line::LineTable;
 use crate::sql::*;
-use billing_model::ids::{BranchId, ConsumerId, PaymentLinkId};
+use billing_model::coupon::Coupon;
+use billing_model::ids::{BranchId, ConsumerId, CouponId, PaymentLinkId, ProductId};
 use billing_model::list::{ListQuery, Page};
 use billing_model::money::Money;
 use billing_model::payment_link::*;
 use billing_model::pricing::totals::{lines_from_stored, lines_to_stored};
-use billing_model::product::RecurringInterval;
+use billing_model::product::{Product, RecurringInterval};
 use billing_model::store::StoreResult;
 use rusqlite::types::Value as SqlValue;
 use serde_json::{Map, Value};
@@ -218,6 +219,42 @@ impl PaymentLinkTx for SqliteTx<'_> {
         let Page { items, total, page, limit } = self.page(sql!("SELECT {}", Links::sql().select), &w, paging, Links::row)?;
         let items = items.into_iter().map(|l| self.with_link_items(l)).collect::<StoreResult<_>>()?;
         Ok(Page { items, total, page, limit })
+    }
+
+    fn link_products(&mut self, branch: BranchId, ids: &[ProductId]) -> StoreResult<Vec<Product>> {
+        use crate::product::{Prices, Products};
+        if ids.is_empty() {
+            return Ok(vec![]);
+        }
+        let mut w = Filter::new("FROM products WHERE branch_id = ?1 AND is_deleted = 0", vec![u(branch)]);
+        w.any("id", ids.iter().map(|x| u(*x)).collect());
+        let mut products = self.all(&format!("SELECT {} {}", Products::sql().select, w.sql), w.params, Products::row)?;
+        if products.is_empty() {
+            return Ok(products);
+        }
+        let mut p = Filter::new("FROM product_prices WHERE 1 = 1", vec![]);
+        p.any("product_id", products.iter().map(|x| u(x.id)).collect());
+        let prices = self.all(
+            &format!("SELECT {} {} ORDER BY created_at, id", Prices::sql().select, p.sql),
+            p.params,
+            Prices::row,
+        )?;
+        for price in prices {
+            if let Some(product) = products.iter_mut().find(|x| x.id == price.product_id) {
+                product.prices.push(price);
+            }
+        }
+        Ok(products)
+    }
+
+    fn link_coupons(&mut self, branch: BranchId, ids: &[CouponId]) -> StoreResult<Vec<Coupon>> {
+        use crate::coupon::Coupons;
+        if ids.is_empty() {
+            return Ok(vec![]);
+        }
+        let mut w = Filter::new("FROM coupons WHERE branch_id = ?1 AND is_deleted = 0", vec![u(branch)]);
+        w.any("id", ids.iter().map(|x| u(*x)).collect());
+        self.all(&format!("SELECT {} {}", Coupons::sql().select, w.sql), w.params, Coupons::row)
     }
 
     fn consumer_has_payment_links_in(&mut self, branch: BranchId, consumer: ConsumerId, statuses: &[PaymentLinkStatus]) -> StoreResult<bool> {

@@ -6,7 +6,7 @@ use crate::auth::Scope;
 use crate::error::{Code, Error, Result};
 use crate::error::{FieldError, LocPart, StoreError};
 use crate::ids::InvoiceItemId;
-use crate::ids::{CouponId, PaymentLinkId, PaymentLinkItemId};
+use crate::ids::{CouponId, PaymentLinkId, PaymentLinkItemId, ProductId};
 use crate::invoice::InvoiceItem;
 use crate::lane::Lane;
 use crate::list::Page;
@@ -102,23 +102,44 @@ crate::service!(
     PaymentLinks
 );
 
+/// The links with their products and link-level coupons as stored now: one read of the
+/// products and one of the coupons, however many links.
+fn details_of(tx: &mut dyn Tx, links: Vec<PaymentLink>) -> Result<Vec<PaymentLinkDetail>> {
+    let Some(branch) = links.first().map(|l| l.branch_id) else {
+        return Ok(vec![]);
+    };
+    let mut product_ids: Vec<ProductId> = links.iter().flat_map(|l| l.items.iter().map(|it| it.line.product_id)).collect();
+    product_ids.sort();
+    product_ids.dedup();
+    let mut coupon_ids: Vec<CouponId> = links.iter().flat_map(|l| l.coupon_ids.iter().copied()).collect();
+    coupon_ids.sort();
+    coupon_ids.dedup();
+    let products = tx.link_products(branch, &product_ids)?;
+    let coupons = tx.link_coupons(branch, &coupon_ids)?;
+    Ok(links
+        .into_iter()
+        .map(|l| {
+            let mut mine: Vec<Product> = vec![];
+            for it in &l.items {
+                if !mine.iter().any(|p| p.id == it.line.product_id) {
+                    if let Some(p) = products.iter().find(|p| p.id == it.line.product_id) {
+                        mine.push(p.clone());
+                    }
+                }
+            }
+            let link_coupons = l.coupon_ids.iter().filter_map(|id| coupons.iter().find(|c| c.id == *id).cloned()).collect();
+            PaymentLinkDetail {
+                link: l,
+                products: mine,
+                coupons: link_coupons,
+            }
+        })
+        .collect())
+}
+
 /// The link with its products and link-level coupons as stored now.
 fn detail_of(tx: &mut dyn Tx, l: PaymentLink) -> Result<PaymentLinkDetail> {
-    let mut products: Vec<Product> = vec![];
-    for it in &l.items {
-        if !products.iter().any(|p| p.id == it.line.product_id) {
-            if let Some(p) = tx.product(l.branch_id, it.line.product_id)? {
-                products.push(p);
-            }
-        }
-    }
-    let mut coupons = vec![];
-    for id in &l.coupon_ids {
-        if let Some(c) = tx.coupon(l.branch_id, *id)? {
-            coupons.push(c);
-        }
-    }
-    Ok(PaymentLinkDetail { link: l, products, coupons })
+    Ok(details_of(tx, vec![l])?.pop().expect("one link"))
 }
 
 fn load_link(tx: &mut dyn Tx, scope: &Scope, id: PaymentLinkId) -> Result<PaymentLink> {
@@ -248,12 +269,8 @@ impl<S: Store> PaymentLinks<'_, S> {
     pub fn list(&self, scope: &Scope, req: &PaymentLinkListRequest) -> Result<Page<PaymentLinkDetail>> {
         self.store.read(|tx| {
             let page = tx.list_payment_links(scope.branch_id(), &req.query, &req.filter)?;
-            let mut out = Vec::with_capacity(page.items.len());
-            for l in page.items {
-                out.push(detail_of(tx, l)?);
-            }
             Ok(Page {
-                items: out,
+                items: details_of(tx, page.items)?,
                 total: page.total,
                 page: page.page,
                 limit: page.limit,

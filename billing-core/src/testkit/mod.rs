@@ -481,6 +481,7 @@ macro_rules! conformance_suite {
                 status_changes,
                 coupon_changes_reprice,
                 active_links_hold_consumer_and_branch,
+                link_products_and_coupons_read_together,
             ],
             subscriptions: [
                 create_issues_the_first_invoice,
