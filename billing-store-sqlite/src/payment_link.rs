@@ -5,6 +5,7 @@ use crate::priced_line::LineTable;
 use crate::sql::*;
 use billing_model::coupon::Coupon;
 use billing_model::ids::{BranchId, ConsumerId, CouponId, PaymentLinkId, ProductId};
+use billing_model::invoice::InvoiceItem;
 use billing_model::list::{ListQuery, Page};
 use billing_model::money::Money;
 use billing_model::payment_link::*;
@@ -95,19 +96,33 @@ table! {
     } => LinkAttempt { id, org_id, branch_id, link_id, session_key, amount: Money::from_stored(amount, currency), created_at }
 }
 
+/// A link item of its line and the table's own columns (from `at` on).
+fn link_item(line: InvoiceItem, r: &rusqlite::Row, at: usize) -> rusqlite::Result<PaymentLinkItem> {
+    Ok(PaymentLinkItem {
+        id: line.id.0.into(),
+        line,
+        allow_custom_quantity: r.get(at)?,
+        min_quantity: get_n_opt(r, at + 1)?,
+        max_quantity: get_n_opt(r, at + 2)?,
+        updated_at: get_ts_opt(r, at + 3)?,
+    })
+}
+
 impl SqliteTx<'_> {
     fn with_link_items(&self, mut l: PaymentLink) -> StoreResult<PaymentLink> {
-        l.items = self.lines(&ITEMS, l.id, |line, r, at| {
-            Ok(PaymentLinkItem {
-                id: line.id.0.into(),
-                line,
-                allow_custom_quantity: r.get(at)?,
-                min_quantity: get_n_opt(r, at + 1)?,
-                max_quantity: get_n_opt(r, at + 2)?,
-                updated_at: get_ts_opt(r, at + 3)?,
-            })
-        })?;
+        l.items = self.lines(&ITEMS, l.id, link_item)?;
         Ok(l)
+    }
+
+    /// The links with their items, read in one statement.
+    fn with_links_items(&self, mut links: Vec<PaymentLink>) -> StoreResult<Vec<PaymentLink>> {
+        let ids: Vec<Uuid> = links.iter().map(|l| l.id.0).collect();
+        for (owner, item) in self.lines_of_many(&ITEMS, &ids, link_item)? {
+            if let Some(l) = links.iter_mut().find(|l| l.id.0 == owner) {
+                l.items.push(item);
+            }
+        }
+        Ok(links)
     }
 
     fn write_link_items(&self, l: &PaymentLink) -> StoreResult<()> {
@@ -217,7 +232,7 @@ impl PaymentLinkTx for SqliteTx<'_> {
             limit: q.limit,
         };
         let Page { items, total, page, limit } = self.page(sql!("SELECT {}", Links::sql().select), &w, paging, Links::row)?;
-        let items = items.into_iter().map(|l| self.with_link_items(l)).collect::<StoreResult<_>>()?;
+        let items = self.with_links_items(items)?;
         Ok(Page { items, total, page, limit })
     }
 

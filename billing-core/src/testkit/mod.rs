@@ -485,6 +485,7 @@ macro_rules! conformance_suite {
             ],
             payment_link_reads: [
                 link_products_and_coupons_read_together,
+                listed_links_are_whole,
             ],
             subscriptions: [
                 create_issues_the_first_invoice,
