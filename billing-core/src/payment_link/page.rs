@@ -148,21 +148,16 @@ pub(crate) fn summary_of(
     (items, coupons)
 }
 
-/// The names of the products of `lines` (deleted ones are left out).
+/// The names of the products of `lines` (deleted ones are left out), read in one go.
 pub(crate) fn product_names(
     tx: &mut dyn crate::store::Tx,
     branch: crate::ids::BranchId,
     lines: &[&crate::invoice::InvoiceItem],
 ) -> Result<Vec<(crate::ids::ProductId, String)>> {
-    let mut names: Vec<(crate::ids::ProductId, String)> = vec![];
-    for line in lines {
-        if !names.iter().any(|(id, _)| *id == line.product_id) {
-            if let Some(p) = tx.product(branch, line.product_id)? {
-                names.push((p.id, p.name));
-            }
-        }
-    }
-    Ok(names)
+    let mut ids: Vec<crate::ids::ProductId> = lines.iter().map(|line| line.product_id).collect();
+    ids.sort();
+    ids.dedup();
+    Ok(tx.link_products(branch, &ids)?.into_iter().map(|p| (p.id, p.name)).collect())
 }
 
 fn page_of(l: &PaymentLink, names: &[(crate::ids::ProductId, String)], state: PageState, settings: &crate::org::OrgSettings) -> CheckoutPage {
