@@ -1,7 +1,8 @@
 //! What the hosted checkout page (`GET /pay/{short id}`) shows: [`CheckoutPage`], read by
-//! [`Checkout::page`](super::checkout::Checkout::page) with no credentials (the short id is the capability). The server
-//! only renders it: every amount, whether the payer's details are asked, whether the link takes
-//! a payment now and which installment plans are offered are decided here.
+//! [`Checkout::page`](super::checkout::Checkout::page) with no credentials (the short id is the
+//! capability). The server only renders it: every amount, whether the payer's details are
+//! asked, whether the link takes a payment now and which installment plans are offered are
+//! decided here.
 
 use super::{ContactInformationType, PaymentLink, PaymentLinkStatus, Unpayable};
 use crate::error::{Error, Result};

@@ -1,10 +1,10 @@
-//! Paying a link ([`Checkout::pay`](super::checkout::Checkout::pay)): the checkout's one operation. It reads and checks
-//! with nothing written, records the attempt ([`super::attempt`]), calls the gateway with no
-//! transaction open, and records the outcome in one transaction: on approval the consumer (new,
-//! or the branch's consumer with the same contact), the saved card, the invoice (ACCEPTED with
-//! the chosen plan, `payment_link_id` set) and its payments (the first paid, later installments
-//! scheduled), the link's count (COMPLETED once used up) and the events; on a decline nothing
-//! but PAYMENT_LINK_PAY_ATTEMPT_FAILED.
+//! Paying a link ([`Checkout::pay`](super::checkout::Checkout::pay)): the checkout's one
+//! operation. It reads and checks with nothing written, records the attempt
+//! ([`super::attempt`]), calls the gateway with no transaction open, and records the outcome in
+//! one transaction: on approval the consumer (new, or the branch's consumer with the same
+//! contact), the saved card, the invoice (ACCEPTED with the chosen plan, `payment_link_id` set)
+//! and its payments (the first paid, later installments scheduled), the link's count (COMPLETED
+//! once used up) and the events; on a decline nothing but PAYMENT_LINK_PAY_ATTEMPT_FAILED.
 
 use super::attempt::{count_payment, emit_attempt_failed, Recorded};
 use super::checkout::{Customer, PayMethod, PayOutcome, PayRequest, PayStatus};
