@@ -65,6 +65,11 @@ impl<S: Store> Billing<S> {
         crate::branch::ops::Branches::new(&self.engine)
     }
 
+    /// The public checkout of payment links: the hosted page, paying a link.
+    pub fn checkout(&self) -> crate::payment_link::checkout::Checkout<'_, S> {
+        crate::payment_link::checkout::Checkout::new(&self.engine)
+    }
+
     /// Consumers: create, get, list, update, delete.
     pub fn consumers(&self) -> crate::consumer::ops::Consumers<'_, S> {
         crate::consumer::ops::Consumers::new(&self.engine)
@@ -100,6 +105,11 @@ impl<S: Store> Billing<S> {
     /// Payments: get, list, mark-paid, refund, card charges, saved cards, auto-charge.
     pub fn payments(&self) -> crate::payment::ops::Payments<'_, S> {
         crate::payment::ops::Payments::new(&self.engine)
+    }
+
+    /// Payment links: create, get, list, change status, change coupons.
+    pub fn payment_links(&self) -> crate::payment_link::ops::PaymentLinks<'_, S> {
+        crate::payment_link::ops::PaymentLinks::new(&self.engine)
     }
 
     /// The engine the operations run on.

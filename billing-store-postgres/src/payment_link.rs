@@ -393,6 +393,54 @@ impl billing_model::payment_link::PaymentLinkTx for PgTx<'_> {
         Ok(())
     }
 
+    fn link_products(&mut self, branch: BranchId, ids: &[ProductId]) -> StoreResult<Vec<billing_model::product::Product>> {
+        use crate::product::{prices_of, products::dsl as pr, ProductRow};
+        if ids.is_empty() {
+            return Ok(vec![]);
+        }
+        let wanted: Vec<uuid::Uuid> = ids.iter().map(|x| x.0).collect();
+        let rows = self.read(|c| {
+            pr::products
+                .filter(pr::branch_id.eq(branch.0))
+                .filter(pr::id.eq_any(&wanted))
+                .filter(diesel::dsl::not(pr::is_deleted))
+                .select(ProductRow::as_select())
+                .load(c)
+        })?;
+        if rows.is_empty() {
+            return Ok(vec![]);
+        }
+        let found: Vec<uuid::Uuid> = rows.iter().map(|r| r.id).collect();
+        let prices = self.read(|c| prices_of(c, &found))?;
+        let mut by_product: std::collections::HashMap<uuid::Uuid, Vec<billing_model::product::ProductPrice>> = std::collections::HashMap::new();
+        for p in prices {
+            by_product.entry(p.product_id).or_default().push(p.into_domain()?);
+        }
+        rows.into_iter()
+            .map(|r| {
+                let ps = by_product.remove(&r.id).unwrap_or_default();
+                r.into_domain(ps)
+            })
+            .collect()
+    }
+
+    fn link_coupons(&mut self, branch: BranchId, ids: &[CouponId]) -> StoreResult<Vec<billing_model::coupon::Coupon>> {
+        use crate::coupon::{coupons::dsl as k, CouponRow};
+        if ids.is_empty() {
+            return Ok(vec![]);
+        }
+        let wanted: Vec<uuid::Uuid> = ids.iter().map(|x| x.0).collect();
+        let rows = self.read(|c| {
+            k::coupons
+                .filter(k::branch_id.eq(branch.0))
+                .filter(k::id.eq_any(&wanted))
+                .filter(diesel::dsl::not(k::is_deleted))
+                .select(CouponRow::as_select())
+                .load(c)
+        })?;
+        rows.into_iter().map(CouponRow::into_domain).collect()
+    }
+
     fn list_payment_links(&mut self, branch: BranchId, q: &ListQuery<PaymentLinkSort>, f: &PaymentLinkFilter) -> StoreResult<Page<PaymentLink>> {
         use payment_links::dsl as l;
         let coll = self.search_collation;

@@ -3,12 +3,14 @@
 
 use crate::priced_line::LineTable;
 use crate::sql::*;
-use billing_model::ids::{BranchId, ConsumerId, PaymentLinkId};
+use billing_model::coupon::Coupon;
+use billing_model::ids::{BranchId, ConsumerId, CouponId, PaymentLinkId, ProductId};
+use billing_model::invoice::InvoiceItem;
 use billing_model::list::{ListQuery, Page};
 use billing_model::money::Money;
 use billing_model::payment_link::*;
 use billing_model::pricing::totals::{lines_from_stored, lines_to_stored};
-use billing_model::product::RecurringInterval;
+use billing_model::product::{Product, RecurringInterval};
 use billing_model::store::StoreResult;
 use rusqlite::types::Value as SqlValue;
 use serde_json::{Map, Value};
@@ -94,19 +96,33 @@ table! {
     } => LinkAttempt { id, org_id, branch_id, link_id, session_key, amount: Money::from_stored(amount, currency), created_at }
 }
 
+/// A link item of its line and the table's own columns (from `at` on).
+fn link_item(line: InvoiceItem, r: &rusqlite::Row, at: usize) -> rusqlite::Result<PaymentLinkItem> {
+    Ok(PaymentLinkItem {
+        id: line.id.0.into(),
+        line,
+        allow_custom_quantity: r.get(at)?,
+        min_quantity: get_n_opt(r, at + 1)?,
+        max_quantity: get_n_opt(r, at + 2)?,
+        updated_at: get_ts_opt(r, at + 3)?,
+    })
+}
+
 impl SqliteTx<'_> {
     fn with_link_items(&self, mut l: PaymentLink) -> StoreResult<PaymentLink> {
-        l.items = self.lines(&ITEMS, l.id, |line, r, at| {
-            Ok(PaymentLinkItem {
-                id: line.id.0.into(),
-                line,
-                allow_custom_quantity: r.get(at)?,
-                min_quantity: get_n_opt(r, at + 1)?,
-                max_quantity: get_n_opt(r, at + 2)?,
-                updated_at: get_ts_opt(r, at + 3)?,
-            })
-        })?;
+        l.items = self.lines(&ITEMS, l.id, link_item)?;
         Ok(l)
+    }
+
+    /// The links with their items, read in one statement.
+    fn with_links_items(&self, mut links: Vec<PaymentLink>) -> StoreResult<Vec<PaymentLink>> {
+        let ids: Vec<Uuid> = links.iter().map(|l| l.id.0).collect();
+        for (owner, item) in self.lines_of_many(&ITEMS, &ids, link_item)? {
+            if let Some(l) = links.iter_mut().find(|l| l.id.0 == owner) {
+                l.items.push(item);
+            }
+        }
+        Ok(links)
     }
 
     fn write_link_items(&self, l: &PaymentLink) -> StoreResult<()> {
@@ -216,8 +232,44 @@ impl PaymentLinkTx for SqliteTx<'_> {
             limit: q.limit,
         };
         let Page { items, total, page, limit } = self.page(sql!("SELECT {}", Links::sql().select), &w, paging, Links::row)?;
-        let items = items.into_iter().map(|l| self.with_link_items(l)).collect::<StoreResult<_>>()?;
+        let items = self.with_links_items(items)?;
         Ok(Page { items, total, page, limit })
+    }
+
+    fn link_products(&mut self, branch: BranchId, ids: &[ProductId]) -> StoreResult<Vec<Product>> {
+        use crate::product::{Prices, Products};
+        if ids.is_empty() {
+            return Ok(vec![]);
+        }
+        let mut w = Filter::new("FROM products WHERE branch_id = ?1 AND is_deleted = 0", vec![u(branch)]);
+        w.any("id", ids.iter().map(|x| u(*x)).collect());
+        let mut products = self.all(&format!("SELECT {} {}", Products::sql().select, w.sql), w.params, Products::row)?;
+        if products.is_empty() {
+            return Ok(products);
+        }
+        let mut p = Filter::new("FROM product_prices WHERE 1 = 1", vec![]);
+        p.any("product_id", products.iter().map(|x| u(x.id)).collect());
+        let prices = self.all(
+            &format!("SELECT {} {} ORDER BY created_at, id", Prices::sql().select, p.sql),
+            p.params,
+            Prices::row,
+        )?;
+        for price in prices {
+            if let Some(product) = products.iter_mut().find(|x| x.id == price.product_id) {
+                product.prices.push(price);
+            }
+        }
+        Ok(products)
+    }
+
+    fn link_coupons(&mut self, branch: BranchId, ids: &[CouponId]) -> StoreResult<Vec<Coupon>> {
+        use crate::coupon::Coupons;
+        if ids.is_empty() {
+            return Ok(vec![]);
+        }
+        let mut w = Filter::new("FROM coupons WHERE branch_id = ?1 AND is_deleted = 0", vec![u(branch)]);
+        w.any("id", ids.iter().map(|x| u(*x)).collect());
+        self.all(&format!("SELECT {} {}", Coupons::sql().select, w.sql), w.params, Coupons::row)
     }
 
     fn consumer_has_payment_links_in(&mut self, branch: BranchId, consumer: ConsumerId, statuses: &[PaymentLinkStatus]) -> StoreResult<bool> {

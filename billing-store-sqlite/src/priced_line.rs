@@ -51,6 +51,9 @@ pub struct LineTable {
 struct Statements {
     /// The lines of one owner, in their order: the line's columns, the table's own, the currency.
     select: String,
+    /// The lines of several owners (then the owner's id), up to the list of owners: `IN (` is
+    /// followed by the placeholders and `) ORDER BY position`.
+    select_many: String,
     insert: String,
     delete: String,
 }
@@ -78,6 +81,11 @@ impl LineTable {
                     columns.join(", "),
                     self.owners
                 ),
+                select_many: format!(
+                    "SELECT {}, (SELECT currency FROM {} o WHERE o.id = {table}.{owner}), {owner} FROM {table} WHERE {owner} IN (",
+                    columns.join(", "),
+                    self.owners
+                ),
                 insert: format!("INSERT INTO {table} ({}) VALUES ({})", written.join(", "), marks.join(", ")),
                 delete: format!("DELETE FROM {table} WHERE {owner} = ?1"),
             }
@@ -98,6 +106,27 @@ impl SqliteTx<'_> {
         self.all(&table.sql().select, vec![u(owner.into())], |r| {
             let line = read_line(r, get_currency(r, currency_at)?)?;
             item(line, r, LINE.len())
+        })
+    }
+
+    /// The lines of every one of `owners` in one statement, as (owner, item), each owner's in
+    /// their order; `item` as in [`Self::lines`].
+    pub fn lines_of_many<T>(
+        &self,
+        table: &LineTable,
+        owners: &[Uuid],
+        mut item: impl FnMut(InvoiceItem, &Row, usize) -> rusqlite::Result<T>,
+    ) -> StoreResult<Vec<(Uuid, T)>> {
+        if owners.is_empty() {
+            return Ok(vec![]);
+        }
+        let currency_at = LINE.len() + table.own.len();
+        let marks: Vec<String> = (1..=owners.len()).map(|k| format!("?{k}")).collect();
+        let sql = format!("{}{}) ORDER BY position", table.sql().select_many, marks.join(", "));
+        self.all(&sql, owners.iter().map(|o| u(*o)).collect(), |r| {
+            let line = read_line(r, get_currency(r, currency_at)?)?;
+            let owner: Uuid = r.get(currency_at + 1)?;
+            Ok((owner, item(line, r, LINE.len())?))
         })
     }
 

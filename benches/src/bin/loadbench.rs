@@ -418,8 +418,10 @@ fn one_product_link(b: &billing_core::Billing<billing_server::backend::Backend>,
         "items": [{"product_id": product.id.to_string(), "quantity": 1}],
         "currency": "SAR",
     });
-    b.create_payment_link(scope, PaymentLinkCreate::parse(&link, currency).unwrap())
+    b.payment_links()
+        .create(scope, PaymentLinkCreate::parse(&link, currency).unwrap())
         .unwrap()
+        .link
         .short_id
 }
 

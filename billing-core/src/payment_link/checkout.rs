@@ -9,11 +9,17 @@ use crate::fields::{Email, Language, PhoneNumber};
 use crate::ids::{ConsumerId, InvoiceId, PaymentId, PaymentLinkId, PaymentLinkItemId};
 use crate::payment::gateway::CardDetails;
 use crate::wire::Body;
-use crate::wire_enum;
-use serde_json::{json, Value};
+use serde_json::Value;
 use uuid::Uuid;
 
-wire_enum!(PayStatus { Paid = "paid", Pending = "pending", Failed = "failed", FailedInternalError = "failed_internal_error" });
+pub use super::view::PayAttemptResponse;
+pub use super::PayStatus;
+
+crate::service!(
+    /// The public checkout (no credentials: a link's short id is the capability): the hosted
+    /// page of a link ([`Self::page`], in `page.rs`) and paying it ([`Self::pay`], in `pay.rs`).
+    Checkout
+);
 
 /// Who pays, as the payer typed it (asked only when the link has no consumer).
 #[derive(Debug, Clone, PartialEq)]
@@ -287,9 +293,13 @@ impl PayOutcome {
         self
     }
 
-    /// The JSON the attempts endpoint answers.
-    pub fn to_json(&self) -> Value {
-        json!({"status": self.status, "message": self.message, "redirect_url": self.redirect_url})
+    /// What the attempts endpoint answers.
+    pub fn response(&self) -> PayAttemptResponse<'_> {
+        PayAttemptResponse {
+            message: &self.message,
+            redirect_url: &self.redirect_url,
+            status: self.status,
+        }
     }
 }
 
@@ -329,6 +339,7 @@ pub fn append_query(base: &str, params: &[(&str, String)]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn query_goes_before_the_fragment() {

@@ -1,14 +1,12 @@
-//! Payment link operations on [`Engine`]: create, get, list, change status, change coupons.
+//! Payment link operations ([`PaymentLinks`]): create, get, list, change status, change coupons.
 //! Amounts come from [`crate::pricing`], as invoices' do.
 
-use super::view::PaymentLinkView;
 use super::*;
 use crate::auth::Scope;
-use crate::engine::Engine;
 use crate::error::{Code, Error, Result};
 use crate::error::{FieldError, LocPart, StoreError};
 use crate::ids::InvoiceItemId;
-use crate::ids::{CouponId, PaymentLinkId, PaymentLinkItemId};
+use crate::ids::{CouponId, PaymentLinkId, PaymentLinkItemId, ProductId};
 use crate::invoice::InvoiceItem;
 use crate::lane::Lane;
 use crate::list::Page;
@@ -17,7 +15,6 @@ use crate::pricing::{self, ItemRequest, Priced};
 use crate::product::RecurringInterval;
 use crate::product::{Product, ProductType};
 use crate::store::{Store, Tx};
-use serde_json::Value;
 
 /// Where each operation of this module runs.
 pub mod lane {
@@ -27,9 +24,9 @@ pub mod lane {
     pub const LIST: Lane = Lane::Read;
     pub const UPDATE_STATUS: Lane = Lane::Write;
     pub const UPDATE_COUPONS: Lane = Lane::Write;
-    /// [`Engine::pay_link`] (in `pay.rs`): the gateway is called between its transactions.
+    /// [`super::page::Checkout::pay`] (in `pay.rs`): the gateway is called between its transactions.
     pub const PAY: Lane = Lane::Io;
-    /// [`Engine::checkout_page`] (in `page.rs`): the hosted checkout page, a read.
+    /// [`super::page::Checkout::page`] (in `page.rs`): the hosted checkout page, a read.
     pub const PAGE: Lane = Lane::Read;
 }
 
@@ -99,21 +96,66 @@ fn relocate(e: Error, at: impl Fn(usize) -> Option<usize>) -> Error {
     }
 }
 
-impl<S: Store> Engine<S> {
+crate::service!(
+    /// Payment links: create, get, list, change status, change coupons. Each is one
+    /// transaction and answers the link with its products and coupons read in it.
+    PaymentLinks
+);
+
+/// The links with their products and link-level coupons as stored now: one read of the
+/// products and one of the coupons, however many links.
+fn details_of(tx: &mut dyn Tx, links: Vec<PaymentLink>) -> Result<Vec<PaymentLinkDetail>> {
+    let Some(branch) = links.first().map(|l| l.branch_id) else {
+        return Ok(vec![]);
+    };
+    let mut product_ids: Vec<ProductId> = links.iter().flat_map(|l| l.items.iter().map(|it| it.line.product_id)).collect();
+    product_ids.sort();
+    product_ids.dedup();
+    let mut coupon_ids: Vec<CouponId> = links.iter().flat_map(|l| l.coupon_ids.iter().copied()).collect();
+    coupon_ids.sort();
+    coupon_ids.dedup();
+    let products = tx.link_products(branch, &product_ids)?;
+    let coupons = tx.link_coupons(branch, &coupon_ids)?;
+    Ok(links
+        .into_iter()
+        .map(|l| {
+            let mut mine: Vec<Product> = vec![];
+            for it in &l.items {
+                if !mine.iter().any(|p| p.id == it.line.product_id) {
+                    if let Some(p) = products.iter().find(|p| p.id == it.line.product_id) {
+                        mine.push(p.clone());
+                    }
+                }
+            }
+            let link_coupons = l.coupon_ids.iter().filter_map(|id| coupons.iter().find(|c| c.id == *id).cloned()).collect();
+            PaymentLinkDetail {
+                link: l,
+                products: mine,
+                coupons: link_coupons,
+            }
+        })
+        .collect())
+}
+
+/// The link with its products and link-level coupons as stored now.
+fn detail_of(tx: &mut dyn Tx, l: PaymentLink) -> Result<PaymentLinkDetail> {
+    Ok(details_of(tx, vec![l])?.pop().expect("one link"))
+}
+
+fn load_link(tx: &mut dyn Tx, scope: &Scope, id: PaymentLinkId) -> Result<PaymentLink> {
+    tx.payment_link(scope.branch_id(), id)?.ok_or_else(|| Error::not_found("Payment link", id))
+}
+
+impl<S: Store> PaymentLinks<'_, S> {
     /// Creates a link, ACTIVE, priced now. Refused (422) when its products mix one-time and
     /// recurring ones, when a product has no active price in the link's currency, when
     /// `valid_until` is not in the future; 404 when a product, coupon or the consumer is not one
     /// of the branch's.
-    pub fn create_payment_link(&self, scope: &Scope, req: PaymentLinkCreate) -> Result<PaymentLink> {
-        self.with_short_id(|short_id| self.store.write(|tx| self.create_payment_link_in(tx, scope, &req, short_id)))
-    }
-
-    /// [`Self::create_payment_link`], answering PaymentLinkDetailed read in the same transaction.
-    pub fn create_payment_link_detailed(&self, scope: &Scope, req: PaymentLinkCreate) -> Result<Value> {
+    pub fn create(&self, scope: &Scope, req: PaymentLinkCreate) -> Result<PaymentLinkDetail> {
         self.with_short_id(|short_id| {
             self.store.write(|tx| {
-                let l = self.create_payment_link_in(tx, scope, &req, short_id)?;
-                self.payment_link_json(tx, scope, &l)
+                let l = self.create_in(tx, scope, &req, short_id)?;
+                detail_of(tx, l)
             })
         })
     }
@@ -130,7 +172,7 @@ impl<S: Store> Engine<S> {
         }
     }
 
-    fn create_payment_link_in(&self, tx: &mut dyn Tx, scope: &Scope, req: &PaymentLinkCreate, short_id: &str) -> Result<PaymentLink> {
+    fn create_in(&self, tx: &mut dyn Tx, scope: &Scope, req: &PaymentLinkCreate, short_id: &str) -> Result<PaymentLink> {
         let now = self.now(scope);
         if req.valid_until.is_some_and(|v| v <= now) {
             return Err(Error::invalid(FieldError::body(
@@ -215,58 +257,20 @@ impl<S: Store> Engine<S> {
         Ok(l)
     }
 
-    /// PaymentLinkDetailed of `l`, with its products and coupons as stored now.
-    pub(crate) fn payment_link_json(&self, tx: &mut dyn Tx, scope: &Scope, l: &PaymentLink) -> Result<Value> {
-        let mut products: Vec<Product> = vec![];
-        for it in &l.items {
-            if !products.iter().any(|p| p.id == it.line.product_id) {
-                if let Some(p) = tx.product(l.branch_id, it.line.product_id)? {
-                    products.push(p);
-                }
-            }
-        }
-        let mut coupons = vec![];
-        for id in &l.coupon_ids {
-            if let Some(c) = tx.coupon(l.branch_id, *id)? {
-                coupons.push(c);
-            }
-        }
-        let view = PaymentLinkView {
-            link: l,
-            products: &products,
-            coupons: &coupons,
-            public_url: self.public_url(),
-            settings: &scope.org.settings,
-        };
-        Ok(view.detailed())
-    }
-
-    fn load_link(&self, tx: &mut dyn Tx, scope: &Scope, id: PaymentLinkId) -> Result<PaymentLink> {
-        tx.payment_link(scope.branch_id(), id)?.ok_or_else(|| Error::not_found("Payment link", id))
-    }
-
-    pub fn get_payment_link(&self, scope: &Scope, id: PaymentLinkId) -> Result<PaymentLink> {
-        self.store.read(|tx| self.load_link(tx, scope, id))
-    }
-
-    /// PaymentLinkDetailed of a link of the request's branch.
-    pub fn payment_link_detailed(&self, scope: &Scope, id: PaymentLinkId) -> Result<Value> {
+    /// A link of the request's branch.
+    pub fn get(&self, scope: &Scope, id: PaymentLinkId) -> Result<PaymentLinkDetail> {
         self.store.read(|tx| {
-            let l = self.load_link(tx, scope, id)?;
-            self.payment_link_json(tx, scope, &l)
+            let l = load_link(tx, scope, id)?;
+            detail_of(tx, l)
         })
     }
 
-    /// A page of PaymentLinkDetailed.
-    pub fn list_payment_links(&self, scope: &Scope, req: &PaymentLinkListRequest) -> Result<Page<Value>> {
+    /// A page of the branch's links.
+    pub fn list(&self, scope: &Scope, req: &PaymentLinkListRequest) -> Result<Page<PaymentLinkDetail>> {
         self.store.read(|tx| {
             let page = tx.list_payment_links(scope.branch_id(), &req.query, &req.filter)?;
-            let mut out = Vec::with_capacity(page.items.len());
-            for l in &page.items {
-                out.push(self.payment_link_json(tx, scope, l)?);
-            }
             Ok(Page {
-                items: out,
+                items: details_of(tx, page.items)?,
                 total: page.total,
                 page: page.page,
                 limit: page.limit,
@@ -277,21 +281,16 @@ impl<S: Store> Engine<S> {
     /// Deactivates (INACTIVE, with the message) or reactivates (ACTIVE, message cleared) a
     /// link; asking for the status it has changes only the message. A COMPLETED link is
     /// refused (400 INVALID_STATUS). An expired link keeps its status either way.
-    pub fn update_payment_link_status(&self, scope: &Scope, id: PaymentLinkId, ch: StatusChange) -> Result<PaymentLink> {
-        self.store.write(|tx| self.update_status_in(tx, scope, id, &ch))
-    }
-
-    /// [`Self::update_payment_link_status`], answering PaymentLinkDetailed.
-    pub fn update_payment_link_status_detailed(&self, scope: &Scope, id: PaymentLinkId, ch: StatusChange) -> Result<Value> {
+    pub fn update_status(&self, scope: &Scope, id: PaymentLinkId, ch: StatusChange) -> Result<PaymentLinkDetail> {
         self.store.write(|tx| {
             let l = self.update_status_in(tx, scope, id, &ch)?;
-            self.payment_link_json(tx, scope, &l)
+            detail_of(tx, l)
         })
     }
 
     fn update_status_in(&self, tx: &mut dyn Tx, scope: &Scope, id: PaymentLinkId, ch: &StatusChange) -> Result<PaymentLink> {
         let now = self.now(scope);
-        let mut l = self.load_link(tx, scope, id)?;
+        let mut l = load_link(tx, scope, id)?;
         if l.status == PaymentLinkStatus::Completed {
             return Err(Error::rule(
                 Code::INVALID_STATUS,
@@ -316,21 +315,16 @@ impl<S: Store> Engine<S> {
     /// Changes the link's coupons (`coupons`) and its items' (`items`, by
     /// `payment_link_item_id`), and prices the link again with the products' current prices.
     /// A COMPLETED link, or one with a payment in progress, is refused (400 INVALID_STATUS).
-    pub fn update_payment_link_coupons(&self, scope: &Scope, id: PaymentLinkId, ch: CouponsChange) -> Result<PaymentLink> {
-        self.store.write(|tx| self.update_coupons_in(tx, scope, id, &ch))
-    }
-
-    /// [`Self::update_payment_link_coupons`], answering PaymentLinkDetailed.
-    pub fn update_payment_link_coupons_detailed(&self, scope: &Scope, id: PaymentLinkId, ch: CouponsChange) -> Result<Value> {
+    pub fn update_coupons(&self, scope: &Scope, id: PaymentLinkId, ch: CouponsChange) -> Result<PaymentLinkDetail> {
         self.store.write(|tx| {
             let l = self.update_coupons_in(tx, scope, id, &ch)?;
-            self.payment_link_json(tx, scope, &l)
+            detail_of(tx, l)
         })
     }
 
     fn update_coupons_in(&self, tx: &mut dyn Tx, scope: &Scope, id: PaymentLinkId, ch: &CouponsChange) -> Result<PaymentLink> {
         let now = self.now(scope);
-        let mut l = self.load_link(tx, scope, id)?;
+        let mut l = load_link(tx, scope, id)?;
         if l.status == PaymentLinkStatus::Completed {
             return Err(Error::rule(Code::INVALID_STATUS, format!("Payment link '{id}' is completed")));
         }

@@ -1,10 +1,10 @@
 //! What the hosted checkout page (`GET /pay/{short id}`) shows: [`CheckoutPage`], read by
-//! [`Engine::checkout_page`] with no credentials (the short id is the capability). The server
-//! only renders it: every amount, whether the payer's details are asked, whether the link takes
-//! a payment now and which installment plans are offered are decided here.
+//! [`Checkout::page`](super::checkout::Checkout::page) with no credentials (the short id is the
+//! capability). The server only renders it: every amount, whether the payer's details are
+//! asked, whether the link takes a payment now and which installment plans are offered are
+//! decided here.
 
 use super::{ContactInformationType, PaymentLink, PaymentLinkStatus, Unpayable};
-use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::invoice::installments::{self, InstallmentOption};
 use crate::money::{Currency, Money};
@@ -149,21 +149,16 @@ pub(crate) fn summary_of(
     (items, coupons)
 }
 
-/// The names of the products of `lines` (deleted ones are left out).
+/// The names of the products of `lines` (deleted ones are left out), read in one go.
 pub(crate) fn product_names(
     tx: &mut dyn crate::store::Tx,
     branch: crate::ids::BranchId,
     lines: &[&crate::invoice::InvoiceItem],
 ) -> Result<Vec<(crate::ids::ProductId, String)>> {
-    let mut names: Vec<(crate::ids::ProductId, String)> = vec![];
-    for line in lines {
-        if !names.iter().any(|(id, _)| *id == line.product_id) {
-            if let Some(p) = tx.product(branch, line.product_id)? {
-                names.push((p.id, p.name));
-            }
-        }
-    }
-    Ok(names)
+    let mut ids: Vec<crate::ids::ProductId> = lines.iter().map(|line| line.product_id).collect();
+    ids.sort();
+    ids.dedup();
+    Ok(tx.link_products(branch, &ids)?.into_iter().map(|p| (p.id, p.name)).collect())
 }
 
 fn page_of(l: &PaymentLink, names: &[(crate::ids::ProductId, String)], state: PageState, settings: &crate::org::OrgSettings) -> CheckoutPage {
@@ -206,18 +201,18 @@ fn page_of(l: &PaymentLink, names: &[(crate::ids::ProductId, String)], state: Pa
     }
 }
 
-impl<S: Store> Engine<S> {
+impl<S: Store> super::checkout::Checkout<'_, S> {
     /// The checkout page of the link with short id `short_id` (no credentials): 404 for an
     /// unknown one. An inactive, expired or completed link is a page too (its state says why it
     /// takes no payment).
-    pub fn checkout_page(&self, short_id: &str) -> Result<CheckoutPage> {
-        self.checkout_page_with(short_id, &[])
+    pub fn page(&self, short_id: &str) -> Result<CheckoutPage> {
+        self.page_with(short_id, &[])
     }
 
-    /// [`Self::checkout_page`] priced with the quantities the payer chose (item id, quantity)
+    /// [`Self::page`] priced with the quantities the payer chose (item id, quantity)
     /// for items that allow it; quantities the link does not allow are ignored (the link's own
     /// are shown).
-    pub fn checkout_page_with(&self, short_id: &str, quantities: &[(crate::ids::PaymentLinkItemId, u32)]) -> Result<CheckoutPage> {
+    pub fn page_with(&self, short_id: &str, quantities: &[(crate::ids::PaymentLinkItemId, u32)]) -> Result<CheckoutPage> {
         let well_formed = (1..=64).contains(&short_id.len()) && short_id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
         if !well_formed {
             return Err(Error::not_found("Payment link", "?"));

@@ -1,10 +1,10 @@
-//! Paying a link ([`Engine::pay_link`]): the checkout's one operation. It reads and checks
-//! with nothing written, records the attempt ([`super::attempt`]), calls the gateway with no
-//! transaction open, and records the outcome in one transaction: on approval the consumer (new,
-//! or the branch's consumer with the same contact), the saved card, the invoice (ACCEPTED with
-//! the chosen plan, `payment_link_id` set) and its payments (the first paid, later installments
-//! scheduled), the link's count (COMPLETED once used up) and the events; on a decline nothing
-//! but PAYMENT_LINK_PAY_ATTEMPT_FAILED.
+//! Paying a link ([`Checkout::pay`](super::checkout::Checkout::pay)): the checkout's one
+//! operation. It reads and checks with nothing written, records the attempt
+//! ([`super::attempt`]), calls the gateway with no transaction open, and records the outcome in
+//! one transaction: on approval the consumer (new, or the branch's consumer with the same
+//! contact), the saved card, the invoice (ACCEPTED with the chosen plan, `payment_link_id` set)
+//! and its payments (the first paid, later installments scheduled), the link's count (COMPLETED
+//! once used up) and the events; on a decline nothing but PAYMENT_LINK_PAY_ATTEMPT_FAILED.
 
 use super::attempt::{count_payment, emit_attempt_failed, Recorded};
 use super::checkout::{Customer, PayMethod, PayOutcome, PayRequest, PayStatus};
@@ -106,125 +106,6 @@ fn parts_of(scope: &Scope, l: &PaymentLink, req: &PayRequest, now: Timestamp) ->
 }
 
 impl<S: Store> Engine<S> {
-    /// Pays the link with short id `short_id` (the public checkout: no credentials). Refusals
-    /// write nothing: an unknown link (404), a form error (422 at the field; no attempt is
-    /// made), an inactive, expired or completed link (400 INVALID_STATUS), a recurring link
-    /// (400 PAYMENT_FLOW_NOT_ALLOWED: paid with subscriptions), installments the link or the
-    /// amount does not allow, and a second payment of the same payer while one is in flight,
-    /// or beyond `max_number_of_payments` with others in flight (422 DUPLICATE_PAYMENT), and
-    /// a client whose attempts on the link failed too often (429 RATE_LIMITED). A gateway
-    /// decline is an outcome (`failed`), not an error.
-    pub fn pay_link(&self, short_id: &str, req: &PayRequest) -> Result<PayOutcome> {
-        self.call_out("the payment gateway", || ())?;
-        let well_formed = (1..=64).contains(&short_id.len()) && short_id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
-        if !well_formed {
-            return Err(Error::not_found("Payment link", "?"));
-        }
-        let (link, scope) = self.store.read(|tx| {
-            let missing = || Error::not_found("Payment link", short_id);
-            let l = tx.payment_link_by_short_id(short_id)?.ok_or_else(missing)?;
-            let org = tx.org(l.org_id)?.ok_or_else(missing)?;
-            let branch = tx.branch(l.org_id, l.branch_id)?.ok_or_else(missing)?;
-            // The payer acts in the link's branch, for the user who made the link.
-            let actor = Actor {
-                user_id: l.user_id,
-                role: Role::BranchUser,
-                access: BranchAccess::Only(vec![l.branch_id]),
-                api_key_id: None,
-            };
-            Ok((l, Scope { org, branch, actor }))
-        })?;
-        let now = self.now(&scope);
-        link.check_payable(now)?;
-        // What the stored link costs: a payment is refused if it changed meanwhile.
-        let stored_amount = link.amount;
-        let link = if req.items.is_empty() {
-            link
-        } else {
-            self.store.read(|tx| super::ops::with_quantities(tx, &scope, &link, &req.items))?
-        };
-        if !self.takes_payments(&scope.org) {
-            return Err(super::checkout::no_gateway());
-        }
-        if link.is_recurring() {
-            super::subscribe::check_recurring(&link, &req.method)?;
-        }
-        let payer = payer_of(&link, req)?;
-        super::checkout::check_card_form(&req.method, now)?;
-        if link.amount.is_zero() {
-            return Err(Error::rule(Code::INVALID_PARAMETERS, "Nothing to pay: the payment link's amount is 0"));
-        }
-        let parts = parts_of(&scope, &link, req, now)?;
-        let attempt = LinkAttempt {
-            id: Uuid::now_v7(),
-            org_id: link.org_id,
-            branch_id: link.branch_id,
-            link_id: link.id,
-            session_key: payer.session_key(link.contact_information_type),
-            amount: parts[0].0,
-            created_at: now,
-        };
-        let rec = Recorded {
-            branch_id: link.branch_id,
-            link_id: link.id,
-            reference: attempt.id.to_string(),
-            abandoned: false,
-            started: Some(self.clock().now()),
-        };
-        self.store
-            .write(|tx| {
-                let l = tx
-                    .payment_link(link.branch_id, link.id)?
-                    .ok_or_else(|| Error::not_found("Payment link", short_id))?;
-                l.check_payable(now)?;
-                if l.amount != stored_amount {
-                    return Err(Error::rule(Code::INVALID_STATUS, "The payment link changed: load it again"));
-                }
-                crate::payment::limits::check(tx, &crate::payment::limits::link_target(l.id), &req.client, self.failed_attempts_allowed(), now)?;
-                let in_flight = tx.count_link_attempts(l.id)?;
-                if l.max_number_of_payments
-                    .is_some_and(|max| u64::from(l.payments_count) + in_flight >= u64::from(max))
-                {
-                    return Err(Error::rule(
-                        Code::DUPLICATE_PAYMENT,
-                        "Payments of this link are in progress up to the number it accepts",
-                    ));
-                }
-                tx.insert_link_attempt(&attempt)?;
-                tx.insert_work(&rec.item(&attempt))?;
-                Ok(())
-            })
-            .map_err(|e| match e {
-                Error::Store(StoreError::UniqueViolation(name)) if name == crate::error::constraint::PAYMENT_LINK_ATTEMPTS_SESSION => {
-                    Error::rule(Code::DUPLICATE_PAYMENT, "A payment of this link by this payer is in progress")
-                }
-                e => e,
-            })?;
-        let gw = self.gateway_for(&scope.org);
-        let reference = rec.reference.as_str();
-        let outcome = self.call_out("the payment gateway", || match &req.method {
-            PayMethod::Card(card) => gw.charge_card(reference, card, attempt.amount),
-            PayMethod::Wallet(phone) => gw.charge_wallet(reference, phone.as_str(), attempt.amount),
-        })?;
-        let token = match &req.method {
-            PayMethod::Card(card) if outcome.approved => self.call_out("the payment gateway", || gw.card_token(reference, card))?,
-            _ => None,
-        };
-        let paid = Paid {
-            link: &link,
-            scope: &scope,
-            req,
-            payer: &payer,
-            attempt: &attempt,
-            rec: &rec,
-            parts: &parts,
-            token,
-            now,
-        };
-        let out = self.store.write(|tx| self.record_link_outcome(tx, &paid, &outcome))?;
-        Ok(out.with_redirect(&link, self.public_url(), req.language))
-    }
-
     /// Step 3: the outcome, if the attempt is still the request's to record.
     fn record_link_outcome(&self, tx: &mut dyn Tx, p: &Paid<'_>, o: &GatewayOutcome) -> Result<PayOutcome> {
         let (a, now) = (p.attempt, p.now);
@@ -463,6 +344,127 @@ impl<S: Store> Engine<S> {
         let first_id = first.id;
         self.record_paid(tx, p.scope, inv, payments, vec![first], EventType::PaymentSucceeded, now)?;
         Ok(first_id)
+    }
+}
+
+impl<S: Store> super::checkout::Checkout<'_, S> {
+    /// Pays the link with short id `short_id` (the public checkout: no credentials). Refusals
+    /// write nothing: an unknown link (404), a form error (422 at the field; no attempt is
+    /// made), an inactive, expired or completed link (400 INVALID_STATUS), a recurring link
+    /// (400 PAYMENT_FLOW_NOT_ALLOWED: paid with subscriptions), installments the link or the
+    /// amount does not allow, and a second payment of the same payer while one is in flight,
+    /// or beyond `max_number_of_payments` with others in flight (422 DUPLICATE_PAYMENT), and
+    /// a client whose attempts on the link failed too often (429 RATE_LIMITED). A gateway
+    /// decline is an outcome (`failed`), not an error.
+    pub fn pay(&self, short_id: &str, req: &PayRequest) -> Result<PayOutcome> {
+        self.call_out("the payment gateway", || ())?;
+        let well_formed = (1..=64).contains(&short_id.len()) && short_id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+        if !well_formed {
+            return Err(Error::not_found("Payment link", "?"));
+        }
+        let (link, scope) = self.store.read(|tx| {
+            let missing = || Error::not_found("Payment link", short_id);
+            let l = tx.payment_link_by_short_id(short_id)?.ok_or_else(missing)?;
+            let org = tx.org(l.org_id)?.ok_or_else(missing)?;
+            let branch = tx.branch(l.org_id, l.branch_id)?.ok_or_else(missing)?;
+            // The payer acts in the link's branch, for the user who made the link.
+            let actor = Actor {
+                user_id: l.user_id,
+                role: Role::BranchUser,
+                access: BranchAccess::Only(vec![l.branch_id]),
+                api_key_id: None,
+            };
+            Ok((l, Scope { org, branch, actor }))
+        })?;
+        let now = self.now(&scope);
+        link.check_payable(now)?;
+        // What the stored link costs: a payment is refused if it changed meanwhile.
+        let stored_amount = link.amount;
+        let link = if req.items.is_empty() {
+            link
+        } else {
+            self.store.read(|tx| super::ops::with_quantities(tx, &scope, &link, &req.items))?
+        };
+        if !self.takes_payments(&scope.org) {
+            return Err(super::checkout::no_gateway());
+        }
+        if link.is_recurring() {
+            super::subscribe::check_recurring(&link, &req.method)?;
+        }
+        let payer = payer_of(&link, req)?;
+        super::checkout::check_card_form(&req.method, now)?;
+        if link.amount.is_zero() {
+            return Err(Error::rule(Code::INVALID_PARAMETERS, "Nothing to pay: the payment link's amount is 0"));
+        }
+        let parts = parts_of(&scope, &link, req, now)?;
+        let attempt = LinkAttempt {
+            id: Uuid::now_v7(),
+            org_id: link.org_id,
+            branch_id: link.branch_id,
+            link_id: link.id,
+            session_key: payer.session_key(link.contact_information_type),
+            amount: parts[0].0,
+            created_at: now,
+        };
+        let rec = Recorded {
+            branch_id: link.branch_id,
+            link_id: link.id,
+            reference: attempt.id.to_string(),
+            abandoned: false,
+            started: Some(self.clock().now()),
+        };
+        self.store
+            .write(|tx| {
+                let l = tx
+                    .payment_link(link.branch_id, link.id)?
+                    .ok_or_else(|| Error::not_found("Payment link", short_id))?;
+                l.check_payable(now)?;
+                if l.amount != stored_amount {
+                    return Err(Error::rule(Code::INVALID_STATUS, "The payment link changed: load it again"));
+                }
+                crate::payment::limits::check(tx, &crate::payment::limits::link_target(l.id), &req.client, self.failed_attempts_allowed(), now)?;
+                let in_flight = tx.count_link_attempts(l.id)?;
+                if l.max_number_of_payments
+                    .is_some_and(|max| u64::from(l.payments_count) + in_flight >= u64::from(max))
+                {
+                    return Err(Error::rule(
+                        Code::DUPLICATE_PAYMENT,
+                        "Payments of this link are in progress up to the number it accepts",
+                    ));
+                }
+                tx.insert_link_attempt(&attempt)?;
+                tx.insert_work(&rec.item(&attempt))?;
+                Ok(())
+            })
+            .map_err(|e| match e {
+                Error::Store(StoreError::UniqueViolation(name)) if name == crate::error::constraint::PAYMENT_LINK_ATTEMPTS_SESSION => {
+                    Error::rule(Code::DUPLICATE_PAYMENT, "A payment of this link by this payer is in progress")
+                }
+                e => e,
+            })?;
+        let gw = self.gateway_for(&scope.org);
+        let reference = rec.reference.as_str();
+        let outcome = self.call_out("the payment gateway", || match &req.method {
+            PayMethod::Card(card) => gw.charge_card(reference, card, attempt.amount),
+            PayMethod::Wallet(phone) => gw.charge_wallet(reference, phone.as_str(), attempt.amount),
+        })?;
+        let token = match &req.method {
+            PayMethod::Card(card) if outcome.approved => self.call_out("the payment gateway", || gw.card_token(reference, card))?,
+            _ => None,
+        };
+        let paid = Paid {
+            link: &link,
+            scope: &scope,
+            req,
+            payer: &payer,
+            attempt: &attempt,
+            rec: &rec,
+            parts: &parts,
+            token,
+            now,
+        };
+        let out = self.store.write(|tx| self.record_link_outcome(tx, &paid, &outcome))?;
+        Ok(out.with_redirect(&link, self.public_url(), req.language))
     }
 }
 

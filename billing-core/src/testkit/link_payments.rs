@@ -1,4 +1,4 @@
-//! Paying a payment link ([`crate::Billing::pay_link`]): what a paid attempt creates in one
+//! Paying a payment link ([`crate::Billing::checkout`]`().pay`): what a paid attempt creates in one
 //! transaction (consumer, card, invoice, payments, events carrying the link and its metadata),
 //! every sandbox card outcome and the wallet ranges, exact installments, max-payments
 //! completion, the refusals that write nothing, concurrent attempts and attempts nobody
@@ -36,7 +36,7 @@ pub fn pay_body(method: Value, phone: &str) -> Value {
 }
 
 fn pay<S: Store>(w: &World<S>, l: &PaymentLink, body: &Value) -> Result<PayOutcome> {
-    w.billing.pay_link(&l.short_id, &PayRequest::parse(body)?)
+    w.billing.checkout().pay(&l.short_id, &PayRequest::parse(body)?)
 }
 
 fn events<S: Store>(w: &World<S>) -> Vec<Event> {
@@ -126,7 +126,7 @@ pub fn paid_card_creates_everything_in_one_go<H: Harness>() {
         (consent, "VISA", "1111", true)
     );
     assert!(!saved.gateway_token.contains(PAID_CARD));
-    let link = w.billing.get_payment_link(s, l.id).unwrap();
+    let link = w.billing.payment_links().get(s, l.id).unwrap().link;
     assert_eq!(
         (link.payments_count, link.amount_collected, link.status),
         (1, l.amount, PaymentLinkStatus::Active)
@@ -170,7 +170,7 @@ pub fn paid_card_creates_everything_in_one_go<H: Harness>() {
     let again = pay(&w, &l, &pay_body(card("5421080101000000"), "+966501234567")).unwrap();
     assert_eq!((again.status, again.consumer_id), (PayStatus::Paid, Some(consumer_id)));
     assert_ne!(again.invoice_id, out.invoice_id);
-    let link = w.billing.get_payment_link(s, l.id).unwrap();
+    let link = w.billing.payment_links().get(s, l.id).unwrap().link;
     assert_eq!((link.payments_count, link.amount_collected), (2, sar("230.00")));
     // An existing consumer with that phone, or the link's own consumer, is the payer.
     let known = consumer(&w, s, true);
@@ -219,7 +219,7 @@ pub fn every_sandbox_card_outcome<H: Harness>() {
     ];
     for (k, (number, status, code, message)) in table.into_iter().enumerate() {
         let phone = format!("+9665012{:05}", k);
-        let before_links = w.billing.get_payment_link(&w.admin, l.id).unwrap();
+        let before_links = w.billing.payment_links().get(&w.admin, l.id).unwrap().link;
         let n = events(&w).len();
         let out = pay(&w, &l, &pay_body(card(number), &phone)).unwrap();
         assert_eq!((out.status, out.message.as_str()), (status, message), "{number}");
@@ -238,13 +238,13 @@ pub fn every_sandbox_card_outcome<H: Harness>() {
         assert_eq!(p["data"]["attempt"]["status"], status.as_str());
         assert_eq!(p["data"]["metadata"], json!({"k": "v"}));
         assert_eq!(p["data"]["payment_link"]["id"], json!(l.id));
-        assert_eq!(w.billing.get_payment_link(&w.admin, l.id).unwrap(), before_links, "{number}");
+        assert_eq!(w.billing.payment_links().get(&w.admin, l.id).unwrap().link, before_links, "{number}");
     }
     // Three paid: three consumers and invoices, nothing for the failures.
     let s = &w.admin;
     let q = ListQuery::new(ConsumerSort::CreatedAt);
     assert_eq!(w.billing.consumers().list(s, &q, &ConsumerFilter::default()).unwrap().total, 3);
-    assert_eq!(w.billing.get_payment_link(s, l.id).unwrap().payments_count, 3);
+    assert_eq!(w.billing.payment_links().get(s, l.id).unwrap().link.payments_count, 3);
     // The gateway error's charge is voided by its item (it is due at once).
     let report = w.billing.run_due_work(Some(s.org_id()), 10).unwrap();
     assert_eq!(report.errors, 0);
@@ -318,7 +318,7 @@ pub fn installments_with_exact_amounts<H: Harness>() {
         [EventType::InvoiceCreated, EventType::InvoiceAccepted, EventType::PaymentSucceeded],
         "not completed yet"
     );
-    assert_eq!(w.billing.get_payment_link(s, l.id).unwrap().amount_collected, sar("133.33"));
+    assert_eq!(w.billing.payment_links().get(s, l.id).unwrap().link.amount_collected, sar("133.33"));
     // The consent covers the later installments: the saved card is active with consent.
     assert!(w.read(|tx| tx.latest_active_card(out.consumer_id.unwrap())).unwrap().consent);
     // Four parts of 350.00 are 87.50: below the minimum.
@@ -343,12 +343,12 @@ pub fn max_payments_complete_the_link<H: Harness>() {
     let w = World::new(H::store());
     let l = link_of(&w, "100.00", json!({"max_number_of_payments": 2}));
     let a = pay(&w, &l, &pay_body(card(PAID_CARD), "+966501111111")).unwrap();
-    assert_eq!(w.billing.get_payment_link(&w.admin, l.id).unwrap().status, PaymentLinkStatus::Active);
+    assert_eq!(w.billing.payment_links().get(&w.admin, l.id).unwrap().link.status, PaymentLinkStatus::Active);
     let declined = pay(&w, &l, &pay_body(card("4123120001090000"), "+966501111112")).unwrap();
     assert_eq!(declined.status, PayStatus::Failed, "a decline does not count");
     let b = pay(&w, &l, &pay_body(card(PAID_CARD), "+966501111113")).unwrap();
     assert_eq!((a.status, b.status), (PayStatus::Paid, PayStatus::Paid));
-    let done = w.billing.get_payment_link(&w.admin, l.id).unwrap();
+    let done = w.billing.payment_links().get(&w.admin, l.id).unwrap().link;
     assert_eq!((done.status, done.payments_count), (PaymentLinkStatus::Completed, 2));
     let before = everything(&w);
     expect_code(pay(&w, &l, &pay_body(card(PAID_CARD), "+966501111114")), Code::INVALID_STATUS);
@@ -366,7 +366,7 @@ pub fn refusals_write_nothing<H: Harness>() {
     let rec = product(&w, s, "50.00", json!({"type": "RECURRING", "recurring_interval": "MONTH"}));
     let recurring = create_link(&w, s, link_body(&[(rec.id, 1)], &[]));
     let ok_body = pay_body(card(PAID_CARD), "+966501234567");
-    expect_code(w.billing.pay_link("no-such-link", &PayRequest::parse(&ok_body).unwrap()), Code::NOT_FOUND);
+    expect_code(w.billing.checkout().pay("no-such-link", &PayRequest::parse(&ok_body).unwrap()), Code::NOT_FOUND);
     // A subscription is paid by card (renewals charge it), and a trial cannot be started yet.
     let wallet = pay_body(json!({"type": "wallet", "phone_number": "+966501234567"}), "+966501234567");
     expect_code(pay(&w, &recurring, &wallet), Code::PAYMENT_FLOW_NOT_ALLOWED);
@@ -400,13 +400,15 @@ pub fn refusals_write_nothing<H: Harness>() {
     }
     assert_eq!(before, everything(&w));
     w.billing
-        .update_payment_link_status(s, l.id, StatusChange::parse(&json!({"status": "INACTIVE"})).unwrap())
+        .payment_links()
+        .update_status(s, l.id, StatusChange::parse(&json!({"status": "INACTIVE"})).unwrap())
         .unwrap();
     let inactive = everything(&w);
     expect_code(pay(&w, &l, &ok_body), Code::INVALID_STATUS);
     assert_eq!(inactive, everything(&w));
     w.billing
-        .update_payment_link_status(s, l.id, StatusChange::parse(&json!({"status": "ACTIVE"})).unwrap())
+        .payment_links()
+        .update_status(s, l.id, StatusChange::parse(&json!({"status": "ACTIVE"})).unwrap())
         .unwrap();
     w.tick(86_400);
     let expired = everything(&w);
@@ -433,7 +435,7 @@ pub fn concurrent_attempts_charge_once<H: Harness>() {
         expect_code(pay(&w, &l, &body), Code::DUPLICATE_PAYMENT);
         expect_code(pay(&w, &l, &pay_body(card(PAID_CARD), "+966509999999")), Code::DUPLICATE_PAYMENT);
         expect_code(
-            w.billing.update_payment_link_coupons(&w.admin, l.id, CouponsChange::default()),
+            w.billing.payment_links().update_coupons(&w.admin, l.id, CouponsChange::default()),
             Code::INVALID_STATUS,
         );
         go.send(()).unwrap();
@@ -442,7 +444,7 @@ pub fn concurrent_attempts_charge_once<H: Harness>() {
     assert_eq!(gw.calls().iter().filter(|c| c.0 == "charge").count(), 1, "one charge at the gateway");
     let paid = events(&w).iter().filter(|e| e.event_type == EventType::PaymentSucceeded).count();
     assert_eq!(paid, 1);
-    assert_eq!(w.billing.get_payment_link(&w.admin, l.id).unwrap().status, PaymentLinkStatus::Completed);
+    assert_eq!(w.billing.payment_links().get(&w.admin, l.id).unwrap().link.status, PaymentLinkStatus::Completed);
 }
 
 /// A sandbox clock advance past a link payment's time-out while the request is at the gateway
@@ -473,7 +475,7 @@ pub fn clock_advance_waits_for_a_live_link_payment<H: Harness>() {
     });
     assert_eq!(kinds(&events(&w)).iter().filter(|k| **k == EventType::PaymentLinkPayAttemptFailed).count(), 0);
     assert_eq!(gw.calls().iter().map(|c| c.0).collect::<Vec<_>>(), ["charge"], "never voided");
-    assert_eq!(w.billing.get_payment_link(&w.admin, l.id).unwrap().payments_count, 1);
+    assert_eq!(w.billing.payment_links().get(&w.admin, l.id).unwrap().link.payments_count, 1);
 }
 
 /// The process dies in the gateway call: the attempt is on record; when it times out, its item
@@ -499,7 +501,7 @@ pub fn unrecorded_attempt_is_voided<H: Harness>() {
     assert_eq!(kinds(&events(&w)), [EventType::PaymentLinkPayAttemptFailed]);
     assert_eq!(events(&w)[0].payload["data"]["attempt"]["status"], "failed_internal_error");
     assert_eq!(gw.calls()[1..], [("void", reference)]);
-    assert_eq!(w.billing.get_payment_link(s, l.id).unwrap().payments_count, 0);
+    assert_eq!(w.billing.payment_links().get(s, l.id).unwrap().link.payments_count, 0);
     let q = ListQuery::new(ConsumerSort::CreatedAt);
     assert_eq!(w.billing.consumers().list(s, &q, &ConsumerFilter::default()).unwrap().total, 0);
     assert_eq!(pay(&w, &l, &body).unwrap().status, PayStatus::Paid, "payable again");

@@ -47,6 +47,7 @@ pub mod invoice_payments;
 pub mod invoices;
 pub mod link_payments;
 pub mod notifications;
+pub mod payment_link_reads;
 pub mod payment_links;
 pub mod plan_changes;
 pub mod renewal_day;
@@ -491,6 +492,10 @@ macro_rules! conformance_suite {
                 status_changes,
                 coupon_changes_reprice,
                 active_links_hold_consumer_and_branch,
+            ],
+            payment_link_reads: [
+                link_products_and_coupons_read_together,
+                listed_links_are_whole,
             ],
             subscriptions: [
                 create_issues_the_first_invoice,

@@ -26,7 +26,7 @@ fn pay_attempt(b: &Billing<Backend>, r: Request) -> Result<Reply> {
     let short_id = r.param("short_id");
     let mut req = PayRequest::parse(r.body()?)?;
     req.client = r.client.clone();
-    Ok(Reply::Json(b.pay_link(short_id, &req)?.to_json()))
+    Ok(Reply::of(&b.checkout().pay(short_id, &req)?.response()))
 }
 
 /// The invoice of a public path: anything but a UUID is an unknown invoice (404, as the page).
@@ -39,7 +39,7 @@ fn pay_invoice(b: &Billing<Backend>, r: Request) -> Result<Reply> {
     let id = invoice_id(&r)?;
     let mut req = PayRequest::parse(r.body()?)?;
     req.client = r.client.clone();
-    Ok(Reply::Json(b.invoices().pay(id, &req)?.to_json()))
+    Ok(Reply::of(&b.invoices().pay(id, &req)?.response()))
 }
 
 /// Answers `{"status": "REJECTED"}`.

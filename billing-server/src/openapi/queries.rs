@@ -29,7 +29,6 @@ macro_rules! sort_enum {
 
 sort_enum! {
     ConsumerSortField = core::consumer::ConsumerSort;
-    PaymentLinkSortField = core::payment_link::PaymentLinkSort;
     SubscriptionSortField = core::subscription::SubscriptionSort;
     FreezeSortField = core::subscription::FreezeSort;
 }
@@ -98,15 +97,6 @@ macro_rules! list_query {
 }
 
 list_query! {
-    PaymentLinkListQuery(PaymentLinkSortField) {
-        statuses: Vec<PaymentLinkStatus>,
-        from_date: DateTime,
-        to_date: DateTime,
-        from_price: Amount,
-        to_price: Amount,
-        product_ids: Vec<Id>,
-        organization_consumer_id: Id,
-    }
     SubscriptionListQuery(SubscriptionSortField) {
         statuses: Vec<SubscriptionStatus>,
         /// Latest invoice paid or partially paid.

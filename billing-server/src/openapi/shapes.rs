@@ -50,40 +50,6 @@ pub struct BaseConsumerResponse {
     pub commercial_registration: Option<String>,
 }
 
-/// CreatePaymentLinkDto.
-#[derive(JsonSchema)]
-pub struct CreatePaymentLinkDto {
-    #[schemars(length(min = 1, max = 255), regex(pattern = r"\S"))]
-    pub name: String,
-    #[schemars(length(max = 2000))]
-    pub description: Option<String>,
-    pub currency: Option<CurrencyCode>,
-    pub items: Vec<CreatePaymentLinkItemDto>,
-    pub coupons: Option<Vec<String>>,
-    pub max_number_of_payments: Option<Integer>,
-    pub valid_until: Option<DateTime>,
-    pub confirmation_message: Option<String>,
-    pub payment_methods: Option<PaymentMethodDto>,
-    pub trial_period_days: Option<Integer>,
-    pub custom_fields: Option<JsonObject>,
-    pub success_redirect_url: Option<Url>,
-    pub failure_redirect_url: Option<Url>,
-    pub organization_consumer_id: Option<Id>,
-    pub custom_metadata: Option<JsonObject>,
-    pub contact_information_type: Option<ContactInformationType>,
-}
-
-/// CreatePaymentLinkItemDto.
-#[derive(JsonSchema)]
-pub struct CreatePaymentLinkItemDto {
-    pub product_id: Id,
-    pub quantity: Option<Integer>,
-    pub coupons: Option<Vec<String>>,
-    pub allow_custom_quantity: Option<bool>,
-    pub min_quantity: Option<Integer>,
-    pub max_quantity: Option<Integer>,
-}
-
 /// FreezeSubscriptionBase.
 #[derive(JsonSchema)]
 pub struct FreezeSubscriptionBase {
@@ -165,14 +131,6 @@ pub struct ListResourceFreezeSubscriptionBase {
     pub pagination: Pagination,
 }
 
-/// ListResource_PaymentLinkDetailed_.
-#[derive(JsonSchema)]
-#[schemars(rename = "ListResource_PaymentLinkDetailed_")]
-pub struct ListResourcePaymentLinkDetailed {
-    pub data: Vec<PaymentLinkDetailed>,
-    pub pagination: Pagination,
-}
-
 /// ListResource_SubscriptionDetailed_.
 #[derive(JsonSchema)]
 #[schemars(rename = "ListResource_SubscriptionDetailed_")]
@@ -200,63 +158,6 @@ pub struct NextInvoicePreview {
     pub discount_total: String,
     pub total_amount: String,
     pub currency: Option<CurrencyCode>,
-}
-
-/// PaymentLinkDetailed.
-#[derive(JsonSchema)]
-pub struct PaymentLinkDetailed {
-    pub created_at: DateTime,
-    pub updated_at: Option<DateTime>,
-    pub id: Id,
-    pub name: String,
-    pub description: Option<String>,
-    pub amount: String,
-    pub original_amount: String,
-    pub item_level_discounted_amount: String,
-    pub coupon_calculation_metadata: Option<billing_core::pricing::CouponCalculation<'static>>,
-    pub currency: Option<CurrencyCode>,
-    pub home_currency_amount: Option<String>,
-    pub exchange_rate_at_creation: Option<String>,
-    pub max_number_of_payments: Option<Integer>,
-    pub valid_until: Option<DateTime>,
-    pub confirmation_message: Option<String>,
-    pub recurring_interval: Option<SubscriptionRecurringInterval>,
-    pub recurring_interval_count: Option<Integer>,
-    pub trial_period_days: Option<Integer>,
-    pub status: PaymentLinkStatus,
-    pub organization_id: Id,
-    pub user_id: Id,
-    pub organization_consumer_id: Option<Id>,
-    pub deactivate_message: Option<String>,
-    pub custom_fields: Option<JsonObject>,
-    pub success_redirect_url: Option<String>,
-    pub failure_redirect_url: Option<String>,
-    pub custom_metadata: JsonObject,
-    pub contact_information_type: Option<ContactInformationType>,
-    pub items: Vec<PaymentLinkItemDto>,
-    pub coupons: Vec<CouponDto>,
-    pub override_payment_methods: Option<PaymentMethodDto>,
-    pub url: String,
-    pub amount_collected: String,
-}
-
-/// PaymentLinkItemDto.
-#[derive(JsonSchema)]
-pub struct PaymentLinkItemDto {
-    pub created_at: DateTime,
-    pub updated_at: Option<DateTime>,
-    pub id: Id,
-    pub product_id: Id,
-    pub quantity: Integer,
-    pub original_amount: String,
-    pub discounted_amount: String,
-    pub coupon_calculation_metadata: Option<billing_core::pricing::CouponCalculation<'static>>,
-    pub product: Option<ProductDto>,
-    pub allow_custom_quantity: bool,
-    pub min_quantity: Option<Integer>,
-    pub max_quantity: Option<Integer>,
-    pub currency: Option<CurrencyCode>,
-    pub product_price_id: Option<Id>,
 }
 
 /// PendingPlanChange.
@@ -427,27 +328,6 @@ pub struct SubscriptionUpdate {
     pub organization_consumer_id: Option<Id>,
     /// Must be the subscription's own currency.
     pub currency: Option<CurrencyCode>,
-}
-
-/// UpdatePaymentLinkCouponItemDto.
-#[derive(JsonSchema)]
-pub struct UpdatePaymentLinkCouponItemDto {
-    pub payment_link_item_id: Id,
-    pub coupons: Option<Vec<String>>,
-}
-
-/// UpdatePaymentLinkCouponsDto.
-#[derive(JsonSchema)]
-pub struct UpdatePaymentLinkCouponsDto {
-    pub coupons: Option<Vec<String>>,
-    pub items: Option<Vec<UpdatePaymentLinkCouponItemDto>>,
-}
-
-/// UpdatePaymentLinkStatusDto.
-#[derive(JsonSchema)]
-pub struct UpdatePaymentLinkStatusDto {
-    pub status: PaymentLinkStatus,
-    pub deactivate_message: Option<String>,
 }
 
 /// ValidationError.

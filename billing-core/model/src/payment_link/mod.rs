@@ -9,7 +9,8 @@
 //!   and redirect address, and `attempt`: payments in flight, recorded before the gateway call.
 //! - [`page`]: what the hosted checkout page shows ([`page::CheckoutPage`]).
 //! - [`store`]: the [`PaymentLinkTx`] slice of the store contract.
-//! - [`wire`] and `view`: request parsing and PaymentLinkDetailed.
+//! - [`wire`] and [`view`]: request parsing and documents, and the typed views
+//!   (PaymentLinkDetailed, the checkout attempt's answer).
 
 pub mod store;
 pub mod view;
@@ -33,6 +34,7 @@ use serde_json::{Map, Value};
 wire_enum!(PaymentLinkStatus { Active = "ACTIVE", Inactive = "INACTIVE", Completed = "COMPLETED" });
 wire_enum!(ContactInformationType { Phone = "PHONE", Email = "EMAIL" });
 wire_enum!(PaymentLinkSort { CreatedAt = "created_at", UpdatedAt = "updated_at", Name = "name", Amount = "amount" });
+wire_enum!(PayStatus { Paid = "paid", Pending = "pending", Failed = "failed", FailedInternalError = "failed_internal_error" });
 
 /// The most items one link takes (as an invoice).
 pub const MAX_ITEMS: usize = crate::invoice::MAX_ITEMS;
@@ -94,6 +96,17 @@ pub struct PaymentLink {
     pub items: Vec<PaymentLinkItem>,
     pub created_at: Timestamp,
     pub updated_at: Option<Timestamp>,
+}
+
+/// A link with what its view shows besides ([`view::PaymentLinkResponse`]), read in the
+/// transaction that read or wrote the link.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PaymentLinkDetail {
+    pub link: PaymentLink,
+    /// The products of its items, as stored now (a deleted one is missing).
+    pub products: Vec<crate::product::Product>,
+    /// Its link-level coupons, in order (a deleted one is missing).
+    pub coupons: Vec<crate::coupon::Coupon>,
 }
 
 /// What checkout shows and where it sends the payer afterwards (stores keep it as one JSON

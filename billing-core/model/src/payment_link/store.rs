@@ -1,10 +1,12 @@
 //! What a store offers for payment links (part of [`crate::store::Tx`]).
 
 use super::{LinkAttempt, PaymentLink, PaymentLinkFilter, PaymentLinkSort, PaymentLinkStatus};
+use crate::coupon::Coupon;
 use crate::error::StoreResult;
-use crate::ids::{BranchId, ConsumerId, PaymentLinkId};
+use crate::ids::{BranchId, ConsumerId, CouponId, PaymentLinkId, ProductId};
 use crate::list::{ListQuery, Page};
 use crate::money::Money;
+use crate::product::Product;
 use serde_json::{Map, Value};
 use uuid::Uuid;
 
@@ -36,6 +38,12 @@ pub trait PaymentLinkTx {
     /// recording a payment need not read and rewrite the link; a missing link is
     /// `StoreError::NotFound`.
     fn add_payment_link_collected(&mut self, branch: BranchId, id: PaymentLinkId, amount: Money) -> StoreResult<()>;
+    /// The branch's live (not deleted) products among `ids`, with their prices, in any order:
+    /// the products a page of links shows (one statement for the products, one for their
+    /// prices, however many links).
+    fn link_products(&mut self, branch: BranchId, ids: &[ProductId]) -> StoreResult<Vec<Product>>;
+    /// The branch's live (not deleted) coupons among `ids`, in any order (one statement).
+    fn link_coupons(&mut self, branch: BranchId, ids: &[CouponId]) -> StoreResult<Vec<Coupon>>;
     fn list_payment_links(&mut self, branch: BranchId, q: &ListQuery<PaymentLinkSort>, f: &PaymentLinkFilter) -> StoreResult<Page<PaymentLink>>;
     /// Whether the consumer is the payer of a link of `branch` in one of `statuses`.
     fn consumer_has_payment_links_in(&mut self, branch: BranchId, consumer: ConsumerId, statuses: &[PaymentLinkStatus]) -> StoreResult<bool>;

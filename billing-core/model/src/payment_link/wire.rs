@@ -233,6 +233,125 @@ pub fn parse_payment_link_list(params: &QueryParams) -> Result<PaymentLinkListRe
     Ok(PaymentLinkListRequest { query: list, filter })
 }
 
+/// The documents of the requests' fields (for `/openapi.json` and the MCP tools); the readers
+/// above are the truth, and the server's openapi tests check that they read exactly these.
+pub mod request {
+    use super::super::view::PaymentMethodDto;
+    use super::{ContactInformationType, PaymentLinkSort, PaymentLinkStatus};
+    use crate::money::Currency;
+    use crate::schema::{Amount, DateTime, Id, Integer, JsonObject, Url};
+    use schemars::JsonSchema;
+
+    /// CreatePaymentLinkDto: a new payment link, ACTIVE and priced now.
+    #[derive(JsonSchema)]
+    pub struct CreatePaymentLinkDto {
+        /// The link's name, shown to the payer.
+        #[schemars(length(min = 1, max = 255), regex(pattern = r"\S"))]
+        pub name: String,
+        /// A description shown to the payer.
+        #[schemars(length(max = 2000))]
+        pub description: Option<String>,
+        /// The currency of the link (default: the organization's); every product needs an
+        /// active price in it.
+        pub currency: Option<Currency>,
+        /// What the link sells (1 to 100 items): one-time products, or recurring products of
+        /// one interval (the payment then makes a subscription).
+        pub items: Vec<CreatePaymentLinkItemDto>,
+        /// Coupon ids applied to the items' total, in order.
+        pub coupons: Option<Vec<String>>,
+        /// How many payments the link accepts (at least 1); left out: unlimited.
+        pub max_number_of_payments: Option<Integer>,
+        /// After this time the link takes no payment; must be in the future.
+        pub valid_until: Option<DateTime>,
+        /// The message the payer sees after paying.
+        pub confirmation_message: Option<String>,
+        /// The payment methods the checkout offers (default: the organization's); installments
+        /// are never offered for recurring products.
+        pub payment_methods: Option<PaymentMethodDto>,
+        /// Days of free trial (0 to 3650) before the first charge of a recurring link.
+        pub trial_period_days: Option<Integer>,
+        /// Free fields for the checkout, kept as given.
+        pub custom_fields: Option<JsonObject>,
+        /// An absolute http(s) URL the payer is sent to after paying (with the outcome in the
+        /// query); left out: the hosted result page.
+        pub success_redirect_url: Option<Url>,
+        /// An absolute http(s) URL the payer is sent to after a failed payment.
+        pub failure_redirect_url: Option<Url>,
+        /// The consumer who pays (the checkout then asks for no details); left out: the checkout
+        /// collects the payer's name and contact.
+        pub organization_consumer_id: Option<Id>,
+        /// Free key/value pairs kept with the link (sent as `metadata` in its webhook events).
+        pub custom_metadata: Option<JsonObject>,
+        /// What the checkout asks besides the name: PHONE (default) or EMAIL.
+        pub contact_information_type: Option<ContactInformationType>,
+    }
+
+    /// CreatePaymentLinkItemDto: one line of a new link.
+    #[derive(JsonSchema)]
+    pub struct CreatePaymentLinkItemDto {
+        /// The product sold (one of the branch's).
+        pub product_id: Id,
+        /// How many units (1 to a million, default 1).
+        pub quantity: Option<Integer>,
+        /// Coupon ids applied to this line, in order.
+        pub coupons: Option<Vec<String>>,
+        /// Whether the payer may choose the quantity (default false).
+        pub allow_custom_quantity: Option<bool>,
+        /// The least quantity the payer may choose (default 1).
+        pub min_quantity: Option<Integer>,
+        /// The most quantity the payer may choose (default a million).
+        pub max_quantity: Option<Integer>,
+    }
+
+    /// UpdatePaymentLinkCouponItemDto: one item's new coupons.
+    #[derive(JsonSchema)]
+    pub struct UpdatePaymentLinkCouponItemDto {
+        /// The item (its `id` in the link's `items`).
+        pub payment_link_item_id: Id,
+        /// The item's coupon ids, in order (replacing its coupons; left out: none).
+        pub coupons: Option<Vec<String>>,
+    }
+
+    /// UpdatePaymentLinkCouponsDto: the link's coupons and its items' (the link is priced again
+    /// with the products' current prices).
+    #[derive(JsonSchema)]
+    pub struct UpdatePaymentLinkCouponsDto {
+        /// The link-level coupon ids, in order (replacing them; left out: kept).
+        pub coupons: Option<Vec<String>>,
+        /// Items whose coupons change (others keep theirs).
+        pub items: Option<Vec<UpdatePaymentLinkCouponItemDto>>,
+    }
+
+    /// UpdatePaymentLinkStatusDto: deactivate or reactivate a link.
+    #[derive(JsonSchema)]
+    pub struct UpdatePaymentLinkStatusDto {
+        /// INACTIVE (deactivate) or ACTIVE (reactivate); COMPLETED is refused.
+        pub status: PaymentLinkStatus,
+        /// The message the payer sees on the deactivated link (cleared on reactivation).
+        pub deactivate_message: Option<String>,
+    }
+
+    crate::list_query! {
+        /// Payment links.
+        PaymentLinkListQuery(PaymentLinkSort) {
+            /// Only links in these statuses (repeated).
+            statuses: Vec<PaymentLinkStatus>,
+            /// Created at or after this time.
+            from_date: DateTime,
+            /// Created at or before this time.
+            to_date: DateTime,
+            /// `amount` at least this.
+            from_price: Amount,
+            /// `amount` at most this.
+            to_price: Amount,
+            /// Links with an item of one of these products (repeated).
+            product_ids: Vec<Id>,
+            /// Links paid by this consumer.
+            organization_consumer_id: Id,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -192,7 +192,7 @@ fn invoice_id(r: &Request) -> Option<InvoiceId> {
 
 /// The link's page, or `None` for an unknown link.
 fn load(b: &Billing<Backend>, short_id: &str) -> Result<Option<CheckoutPage>> {
-    found(b.checkout_page(short_id))
+    found(b.checkout().page(short_id))
 }
 
 /// The quantities the payer chose on the page (`?quantity.<item id>=<n>`; others are ignored).

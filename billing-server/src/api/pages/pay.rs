@@ -17,7 +17,7 @@ use billing_core::Billing;
 pub(super) fn page(b: &Billing<Backend>, r: Request) -> Result<Reply> {
     let (lang, embed) = options(&r);
     let short_id = r.param("short_id");
-    match found(b.checkout_page_with(short_id, &quantities(&r)))? {
+    match found(b.checkout().page_with(short_id, &quantities(&r)))? {
         Some(p) => Ok(render(&p, lang, embed)),
         None => Ok(not_found(lang, embed, &format!("/pay/{short_id}"), true)),
     }
