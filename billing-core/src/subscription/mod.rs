@@ -3,7 +3,9 @@
 
 pub use billing_model::subscription::*;
 
+mod activation;
 pub mod freeze;
+mod issue;
 pub mod ops;
 mod period_end;
 pub mod plan_change;

@@ -37,22 +37,6 @@ pub struct CommonDtosOrganizationConsumer {
     pub communication_methods: Option<Vec<ConsumerCommunicationMethod>>,
 }
 
-/// app__subscription__v2__dtos__OrganizationConsumer.
-#[derive(JsonSchema)]
-#[schemars(rename = "app__subscription__v2__dtos__OrganizationConsumer")]
-pub struct SubscriptionV2OrganizationConsumer {
-    pub id: Id,
-    pub name: String,
-    pub alias: Option<String>,
-    pub email: Option<String>,
-    pub phone_number: Option<String>,
-    pub preferred_language: Option<Language>,
-    pub consumer_type: Option<OrganizationConsumerType>,
-    pub address: Option<AddressResponse>,
-    pub vat_number: Option<String>,
-    pub commercial_registration: Option<String>,
-}
-
 /// AutoChargeOnDemandResponse.
 #[derive(JsonSchema)]
 pub struct AutoChargeOnDemandResponse {
@@ -193,20 +177,6 @@ pub struct CreatePaymentLinkItemDto {
     pub allow_custom_quantity: Option<bool>,
     pub min_quantity: Option<Integer>,
     pub max_quantity: Option<Integer>,
-}
-
-/// FreezeSubscriptionBase.
-#[derive(JsonSchema)]
-pub struct FreezeSubscriptionBase {
-    pub created_at: DateTime,
-    pub updated_at: Option<DateTime>,
-    pub id: Id,
-    pub freeze_start_datetime: DateTime,
-    pub freeze_end_datetime: Option<DateTime>,
-    pub notes: Option<String>,
-    pub subscription_id: Id,
-    pub invoice_id: Id,
-    pub duration: Option<Integer>,
 }
 
 /// FreezeSubscriptionCreateRequest.
@@ -445,14 +415,6 @@ pub struct ListResourceCouponDetailed {
     pub pagination: Pagination,
 }
 
-/// ListResource_FreezeSubscriptionBase_.
-#[derive(JsonSchema)]
-#[schemars(rename = "ListResource_FreezeSubscriptionBase_")]
-pub struct ListResourceFreezeSubscriptionBase {
-    pub data: Vec<FreezeSubscriptionBase>,
-    pub pagination: Pagination,
-}
-
 /// ListResource_InvoiceListItem_.
 #[derive(JsonSchema)]
 #[schemars(rename = "ListResource_InvoiceListItem_")]
@@ -482,14 +444,6 @@ pub struct ListResourcePaymentResponse {
 #[schemars(rename = "ListResource_ProductDto_")]
 pub struct ListResourceProductDto {
     pub data: Vec<ProductDto>,
-    pub pagination: Pagination,
-}
-
-/// ListResource_SubscriptionDetailed_.
-#[derive(JsonSchema)]
-#[schemars(rename = "ListResource_SubscriptionDetailed_")]
-pub struct ListResourceSubscriptionDetailed {
-    pub data: Vec<SubscriptionDetailed>,
     pub pagination: Pagination,
 }
 
@@ -529,19 +483,6 @@ pub struct MultiplePaymentsInTransactionErrorResponse {
     pub error: StreamError,
     pub payment_ids: Vec<String>,
     pub total_amount: String,
-}
-
-/// NextInvoicePreview.
-#[derive(JsonSchema)]
-pub struct NextInvoicePreview {
-    pub period_start: DateTime,
-    pub period_end: DateTime,
-    pub issue_at: DateTime,
-    pub due_at: DateTime,
-    pub subtotal: String,
-    pub discount_total: String,
-    pub total_amount: String,
-    pub currency: Option<CurrencyCode>,
 }
 
 /// OrganizationCurrencyConfigDTO.
@@ -690,45 +631,6 @@ pub struct PaymentResponse {
     pub latest_pgw_message: Option<String>,
 }
 
-/// PendingPlanChange.
-#[derive(JsonSchema)]
-pub struct PendingPlanChange {
-    pub id: Id,
-    pub effective_at: DateTime,
-    pub invoice_was_reissued: bool,
-    pub target_items: Vec<PendingPlanChangeItemPreview>,
-    pub target_subscription_coupon_ids: Vec<String>,
-    pub target_recurring_interval: Option<SubscriptionRecurringInterval>,
-    pub target_recurring_interval_count: Number,
-    pub target_amount: String,
-    pub currency: Option<CurrencyCode>,
-    pub current_amount: String,
-    pub delta_amount: String,
-    pub delta_amount_per_month: Option<String>,
-    pub changes: Vec<PendingPlanChangeDiffEntry>,
-    pub next_invoice_preview: Option<NextInvoicePreview>,
-}
-
-/// PendingPlanChangeDiffEntry.
-#[derive(JsonSchema)]
-pub struct PendingPlanChangeDiffEntry {
-    pub kind: Option<PendingPlanChangeDiffKind>,
-    pub label: String,
-    pub product_id: Option<Id>,
-    pub from_value: Option<String>,
-    pub to_value: Option<String>,
-}
-
-/// PendingPlanChangeItemPreview.
-#[derive(JsonSchema)]
-pub struct PendingPlanChangeItemPreview {
-    pub product_id: Id,
-    pub product_name: String,
-    pub quantity: Integer,
-    pub original_amount: String,
-    pub discounted_amount: String,
-}
-
 /// ProductCreate.
 #[derive(JsonSchema)]
 pub struct ProductCreate {
@@ -852,65 +754,12 @@ pub struct SubscriptionCreate {
     pub trial: Option<bool>,
 }
 
-/// SubscriptionDetailed.
-#[derive(JsonSchema)]
-pub struct SubscriptionDetailed {
-    pub created_at: DateTime,
-    pub updated_at: Option<DateTime>,
-    pub id: Id,
-    pub description: Option<String>,
-    pub amount: String,
-    pub original_amount: String,
-    pub item_level_discounted_amount: String,
-    pub coupon_calculation_metadata: Option<billing_core::pricing::CouponCalculation<'static>>,
-    pub remaining_days: Number,
-    pub currency: Option<CurrencyCode>,
-    pub home_currency_amount: Option<String>,
-    pub exchange_rate_at_creation: Option<String>,
-    pub recurring_interval: Option<SubscriptionRecurringInterval>,
-    pub recurring_interval_count: Integer,
-    pub status: SubscriptionStatus,
-    pub current_period_start: DateTime,
-    pub current_period_end: DateTime,
-    pub current_cycle_number: Integer,
-    pub cancel_at_period_end: bool,
-    pub cancel_at_cycle_number: Option<Number>,
-    pub started_at: Option<DateTime>,
-    pub ended_at: Option<DateTime>,
-    pub user_id: Id,
-    pub organization_consumer_id: Id,
-    pub latest_invoice_id: Option<Id>,
-    pub trial_period_days: Option<Integer>,
-    pub trial_end: Option<DateTime>,
-    pub organization_consumer: Option<SubscriptionV2OrganizationConsumer>,
-    pub items: Option<Vec<SubscriptionItemDto>>,
-    pub latest_invoice: Option<InvoiceBase>,
-    pub latest_freeze: Option<FreezeSubscriptionBase>,
-    pub override_payment_methods: Option<SubscriptionPaymentMethodDto>,
-    pub pending_change: Option<PendingPlanChange>,
-}
-
 /// SubscriptionItemCreateDto.
 #[derive(JsonSchema)]
 pub struct SubscriptionItemCreateDto {
     pub product_id: Id,
     pub quantity: Integer,
     pub coupons: Option<Vec<String>>,
-}
-
-/// SubscriptionItemDto.
-#[derive(JsonSchema)]
-pub struct SubscriptionItemDto {
-    pub created_at: DateTime,
-    pub updated_at: Option<DateTime>,
-    pub id: Id,
-    pub product_id: Id,
-    pub subscription_id: Id,
-    pub quantity: Integer,
-    pub original_amount: String,
-    pub discounted_amount: String,
-    pub coupon_calculation_metadata: Option<billing_core::pricing::CouponCalculation<'static>>,
-    pub product: Option<ProductDto>,
 }
 
 /// SubscriptionPaymentMethodDto.
@@ -1258,3 +1107,4 @@ pub type AddressCreate = billing_core::consumer::wire::request::AddressCreate;
 pub type ConsumerV2Consumer = billing_core::consumer::ConsumerIdentity<'static>;
 pub type LastInvoiceActivity = billing_core::consumer::view::LastInvoiceActivity;
 pub type Pagination = billing_core::list::Pagination;
+pub type SubscriptionDetailed = billing_core::subscription::SubscriptionDetailed<'static>;

@@ -37,10 +37,10 @@ use crate::pricing::{self, check_coupon, check_product, coupon_loc, ItemRequest,
 use crate::product::RecurringInterval;
 use crate::product::{Product, ProductPrice};
 use crate::store::{Store, Tx};
-use crate::subscription::ops::{interval_of, subscription_event};
+use crate::subscription::ops::{interval_of, subscription_event, Subscriptions};
 use crate::subscription::period_end::is_open;
-use crate::subscription::{Subscription, SubscriptionItem, SubscriptionItemRequest};
-use serde_json::{json, Value};
+use crate::subscription::{Subscription, SubscriptionDetail, SubscriptionItem, SubscriptionItemRequest};
+use serde_json::json;
 
 /// Where each operation of this module runs.
 pub mod lane {
@@ -131,21 +131,32 @@ struct Priced {
     new_coupons: Vec<CouponId>,
 }
 
-impl<S: Store> Engine<S> {
-    /// Updates a subscription (see the module): SubscriptionDetailed with `pending_change`.
-    pub fn update_subscription(&self, scope: &Scope, id: SubscriptionId, req: &SubscriptionUpdate) -> Result<Subscription> {
-        self.store.write(|tx| self.update_in(tx, scope, id, req))
-    }
-
-    /// [`Self::update_subscription`], answering SubscriptionDetailed read in the same
-    /// transaction.
-    pub fn update_subscription_detailed(&self, scope: &Scope, id: SubscriptionId, req: &SubscriptionUpdate) -> Result<Value> {
+impl<S: Store> Subscriptions<'_, S> {
+    /// Updates a subscription (see the module): fields apply at once, a plan change is
+    /// scheduled for the period end (its `pending_change`).
+    pub fn update(&self, scope: &Scope, id: SubscriptionId, req: &SubscriptionUpdate) -> Result<SubscriptionDetail> {
         self.store.write(|tx| {
             let s = self.update_in(tx, scope, id, req)?;
-            self.subscription_json(tx, scope, &s)
+            self.subscription_detail(tx, scope, s)
         })
     }
 
+    /// `DELETE /subscriptions/{id}/pending-change`: withdraws the SCHEDULED change
+    /// (SUBSCRIPTION_PLAN_CHANGE_CANCELED); without one, nothing happens. A next-cycle invoice
+    /// already re-issued for the change is left as it is.
+    pub fn cancel_pending_change(&self, scope: &Scope, id: SubscriptionId) -> Result<()> {
+        let now = self.now(scope);
+        self.store.write(|tx| {
+            let s = tx.subscription(scope.branch_id(), id)?.ok_or_else(|| Error::not_found("Subscription", id))?;
+            if let Some(c) = tx.scheduled_plan_change(id)? {
+                self.withdraw_change(tx, &s, c, now)?;
+            }
+            Ok(())
+        })
+    }
+}
+
+impl<S: Store> Engine<S> {
     fn update_in(&self, tx: &mut dyn Tx, scope: &Scope, id: SubscriptionId, req: &SubscriptionUpdate) -> Result<Subscription> {
         let now = self.now(scope);
         let mut s = tx.subscription(scope.branch_id(), id)?.ok_or_else(|| Error::not_found("Subscription", id))?;
@@ -441,20 +452,6 @@ impl<S: Store> Engine<S> {
         }
         crate::event::record(tx, &e)?;
         Ok(Some(new))
-    }
-
-    /// `DELETE /subscriptions/{id}/pending-change`: withdraws the SCHEDULED change
-    /// (SUBSCRIPTION_PLAN_CHANGE_CANCELED); without one, nothing happens. A next-cycle invoice
-    /// already re-issued for the change is left as it is.
-    pub fn cancel_pending_change(&self, scope: &Scope, id: SubscriptionId) -> Result<()> {
-        let now = self.now(scope);
-        self.store.write(|tx| {
-            let s = tx.subscription(scope.branch_id(), id)?.ok_or_else(|| Error::not_found("Subscription", id))?;
-            if let Some(c) = tx.scheduled_plan_change(id)? {
-                self.withdraw_change(tx, &s, c, now)?;
-            }
-            Ok(())
-        })
     }
 
     /// Withdraws `c` (CANCELED, SUBSCRIPTION_PLAN_CHANGE_CANCELED).
