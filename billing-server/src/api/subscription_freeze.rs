@@ -4,13 +4,12 @@
 use super::{Reply, Request};
 use crate::backend::Backend;
 use crate::openapi::doc::{doc, tool};
-use crate::openapi::queries;
 use crate::openapi::shapes as wire;
 use crate::router::{route, Route};
 use billing_core::auth::Scope;
 use billing_core::error::Result;
 use billing_core::list::ListResource;
-use billing_core::subscription::freeze::{lane, parse_freeze_list};
+use billing_core::subscription::freeze::{lane, parse_freeze_list, request};
 use billing_core::subscription::view::FreezeSubscriptionBase;
 use billing_core::subscription::{Freeze, FreezeRequest};
 use billing_core::Billing;
@@ -19,7 +18,7 @@ use hyper::Method;
 pub static ROUTES: &[Route] = &[
     route(Method::POST, "/subscriptions/{subscription_id}/freeze", create, lane::CREATE).doc(
         doc("freeze_subscription", "Subscriptions", "Freeze a subscription for a period")
-            .body::<wire::FreezeSubscriptionCreateRequest>(
+            .body::<request::FreezeSubscriptionCreateRequest>(
                 r#"{"freeze_start_datetime": "2026-03-01T00:00:00Z", "freeze_end_datetime": "2026-04-01T00:00:00Z", "notes": "travelling"}"#,
             )
             .ok::<FreezeSubscriptionBase>()
@@ -27,12 +26,12 @@ pub static ROUTES: &[Route] = &[
     ),
     route(Method::GET, "/subscriptions/{subscription_id}/freeze", list, lane::LIST).doc(
         doc("list_subscription_freezes", "Subscriptions", "A subscription's freeze periods")
-            .query::<queries::FreezeListQuery>()
+            .query::<request::FreezeListQuery>()
             .ok::<ListResource<FreezeSubscriptionBase>>(),
     ),
     route(Method::PUT, "/subscriptions/{subscription_id}/freeze/{freeze_id}", update, lane::UPDATE).doc(
         doc("update_subscription_freeze", "Subscriptions", "New dates for a freeze")
-            .body::<wire::FreezeSubscriptionUpdateRequest>(r#"{"freeze_start_datetime": "2026-03-01T00:00:00Z", "freeze_end_datetime": null}"#)
+            .body::<request::FreezeSubscriptionUpdateRequest>(r#"{"freeze_start_datetime": "2026-03-01T00:00:00Z", "freeze_end_datetime": null}"#)
             .ok::<FreezeSubscriptionBase>(),
     ),
     route(Method::DELETE, "/subscriptions/{subscription_id}/freeze/{freeze_id}", delete, lane::DELETE)

@@ -34,8 +34,6 @@ sort_enum! {
     InvoiceSortField = core::invoice::InvoiceSort;
     PaymentSortField = core::payment::PaymentSort;
     PaymentLinkSortField = core::payment_link::PaymentLinkSort;
-    SubscriptionSortField = core::subscription::SubscriptionSort;
-    FreezeSortField = core::subscription::FreezeSort;
     NotificationSortField = core::notification::NotificationSort;
 }
 
@@ -151,23 +149,6 @@ list_query! {
         product_ids: Vec<Id>,
         organization_consumer_id: Id,
     }
-    SubscriptionListQuery(SubscriptionSortField) {
-        statuses: Vec<SubscriptionStatus>,
-        /// Latest invoice paid or partially paid.
-        latest_invoice_is_paid: bool,
-        from_date: DateTime,
-        to_date: DateTime,
-        current_period_start_from_date: DateTime,
-        current_period_start_to_date: DateTime,
-        current_period_end_from_date: DateTime,
-        current_period_end_to_date: DateTime,
-        from_price: Amount,
-        to_price: Amount,
-        organization_consumer_id: Id,
-        product_ids: Vec<Id>,
-        currencies: Vec<CurrencyCode>,
-    }
-    FreezeListQuery(FreezeSortField) {}
     NotificationListQuery(NotificationSortField) {
         statuses: Vec<NotificationStatus>,
         status: Vec<NotificationStatus>,

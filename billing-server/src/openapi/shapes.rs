@@ -179,23 +179,6 @@ pub struct CreatePaymentLinkItemDto {
     pub max_quantity: Option<Integer>,
 }
 
-/// FreezeSubscriptionCreateRequest.
-#[derive(JsonSchema)]
-pub struct FreezeSubscriptionCreateRequest {
-    pub freeze_start_datetime: DateTime,
-    pub freeze_end_datetime: Option<DateTime>,
-    pub notes: Option<String>,
-}
-
-/// FreezeSubscriptionUpdateRequest.
-#[derive(JsonSchema)]
-pub struct FreezeSubscriptionUpdateRequest {
-    pub freeze_start_datetime: DateTime,
-    /// `null`: open-ended.
-    pub freeze_end_datetime: NullableDateTime,
-    pub notes: Option<String>,
-}
-
 /// HTTPValidationError.
 #[derive(JsonSchema)]
 pub struct HTTPValidationError {
@@ -729,69 +712,6 @@ pub struct StreamError {
     pub code: String,
     pub message: String,
     pub additional_info: Option<String>,
-}
-
-/// SubscriptionCancel.
-#[derive(JsonSchema)]
-pub struct SubscriptionCancel {
-    pub cancel_related_invoices: Option<bool>,
-}
-
-/// SubscriptionCreate.
-#[derive(JsonSchema)]
-pub struct SubscriptionCreate {
-    pub notify_consumer: Option<bool>,
-    #[schemars(length(max = 2000))]
-    pub description: Option<String>,
-    pub items: Vec<SubscriptionItemCreateDto>,
-    pub coupons: Option<Vec<String>>,
-    pub organization_consumer_id: Id,
-    pub period_start: DateTime,
-    pub until_cycle_number: Option<Integer>,
-    pub override_payment_methods: Option<SubscriptionPaymentMethodDto>,
-    pub exclude_coupons_if_installments: Option<bool>,
-    pub currency: Option<CurrencyCode>,
-    pub trial: Option<bool>,
-}
-
-/// SubscriptionItemCreateDto.
-#[derive(JsonSchema)]
-pub struct SubscriptionItemCreateDto {
-    pub product_id: Id,
-    pub quantity: Integer,
-    pub coupons: Option<Vec<String>>,
-}
-
-/// SubscriptionPaymentMethodDto.
-#[derive(JsonSchema)]
-pub struct SubscriptionPaymentMethodDto {
-    pub visa: Option<bool>,
-    pub mastercard: Option<bool>,
-    pub amex: Option<bool>,
-    pub bank_transfer: Option<bool>,
-    pub installment: Option<bool>,
-    pub qurrah: Option<bool>,
-    pub subscription_auto_renewal: Option<bool>,
-}
-
-/// SubscriptionUpdate.
-#[derive(JsonSchema)]
-pub struct SubscriptionUpdate {
-    #[schemars(length(max = 2000))]
-    pub description: Option<String>,
-    /// The items from the next period (a change is a plan change at the period end).
-    pub items: Vec<SubscriptionItemCreateDto>,
-    /// The coupons from the next period.
-    pub coupons: Vec<String>,
-    pub until_cycle_number: Option<Integer>,
-    pub override_payment_methods: Option<SubscriptionPaymentMethodDto>,
-    pub recurring_interval: Option<SubscriptionRecurringInterval>,
-    pub recurring_interval_count: Option<Integer>,
-    pub exclude_coupons_if_installments: Option<bool>,
-    /// Must be the subscription's own (a subscription keeps its consumer: cancel and create another).
-    pub organization_consumer_id: Option<Id>,
-    /// Must be the subscription's own currency.
-    pub currency: Option<CurrencyCode>,
 }
 
 /// UpdateBranchRequest.

@@ -260,6 +260,40 @@ pub fn sort_freezes(all: &mut [Freeze], q: &ListQuery<FreezeSort>) {
     });
 }
 
+/// The documents of the freeze requests (their fields as [`FreezeRequest`]'s readers read them).
+pub mod request {
+    use super::FreezeSort;
+    use crate::schema::{DateTime, NullableDateTime};
+    use schemars::JsonSchema;
+
+    /// FreezeSubscriptionCreateRequest: a new freeze period of an ACTIVE or FROZEN subscription.
+    #[derive(JsonSchema)]
+    pub struct FreezeSubscriptionCreateRequest {
+        /// When it starts: now (within 5 minutes of now) or later, at most 3650 days ahead.
+        pub freeze_start_datetime: DateTime,
+        /// When it ends (after the start); absent or `null`: until ended by an update or a delete.
+        pub freeze_end_datetime: Option<DateTime>,
+        /// The merchant's note.
+        pub notes: Option<String>,
+    }
+
+    /// FreezeSubscriptionUpdateRequest: new dates (and notes, when sent) for a freeze.
+    #[derive(JsonSchema)]
+    pub struct FreezeSubscriptionUpdateRequest {
+        /// When it starts (a freeze in force keeps its start).
+        pub freeze_start_datetime: DateTime,
+        /// `null`: open-ended.
+        pub freeze_end_datetime: NullableDateTime,
+        /// The merchant's note (`null` clears it; absent keeps it).
+        pub notes: Option<String>,
+    }
+
+    crate::list_query! {
+        /// A subscription's freezes (not the deleted ones).
+        FreezeListQuery(FreezeSort) {}
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
