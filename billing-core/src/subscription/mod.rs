@@ -10,11 +10,12 @@ pub mod ops;
 mod period_end;
 pub mod plan_change;
 mod renewal;
+mod renewal_charge;
 pub mod trial;
 
 pub use period_end::PREPARE_KIND;
 #[cfg(feature = "testkit")]
-pub(crate) use renewal::charge_work_id;
+pub(crate) use renewal_charge::charge_work_id;
 pub use renewal::{RENEWAL_KIND, RENEW_CHARGE_KIND};
 
 /// Every kind of due work of subscriptions: renewals and their charges, freezes, trials.
