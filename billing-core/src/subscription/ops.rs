@@ -8,10 +8,11 @@
 
 use super::*;
 use crate::auth::Scope;
+use crate::consumer::Consumer;
 use crate::engine::Engine;
 use crate::error::{Code, Error, Result};
 use crate::event::EventType;
-use crate::ids::{InvoiceItemId, SubscriptionId};
+use crate::ids::{ConsumerId, InvoiceItemId, ProductId, SubscriptionId};
 use crate::invoice::{Invoice, InvoiceItem};
 use crate::lane::Lane;
 use crate::list::Page;
@@ -19,6 +20,7 @@ use crate::payment::PaymentStatus;
 use crate::pricing::{self, ItemRequest};
 use crate::product::Product;
 use crate::store::{Store, Tx};
+use std::collections::HashMap;
 
 pub use super::activation::subscription_event;
 pub(crate) use super::activation::{emit, on_invoice_paid, schedule_renewal};
@@ -33,6 +35,13 @@ pub mod lane {
     pub const INVOICES: Lane = Lane::Read;
     pub const CANCEL: Lane = Lane::Write;
     pub const UNCANCEL: Lane = Lane::Write;
+}
+
+/// The products and consumers read for a page of subscriptions (each once).
+#[derive(Default)]
+struct Seen {
+    products: HashMap<ProductId, Option<Product>>,
+    consumers: HashMap<ConsumerId, Option<Consumer>>,
 }
 
 crate::service!(
@@ -61,13 +70,17 @@ impl<S: Store> Subscriptions<'_, S> {
         })
     }
 
-    /// A page of the branch's subscriptions.
+    /// A page of the branch's subscriptions. What their responses show is read for the page
+    /// at once where the store can ([`SubscriptionTx::prefetch_subscription_views`]), and each
+    /// product and consumer once for the page.
     pub fn list(&self, scope: &Scope, req: &SubscriptionListRequest) -> Result<Page<SubscriptionDetail>> {
         self.store.read(|tx| {
             let page = tx.list_subscriptions(scope.branch_id(), &req.query, &req.filter)?;
+            tx.prefetch_subscription_views(&page.items)?;
+            let mut seen = Seen::default();
             let mut out = Vec::with_capacity(page.items.len());
             for s in page.items {
-                out.push(self.subscription_detail(tx, scope, s)?);
+                out.push(self.detail_of(tx, scope, s, &mut seen)?);
             }
             Ok(Page {
                 items: out,
@@ -133,15 +146,29 @@ impl<S: Store> Engine<S> {
     /// `s` with what its response shows, as stored now: its products, consumer, latest invoice
     /// (with its payments), trial, latest freeze and scheduled plan change.
     pub(crate) fn subscription_detail(&self, tx: &mut dyn Tx, scope: &Scope, s: Subscription) -> Result<SubscriptionDetail> {
+        self.detail_of(tx, scope, s, &mut Seen::default())
+    }
+
+    /// [`Self::subscription_detail`], with the products and consumers already read for the
+    /// other subscriptions of a page.
+    fn detail_of(&self, tx: &mut dyn Tx, scope: &Scope, s: Subscription, seen: &mut Seen) -> Result<SubscriptionDetail> {
         let mut products: Vec<Product> = vec![];
         for it in &s.items {
-            if !products.iter().any(|p| p.id == it.line.product_id) {
-                if let Some(p) = tx.product(s.branch_id, it.line.product_id)? {
-                    products.push(p);
-                }
+            let id = it.line.product_id;
+            if products.iter().any(|p| p.id == id) {
+                continue;
             }
+            if !seen.products.contains_key(&id) {
+                let p = tx.product(s.branch_id, id)?;
+                seen.products.insert(id, p);
+            }
+            products.extend(seen.products[&id].clone());
         }
-        let consumer = tx.consumer(s.branch_id, s.consumer_id)?;
+        if !seen.consumers.contains_key(&s.consumer_id) {
+            let c = tx.consumer(s.branch_id, s.consumer_id)?;
+            seen.consumers.insert(s.consumer_id, c);
+        }
+        let consumer = seen.consumers[&s.consumer_id].clone();
         let latest_invoice = match s.latest_invoice_id {
             Some(id) => match tx.invoice(s.branch_id, id)? {
                 Some(inv) => {

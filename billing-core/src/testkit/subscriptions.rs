@@ -635,6 +635,93 @@ pub fn list_filters_and_sorts<H: Harness>() {
     assert!(list_json(&w.billing, &other, &req).unwrap().items.is_empty());
 }
 
+/// A page's views read ahead ([`crate::store::Tx::prefetch_subscription_views`]) answer what
+/// reading each alone answers: trials, freezes, scheduled plan changes, consumers (one shared
+/// by two subscriptions) and the latest invoices' payments; and the list shows each
+/// subscription as getting it does.
+pub fn prefetched_list_views_read_as_alone<H: Harness>() {
+    let w = World::new(H::store());
+    let s = &w.admin;
+    let gym = monthly(&w, s, "100.00");
+    let (c1, c2) = (consumer(&w, s, false), consumer(&w, s, false));
+    let a = create(&w, s, sub_body(c1.id, &[(gym.id, 1)], "2026-01-15T09:00:00Z"));
+    let b = create(&w, s, sub_body(c1.id, &[(gym.id, 2)], "2026-01-15T09:00:00Z"));
+    let c = create(&w, s, sub_body(c2.id, &[(gym.id, 3)], "2026-01-15T09:00:00Z"));
+    pay_first(&w, s, a.latest_invoice_id.unwrap());
+    let now = w.now();
+    w.write(|tx| {
+        tx.insert_trial(&Trial {
+            subscription_id: b.id,
+            start: now,
+            end: now + Duration::days(7),
+        })?;
+        tx.insert_freeze(&Freeze {
+            id: crate::ids::FreezeId::new(),
+            org_id: a.org_id,
+            branch_id: a.branch_id,
+            subscription_id: a.id,
+            start: now + Duration::days(40),
+            end: Some(now + Duration::days(50)),
+            notes: Some("away".into()),
+            invoice_id: a.latest_invoice_id,
+            state: FreezeState::Scheduled,
+            deleted_at: None,
+            created_at: now,
+            updated_at: None,
+        })
+    });
+    w.billing
+        .subscriptions()
+        .update(
+            s,
+            c.id,
+            &SubscriptionUpdate::parse(&json!({"items": [{"product_id": gym.id, "quantity": 4}], "coupons": []})).unwrap(),
+        )
+        .unwrap();
+    let subs: Vec<Subscription> = [a.id, b.id, c.id]
+        .iter()
+        .map(|id| w.read(|tx| tx.subscription(s.branch.id, *id)).unwrap())
+        .collect();
+    let views = |tx: &mut dyn crate::Tx| -> crate::error::StoreResult<String> {
+        let mut out = String::new();
+        for x in &subs {
+            let payments = match x.latest_invoice_id {
+                Some(i) => tx.invoice_payments(i)?,
+                None => vec![],
+            };
+            out += &format!(
+                "{:?}{:?}{:?}{:?}{:?}\n",
+                tx.subscription_trial(x.id)?,
+                tx.subscription_freezes(x.id)?,
+                tx.scheduled_plan_change(x.id)?,
+                tx.consumer(x.branch_id, x.consumer_id)?,
+                payments
+            );
+        }
+        Ok(out)
+    };
+    let alone = w.read(views);
+    assert!(
+        alone.contains("away") && alone.contains("status: Scheduled") && alone.contains(&b.id.to_string()),
+        "{alone}"
+    );
+    let ahead = w.read(|tx| {
+        tx.prefetch_subscription_views(&subs)?;
+        views(tx)
+    });
+    assert_eq!(ahead, alone);
+    let req = parse_subscription_list(&QueryParams::parse("limit=100")).unwrap();
+    let listed = list_json(&w.billing, s, &req).unwrap().items;
+    assert_eq!(listed.len(), 3);
+    for v in &listed {
+        let id: SubscriptionId = v["id"].as_str().unwrap().parse().unwrap();
+        assert_eq!(*v, subscription_json(&w.billing, s, id).unwrap());
+    }
+    assert_eq!(listed.iter().filter(|v| v["trial_period_days"] == json!(7)).count(), 1);
+    assert_eq!(listed.iter().filter(|v| v["latest_freeze"]["notes"] == json!("away")).count(), 1);
+    assert_eq!(listed.iter().filter(|v| v["pending_change"].is_object()).count(), 1);
+}
+
 /// The renewals of one claim run together (one `Store::write_each`): each is renewed once, and
 /// one whose lease was lost (another process holds the item now) changes nothing while the
 /// others are renewed regardless; it is renewed when it is claimed again.
