@@ -8,13 +8,17 @@
 //! out other idle connections, and a client that sends its request at once is served. Only when
 //! every open connection is busy is a new one refused, with a 503 written without reading
 //! anything.
+//!
+//! A connection whose request is an unauthenticated body being read (the public pay endpoints,
+//! `/mcp`: see [`Mark::reading_untrusted_body`]) counts as pushable too, after the idle ones:
+//! slow bodies that nobody vouches for cannot fill the cap either.
 
 use crate::App;
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::net::TcpListener;
@@ -81,7 +85,33 @@ struct Conn {
     idle_since_ms: AtomicU64,
     /// Requests it has finished.
     served: AtomicU64,
+    /// Whether its request is an unauthenticated body being read.
+    untrusted: AtomicBool,
     close: Notify,
+}
+
+/// A request's connection, as the handlers see it (a request extension): what they tell the
+/// registry about the request in progress.
+#[derive(Clone)]
+pub struct Mark(Arc<Conn>);
+
+impl Mark {
+    /// The request's body is being read and nothing vouches for its sender yet: until the
+    /// guard is dropped, the connection may be closed to admit a new one when the cap is
+    /// reached (after every idle connection).
+    pub fn reading_untrusted_body(&self) -> UntrustedBody {
+        self.0.untrusted.store(true, Ordering::Release);
+        UntrustedBody(self.0.clone())
+    }
+}
+
+/// See [`Mark::reading_untrusted_body`].
+pub struct UntrustedBody(Arc<Conn>);
+
+impl Drop for UntrustedBody {
+    fn drop(&mut self) {
+        self.0.untrusted.store(false, Ordering::Release);
+    }
 }
 
 struct Registry {
@@ -108,6 +138,7 @@ impl Registry {
             busy: AtomicUsize::new(0),
             idle_since_ms: AtomicU64::new(self.now_ms()),
             served: AtomicU64::new(0),
+            untrusted: AtomicBool::new(false),
             close: Notify::new(),
         });
         open.1.insert(id, conn.clone());
@@ -115,14 +146,18 @@ impl Registry {
     }
 
     /// Closes the oldest idle connection (one that has never sent a request, or finished its
-    /// last one more than [`EVICTION_GRACE`] ago). Its entry goes when its task ends.
+    /// last one more than [`EVICTION_GRACE`] ago), or else the oldest one reading an
+    /// unauthenticated body. Its entry goes when its task ends.
     fn evict_locked(&self, open: &mut BTreeMap<u64, Arc<Conn>>) -> bool {
         let now = self.now_ms();
         let grace = EVICTION_GRACE.as_millis() as u64;
-        let victim = open.iter().find(|(_, c)| {
-            c.busy.load(Ordering::Acquire) == 0
-                && (c.served.load(Ordering::Acquire) == 0 || now.saturating_sub(c.idle_since_ms.load(Ordering::Acquire)) > grace)
-        });
+        let victim = open
+            .iter()
+            .find(|(_, c)| {
+                c.busy.load(Ordering::Acquire) == 0
+                    && (c.served.load(Ordering::Acquire) == 0 || now.saturating_sub(c.idle_since_ms.load(Ordering::Acquire)) > grace)
+            })
+            .or_else(|| open.iter().find(|(_, c)| c.untrusted.load(Ordering::Acquire)));
         match victim {
             Some((&id, c)) => {
                 c.close.notify_one();
@@ -225,6 +260,7 @@ pub async fn serve(app: Arc<App>, listener: TcpListener) {
                     let (app, conn, registry) = (app.clone(), conn.clone(), registry.clone());
                     // The peer's address, for what limits by client (the checkout's attempts).
                     req.extensions_mut().insert(crate::PeerAddr(peer));
+                    req.extensions_mut().insert(Mark(conn.clone()));
                     async move {
                         let _busy = Busy::start(&conn, &registry);
                         Ok::<_, std::convert::Infallible>(crate::handle(app, req).await)
@@ -244,7 +280,7 @@ pub async fn serve(app: Arc<App>, listener: TcpListener) {
                 ended = connection => if let Err(e) = ended {
                     tracing::debug!(error = %e, "connection ended with an error");
                 },
-                _ = conn.close.notified() => tracing::debug!("closed an idle connection to admit a new one"),
+                _ = conn.close.notified() => tracing::debug!("closed an idle connection (or one reading an unauthenticated body) to admit a new one"),
             }
             registry.remove(id);
         });
@@ -288,6 +324,27 @@ mod tests {
         assert!(r.admit().is_none(), "within the grace period after its response");
         ca.idle_since_ms.store(0, Ordering::Release);
         assert!(r.admit().is_some(), "idle long enough: pushed out");
+    }
+
+    #[test]
+    fn at_the_cap_a_connection_reading_an_untrusted_body_makes_room_after_idle_ones() {
+        let r = registry(3);
+        let (_, a) = r.admit().unwrap();
+        let (_, b) = r.admit().unwrap();
+        let (_, c) = r.admit().unwrap();
+        for conn in [&a, &b, &c] {
+            conn.busy.fetch_add(1, Ordering::AcqRel);
+        }
+        assert!(r.admit().is_none(), "every connection busy: refused");
+        let mark = Mark(b.clone()).reading_untrusted_body();
+        let (_, d) = r.admit().expect("the untrusted body's connection makes room");
+        assert!(futures_ready(std::pin::pin!(b.close.notified())), "b was told to close");
+        assert!(!futures_ready(std::pin::pin!(a.close.notified())));
+        drop(mark);
+        d.busy.fetch_add(1, Ordering::AcqRel);
+        let _mark = Mark(c.clone()).reading_untrusted_body();
+        drop(_mark);
+        assert!(r.admit().is_none(), "once its body is read, a connection is busy again");
     }
 
     #[test]

@@ -11,6 +11,7 @@ pub mod metrics;
 pub mod notify;
 pub mod openapi;
 pub mod router;
+pub mod untrusted;
 pub mod webhook_transport;
 pub mod worker;
 
@@ -68,6 +69,8 @@ pub struct Config {
     pub body_timeout: std::time::Duration,
     /// What sends customer notifications (SMTP, the SMS provider); nothing by default.
     pub notify: notify::NotifyConfig,
+    /// The bearer token `GET /metrics` requires; without one, `/metrics` is off (404).
+    pub metrics_token: Option<String>,
 }
 
 impl Config {
@@ -85,6 +88,7 @@ impl Config {
             work_lease_margin: DEFAULT_WORK_LEASE_MARGIN,
             database_pool_size: DEFAULT_DATABASE_POOL_SIZE,
             webhook_ca_file: None,
+            metrics_token: None,
             webhook_allow_private: false,
             max_connections: connections::default_max_connections(),
             header_timeout: connections::DEFAULT_HEADER_TIMEOUT,
@@ -142,6 +146,8 @@ pub struct App {
     pub in_flight: health::InFlight,
     /// What `GET /metrics` reports of the requests.
     pub metrics: metrics::Metrics,
+    /// The bytes of unauthenticated request bodies being read ([`untrusted`]).
+    pub untrusted_bodies: untrusted::Budget,
     /// The background worker of this process (none with `--no-worker`): what a graceful
     /// shutdown stops and waits for after the requests.
     pub worker: std::sync::OnceLock<Arc<worker::Worker>>,
@@ -191,6 +197,7 @@ impl App {
             config,
             in_flight: Default::default(),
             metrics: Default::default(),
+            untrusted_bodies: Default::default(),
             worker: Default::default(),
         });
         app.billing.set_webhook_transport(Arc::new(transport));
@@ -244,10 +251,15 @@ pub async fn handle(app: Arc<App>, req: Request<hyper::body::Incoming>) -> HttpR
     let key = api_key_name(req.headers());
     let scrape = req.method() == hyper::Method::GET && req.uri().path() == "/metrics";
     let mut resp = if scrape {
-        let app = app.clone();
-        match tokio::task::spawn_blocking(move || metrics::render(&app)).await {
-            Ok(text) => http::text_response(StatusCode::OK, "text/plain; version=0.0.4; charset=utf-8", text),
-            Err(e) => error_response(&panicked(e)),
+        match metrics::authorize(app.config.metrics_token.as_deref(), req.headers()) {
+            Err(e) => error_response(&e),
+            Ok(()) => {
+                let app = app.clone();
+                match tokio::task::spawn_blocking(move || metrics::render(&app)).await {
+                    Ok(text) => http::text_response(StatusCode::OK, "text/plain; version=0.0.4; charset=utf-8", text),
+                    Err(e) => error_response(&panicked(e)),
+                }
+            }
         }
     } else if let Some(r) = openapi::serve::respond(req.method(), req.uri().path()) {
         r
@@ -338,7 +350,7 @@ async fn respond(app: Arc<App>, req: Request<hyper::body::Incoming>) -> HttpResp
     };
     let req = match read_request(parts, body, app.config.body_limit, app.config.body_timeout).await {
         Ok(r) => r,
-        Err(e) => return read_failed(&app, e),
+        Err(e) => return read_failed((app.config.body_limit, app.config.body_timeout), e),
     };
     let input = OpRequest::new(&req, params);
     if let (Some(raw), Ok(scope)) = (&idempotency_key, &scope) {
@@ -374,10 +386,13 @@ async fn respond_public(app: Arc<App>, route: &'static PublicRoute, params: Vec<
         .get::<PeerAddr>()
         .map(|p| p.0.ip().to_canonical().to_string())
         .unwrap_or_default();
+    let mark = req.extensions().get::<connections::Mark>().cloned();
     let (parts, body) = req.into_parts();
-    let req = match read_request(parts, body, app.config.body_limit, app.config.body_timeout).await {
+    let limits = untrusted::limits(app.config.body_limit, app.config.body_timeout);
+    let req = match untrusted::read(&app.untrusted_bodies, mark.as_ref(), parts, body, limits).await {
         Ok(r) => r,
-        Err(e) => return read_failed(&app, e),
+        Err(untrusted::Refused::Busy) => return busy(),
+        Err(untrusted::Refused::Read(e)) => return read_failed(limits, e),
     };
     let mut input = OpRequest::new(&req, params);
     input.client = client;
@@ -418,12 +433,23 @@ fn not_allowed<B>(req: &Request<B>) -> HttpResponse {
     )
 }
 
-fn read_failed(app: &App, e: ReadError) -> HttpResponse {
+/// Too many unauthenticated bodies are being read at once ([`untrusted::BUDGET`]).
+pub(crate) fn busy() -> HttpResponse {
+    let mut r = envelope(
+        Code::SERVICE_UNAVAILABLE,
+        Some("too many requests are being received; try again shortly".into()),
+    );
+    r.headers_mut().insert(hyper::header::RETRY_AFTER, HeaderValue::from_static("1"));
+    r
+}
+
+/// The answer to a body that was not read, under `(limit, timeout)`.
+pub(crate) fn read_failed((limit, timeout): (usize, std::time::Duration), e: ReadError) -> HttpResponse {
     match e {
-        ReadError::TooLarge => envelope(Code::PAYLOAD_TOO_LARGE, Some(format!("the limit is {} bytes", app.config.body_limit))),
+        ReadError::TooLarge => envelope(Code::PAYLOAD_TOO_LARGE, Some(format!("the limit is {limit} bytes"))),
         ReadError::TimedOut => envelope(
             Code::REQUEST_TIMEOUT,
-            Some(format!("the body did not arrive within {} ms", app.config.body_timeout.as_millis())),
+            Some(format!("the body did not arrive within {} ms", timeout.as_millis())),
         ),
         ReadError::Broken => error_response(&Error::invalid(FieldError::new(
             "json_invalid",

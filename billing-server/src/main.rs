@@ -82,6 +82,10 @@ struct ServeArgs {
     /// make this server send requests into its own network.
     #[arg(long, env = "BILLING_WEBHOOK_ALLOW_PRIVATE")]
     webhook_allow_private: bool,
+    /// Turns `GET /metrics` on: a scrape must send `Authorization: Bearer <token>`. Without
+    /// it, `/metrics` is off (404).
+    #[arg(long, env = "BILLING_METRICS_TOKEN")]
+    metrics_token: Option<String>,
     /// Most connections open at once; past it a new connection replaces the oldest idle one,
     /// or gets a 503 when every connection is busy. Default: 4096, lowered to fit the
     /// process's open-file limit.
@@ -360,6 +364,7 @@ fn serve_config(args: &ServeArgs, serving: bool) -> Config {
         database_pool_size: args.db.database_pool_size,
         webhook_ca_file: args.webhook_ca_file.clone(),
         webhook_allow_private: args.webhook_allow_private,
+        metrics_token: args.metrics_token.clone().filter(|t| !t.is_empty()),
         max_connections: args.max_connections.unwrap_or_else(billing_server::connections::default_max_connections).max(1),
         header_timeout: std::time::Duration::from_millis(args.header_timeout_ms.max(1)),
         body_timeout: std::time::Duration::from_millis(args.body_timeout_ms.max(1)),

@@ -15,8 +15,11 @@
 //!   is the group-commit batch size); PostgreSQL: `billing_db_pool_connections{state}` and
 //!   `billing_db_pool_max_connections`.
 //!
-//! No credential: like the health probes it is for the operator's network, and it holds no
-//! organization's data (kinds and counts only). Keep it off the public internet (README).
+//! It holds no organization's data (kinds and counts only), but it shows the whole process's
+//! load, so it is off unless the operator sets a token (`--metrics-token`), which a scrape sends
+//! as `Authorization: Bearer <token>` (compared in constant time; 401 otherwise). Every label
+//! has a bounded set of values whatever clients send: a method outside the standard ones counts
+//! as `other`, an unrouted path as the route `other`.
 
 use crate::backend::Backend;
 use crate::App;
@@ -25,6 +28,38 @@ use std::fmt::Write as _;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::Duration;
+use subtle::ConstantTimeEq;
+
+/// Whether a scrape may read the metrics: only with the configured token (`None`: `/metrics` is
+/// off and answers as an unknown route does).
+pub fn authorize(token: Option<&str>, headers: &hyper::HeaderMap) -> Result<(), billing_core::error::Error> {
+    use billing_core::error::{Code, Error};
+    let Some(token) = token else {
+        return Err(Error::rule(
+            Code::NOT_FOUND,
+            "no route for /metrics (it is off: start the server with --metrics-token)",
+        ));
+    };
+    let sent = headers
+        .get(hyper::header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .unwrap_or("");
+    if bool::from(sent.as_bytes().ct_eq(token.as_bytes())) {
+        Ok(())
+    } else {
+        Err(Error::unauthorized("GET /metrics needs the metrics token: Authorization: Bearer <token>"))
+    }
+}
+
+/// The method as a label: one of the standard methods, or `other` (a client can send any
+/// token as a method; each must not become a series).
+fn method_label(method: &str) -> &str {
+    match method {
+        "GET" | "POST" | "PUT" | "PATCH" | "DELETE" | "HEAD" | "OPTIONS" => method,
+        _ => "other",
+    }
+}
 
 /// Upper bounds (seconds) of the request-duration histogram.
 const BUCKETS: [f64; 12] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0];
@@ -51,7 +86,7 @@ impl Metrics {
             .requests
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .entry((method.to_string(), route.to_string(), status))
+            .entry((method_label(method).to_string(), route.to_string(), status))
             .or_default() += 1;
         let secs = took.as_secs_f64();
         let mut d = self.durations.lock().unwrap_or_else(|p| p.into_inner());

@@ -51,16 +51,23 @@ pub async fn serve(app: Arc<App>, req: hyper::Request<hyper::body::Incoming>) ->
         .disable_allowed_hosts()
         .with_stateful_mode(false)
         .with_json_response(true);
-    // The body is read as the API reads one: at most `--body-limit` bytes (413), within
-    // `--body-timeout-ms` (408); then the exchange itself has EXCHANGE_TIME.
+    // The body is read before the credential is checked (inside the exchange), so as an
+    // unauthenticated one: a small limit (413), a short time (408), the process's budget of such
+    // bodies (503), its connection pushable meanwhile; then the exchange has EXCHANGE_TIME.
+    let mark = req.extensions().get::<crate::connections::Mark>().cloned();
     let (parts, body) = req.into_parts();
-    let bytes = match tokio::time::timeout(app.config.body_timeout, http_body_util::Limited::new(body, app.config.body_limit).collect()).await {
+    let limits = crate::untrusted::limits(app.config.body_limit, app.config.body_timeout);
+    let (limit, timeout) = limits;
+    let _admitted = match crate::untrusted::admit(&app.untrusted_bodies, mark.as_ref(), &parts.headers, &body, limit) {
+        Ok(a) => a,
+        Err(crate::untrusted::Refused::Busy) => return crate::busy(),
+        Err(crate::untrusted::Refused::Read(e)) => return crate::read_failed(limits, e),
+    };
+    let bytes = match tokio::time::timeout(timeout, http_body_util::Limited::new(body, limit).collect()).await {
         Ok(Ok(c)) => c.to_bytes(),
-        Ok(Err(e)) if e.downcast_ref::<http_body_util::LengthLimitError>().is_some() => {
-            return crate::http::envelope(Code::PAYLOAD_TOO_LARGE, Some(format!("the limit is {} bytes", app.config.body_limit)))
-        }
+        Ok(Err(e)) if e.downcast_ref::<http_body_util::LengthLimitError>().is_some() => return crate::read_failed(limits, crate::http::ReadError::TooLarge),
         Ok(Err(_)) => return crate::http::envelope(Code::INVALID_PARAMETERS, Some("the request body could not be read".into())),
-        Err(_) => return crate::http::envelope(Code::REQUEST_TIMEOUT, Some("the body did not arrive in time".into())),
+        Err(_) => return crate::read_failed(limits, crate::http::ReadError::TimedOut),
     };
     let req = hyper::Request::from_parts(parts, Full::new(bytes));
     let handler = Tools { app };

@@ -192,3 +192,76 @@ fn bodies_are_not_read_before_credentials_are_checked() {
     let created = srv.post("/api/v2/consumers", json!({"name": "After", "email": "after@example.com"}));
     assert_eq!(created.status, 200, "{}", created.text);
 }
+
+/// Unauthenticated bodies (the public pay endpoints, `/mcp`) have a small limit of their own,
+/// whatever `--body-limit` allows: a larger one announced is a 413 before anything is read, and
+/// nothing is written.
+#[test]
+fn unauthenticated_bodies_have_a_small_limit() {
+    let srv = TestServer::sqlite();
+    let big = billing_server::untrusted::PUBLIC_BODY_LIMIT + 1;
+    assert!(big < 1024 * 1024, "the test server's --body-limit is larger");
+    for path in ["/pay/AAAAAAAAAAAA/attempts", "/mcp", "/api/v2/organization/invite/accept"] {
+        let r = srv.unchanged(|| {
+            let mut s = connect(&srv);
+            let head = format!("POST {path} HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: {big}\r\n\r\n{{");
+            s.write_all(head.as_bytes()).unwrap();
+            one_response(&mut s)
+        });
+        assert!(r.starts_with("HTTP/1.1 413"), "{path}: {r}");
+        assert!(r.contains("\"code\":\"PAYLOAD_TOO_LARGE\""), "{path}: {r}");
+    }
+}
+
+/// Unauthenticated bodies being read share a budget of bytes: once slow senders have announced
+/// it all, the next one is a 503 at once (nothing buffered), and API clients are still served.
+#[test]
+fn unauthenticated_bodies_share_a_budget() {
+    let srv = TestServer::sqlite();
+    let each = 60_000;
+    let fit = billing_server::untrusted::BUDGET / each;
+    let head = format!("POST /pay/AAAAAAAAAAAA/attempts HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: {each}\r\n\r\n{{");
+    let mut held: Vec<TcpStream> = (0..fit)
+        .map(|_| {
+            let mut s = connect(&srv);
+            s.write_all(head.as_bytes()).unwrap();
+            s
+        })
+        .collect();
+    // Every one of them has been admitted (their bodies are being waited for).
+    std::thread::sleep(MS(500));
+    let started = Instant::now();
+    let mut next = connect(&srv);
+    next.write_all(head.as_bytes()).unwrap();
+    let r = one_response(&mut next);
+    assert!(r.starts_with("HTTP/1.1 503"), "{r}");
+    assert!(
+        r.contains("\"code\":\"SERVICE_UNAVAILABLE\"") && r.to_ascii_lowercase().contains("retry-after: 1"),
+        "{r}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(2), "{:?}", started.elapsed());
+    assert_eq!(srv.get("/api/v2/me").status, 200, "API clients are served");
+    // Once they are gone, the budget is free again: the same request gets to the endpoint
+    // (its body is read and refused: a pay attempt needs a method).
+    for s in &mut held {
+        let _ = s.shutdown(std::net::Shutdown::Both);
+    }
+    drop(held);
+    let body = r#"{"customer": {"name": "A B", "phone_number": "+966500000001"}}"#;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let mut s = connect(&srv);
+        let req = format!(
+            "POST /pay/AAAAAAAAAAAA/attempts HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        s.write_all(req.as_bytes()).unwrap();
+        let r = one_response(&mut s);
+        if r.starts_with("HTTP/1.1 422") {
+            assert!(r.contains("\"method\""), "{r}");
+            break;
+        }
+        assert!(r.starts_with("HTTP/1.1 503") && Instant::now() < deadline, "{r}");
+        std::thread::sleep(MS(100));
+    }
+}

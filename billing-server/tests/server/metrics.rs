@@ -1,7 +1,7 @@
 //! `GET /metrics` (Prometheus text format): requests by route template and status with their
 //! duration histogram, the due-work queue by kind (depth, due, leased, lag in the
-//! organization's time), the store's numbers; no credential needed, no ids or organization
-//! data in it.
+//! organization's time), the store's numbers; no ids or organization data in it. Only with the
+//! configured token; every label bounded whatever clients send.
 
 use crate::common::fixtures::*;
 use crate::common::TestServer;
@@ -19,7 +19,8 @@ fn sample(text: &str, series: &str) -> Option<f64> {
 }
 
 fn scrape(srv: &TestServer) -> String {
-    let r = srv.raw(Method::GET, "/metrics", &[], None);
+    let auth = format!("Bearer {}", crate::common::METRICS_TOKEN);
+    let r = srv.raw(Method::GET, "/metrics", &[("authorization", &auth)], None);
     assert_eq!(r.status, 200, "{}", r.text);
     let ct = r.headers.get("content-type").unwrap().to_str().unwrap();
     assert!(ct.starts_with("text/plain; version=0.0.4"), "{ct}");
@@ -71,7 +72,7 @@ fn requests_and_queue(srv: &TestServer) {
     assert!((30.0..60.0).contains(&lag), "lag {lag}: {text}");
     assert_eq!(sample(&text, "billing_due_work_scrape_error"), Some(0.0), "{text}");
     assert!(sample(&text, r#"billing_webhook_attempts_total{result="delivered"}"#).is_some(), "{text}");
-    // The scrape itself is counted, and needs no credential.
+    // The scrape itself is counted.
     assert!(
         sample(&text, r#"billing_http_requests_total{method="GET",route="/metrics",status="200"}"#).is_some_and(|n| n >= 2.0),
         "{text}"
@@ -98,5 +99,71 @@ fn pool_use(srv: &TestServer) {
     assert!(sample(&text, r#"billing_db_pool_connections{state="in_use"}"#).is_some(), "{text}");
 }
 
-http_tests!(requests_and_queue, sqlite_commits);
+/// Without the token, or with another, a scrape is refused with the API's envelope, and it
+/// reads nothing (the refusals are counted like any request).
+fn the_token_is_required(srv: &TestServer) {
+    for headers in [
+        vec![],
+        vec![("authorization", "Bearer wrong-token")],
+        vec![("authorization", "integration-metrics-token")],
+    ] {
+        let r = srv.raw(Method::GET, "/metrics", &headers, None);
+        assert_eq!(r.status, 401, "{headers:?}: {}", r.text);
+        assert_eq!(r.body["error"]["code"], "UNAUTHORIZED", "{}", r.text);
+        assert!(!r.text.contains("billing_"), "{}", r.text);
+    }
+    let text = scrape(srv);
+    assert!(
+        sample(&text, r#"billing_http_requests_total{method="GET",route="/metrics",status="401"}"#).is_some_and(|n| n >= 3.0),
+        "{text}"
+    );
+}
+
+/// Made-up methods and paths do not make series: they count as `other`, however many.
+fn made_up_methods_and_paths_stay_bounded(srv: &TestServer) {
+    scrape(srv);
+    let before = scrape(srv).lines().filter(|l| l.starts_with("billing_http_")).count();
+    for i in 0..200 {
+        let method = Method::from_bytes(format!("M{i}X").as_bytes()).unwrap();
+        srv.raw(method, &format!("/made/up/{i}"), &[], None);
+        srv.raw(Method::GET, &format!("/made/up/{i}"), &[], None);
+    }
+    let text = scrape(srv);
+    assert!(!text.contains("M7X") && !text.contains("/made/up"), "{text}");
+    assert!(
+        sample(&text, r#"billing_http_requests_total{method="other",route="other",status="405"}"#)
+            .or_else(|| sample(&text, r#"billing_http_requests_total{method="other",route="other",status="404"}"#))
+            .is_some_and(|n| n >= 200.0),
+        "{text}"
+    );
+    let after = text.lines().filter(|l| l.starts_with("billing_http_")).count();
+    // At most two new request series (GET and `other` on the route `other`) and the histogram
+    // of the route `other` (its buckets, sum and count).
+    assert!(after <= before + 2 + BUCKETS + 2, "{before} -> {after} lines:\n{text}");
+}
+
+/// Number of histogram buckets (with `+Inf`).
+const BUCKETS: usize = 13;
+
+/// A server without a token has no `/metrics`: the route answers as an unknown one.
+#[test]
+fn metrics_are_off_without_a_token() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("billing.db").display());
+    let srv = TestServer::start_with(url, Box::new(dir), |c| c.metrics_token = None);
+    let auth = format!("Bearer {}", crate::common::METRICS_TOKEN);
+    for headers in [vec![], vec![("authorization", auth.as_str())]] {
+        let r = srv.raw(Method::GET, "/metrics", &headers, None);
+        assert_eq!(r.status, 404, "{}", r.text);
+        assert_eq!(r.body["error"]["code"], "NOT_FOUND", "{}", r.text);
+        assert!(!r.text.contains("billing_"), "{}", r.text);
+    }
+}
+
+http_tests!(
+    requests_and_queue,
+    sqlite_commits,
+    the_token_is_required,
+    made_up_methods_and_paths_stay_bounded
+);
 postgres_smoke!(requests_and_queue, pool_use);

@@ -180,7 +180,8 @@ fn wait_listed(srv: &TestServer, query: &str, n: usize) -> Vec<Value> {
 }
 
 fn metric(srv: &TestServer, line_start: &str) -> u64 {
-    let r = srv.raw(Method::GET, "/metrics", &[], None);
+    let auth = format!("Bearer {}", crate::common::METRICS_TOKEN);
+    let r = srv.raw(Method::GET, "/metrics", &[("authorization", &auth)], None);
     r.text
         .lines()
         .find(|l| l.starts_with(line_start))

@@ -186,3 +186,98 @@ fn a_flood_past_the_file_limit_does_not_shut_clients_out() {
 fn running_out_of_file_descriptors_is_survived_quietly() {
     flood_under_a_low_file_limit(&["--max-connections", "1000"]);
 }
+
+/// While 1,100 connections send unauthenticated bodies a byte a second — to a real link's and an
+/// unknown link's pay endpoint and to `/mcp`, more than the server's connection cap under an
+/// open-file limit of 1,024 — a payer paying the link and an API client are served with a p99
+/// under 100 ms, and the server stays under 200 MB, during the flood and after it.
+#[test]
+fn unauthenticated_bodies_cannot_crowd_out_payers() {
+    let limit = billing_server::connections::open_file_limit().unwrap_or(0);
+    assert!(limit >= 1500, "this test needs to open 1,500 files; the hard limit allows {limit}");
+    let srv = Server::start(Some(1024), &[]);
+    let (status, product) = raw_http::request(
+        srv.addr,
+        "POST",
+        "/api/v2/products",
+        &srv.key,
+        Some(&json!({"name": "Day pass", "type": "ONE_OFF", "price": "50.00"})),
+    )
+    .unwrap();
+    assert_eq!(status, 200, "{product}");
+    let (status, link) = raw_http::request(
+        srv.addr,
+        "POST",
+        "/api/v2/payment_links",
+        &srv.key,
+        Some(&json!({"name": "Day pass", "currency": "SAR", "items": [{"product_id": product["id"], "quantity": 1}], "contact_information_type": "PHONE"})),
+    )
+    .unwrap();
+    assert_eq!(status, 200, "{link}");
+    let pay_path = format!("/pay/{}/attempts", link["url"].as_str().unwrap().rsplit('/').next().unwrap());
+    let baseline_mib = srv.rss_kib() / 1024;
+
+    let heads = [
+        format!("POST {pay_path} HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 60000\r\n\r\n{{"),
+        "POST /pay/AAAAAAAAAAAA/attempts HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 60000\r\n\r\n{".to_string(),
+        "POST /mcp HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\naccept: application/json, text/event-stream\r\ncontent-length: 60000\r\n\r\n{"
+            .to_string(),
+    ];
+    let mut slow: Vec<TcpStream> = (0..1100)
+        .filter_map(|i| {
+            let mut s = TcpStream::connect(srv.addr).ok()?;
+            s.write_all(heads[i % 3].as_bytes()).ok()?;
+            Some(s)
+        })
+        .collect();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let dribbler = {
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                for s in &mut slow {
+                    let _ = s.write_all(b" ");
+                }
+                std::thread::sleep(Duration::from_secs(1));
+            }
+            slow
+        })
+    };
+    std::thread::sleep(Duration::from_millis(500));
+
+    let mut latencies = Vec::new();
+    let started = Instant::now();
+    let mut n = 0;
+    while started.elapsed() < Duration::from_secs(5) {
+        n += 1;
+        let (status, took) = if n % 2 == 0 {
+            srv.timed("GET", "/api/v2/me", None)
+        } else {
+            let body = json!({
+                "customer": {"name": format!("Payer {n}"), "phone_number": format!("+9665501{n:05}")},
+                "method": {"type": "card", "number": "4111111111111111", "name": "Flood Payer", "expiry_month": 12, "expiry_year": 2030, "cvc": "123"},
+            });
+            srv.timed("POST", &pay_path, Some(&body))
+        };
+        assert_eq!(status, 200, "request {n} failed during the flood");
+        latencies.push(took);
+    }
+    let during_mib = srv.rss_kib() / 1024;
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let slow = dribbler.join().unwrap();
+    drop(slow);
+    std::thread::sleep(Duration::from_secs(2));
+    let after_mib = srv.rss_kib() / 1024;
+    let p99 = p99(latencies.clone());
+    eprintln!(
+        "{} requests during the flood, p99 {p99:?}, server RSS {baseline_mib} -> {during_mib} -> {after_mib} MiB",
+        latencies.len()
+    );
+    assert!(latencies.len() >= 50, "only {} requests in 5 s", latencies.len());
+    assert!(p99 < Duration::from_millis(100), "p99 {p99:?}");
+    assert!(during_mib < 200, "RSS {during_mib} MiB");
+    assert!(
+        after_mib < 200 && after_mib <= during_mib + 16,
+        "RSS {baseline_mib} MiB before the flood, {during_mib} during, {after_mib} after"
+    );
+}

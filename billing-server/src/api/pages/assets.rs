@@ -14,7 +14,7 @@ pub(super) fn checkout_js(_: &Billing<Backend>, _: Request) -> Result<Reply> {
     Ok(Reply::Page(Page::asset("text/javascript; charset=utf-8", CHECKOUT_JS)))
 }
 
-/// The embedding script: `window.BillingCheckout.mount(opts)` (see the README and the file).
+/// The embedding script: `window.BillingCheckout.mount(opts)` (see docs/api.md and the file).
 pub(super) fn embed_js(_: &Billing<Backend>, _: Request) -> Result<Reply> {
     Ok(Reply::Page(Page::asset("text/javascript; charset=utf-8", EMBED_JS)))
 }

@@ -58,6 +58,8 @@ impl Resp {
 }
 
 pub const JWT_SECRET: &str = "integration-test-secret";
+/// The token the test servers' `GET /metrics` requires.
+pub const METRICS_TOKEN: &str = "integration-metrics-token";
 
 impl TestServer {
     /// A server on a new SQLite file.
@@ -110,6 +112,7 @@ impl TestServer {
             worker_poll_interval: std::time::Duration::from_millis(50),
             // The tests' webhook receivers listen on 127.0.0.1.
             webhook_allow_private: true,
+            metrics_token: Some(METRICS_TOKEN.into()),
             ..Config::new(database_url)
         };
         if own_address {
