@@ -20,7 +20,7 @@ use crate::payment::PaymentStatus;
 use crate::pricing::{self, ItemRequest};
 use crate::product::Product;
 use crate::store::{Store, Tx};
-use std::collections::HashMap;
+use std::collections::hash_map::{Entry, HashMap};
 
 pub use super::activation::subscription_event;
 pub(crate) use super::activation::{emit, on_invoice_paid, schedule_renewal};
@@ -158,17 +158,16 @@ impl<S: Store> Engine<S> {
             if products.iter().any(|p| p.id == id) {
                 continue;
             }
-            if !seen.products.contains_key(&id) {
-                let p = tx.product(s.branch_id, id)?;
-                seen.products.insert(id, p);
-            }
-            products.extend(seen.products[&id].clone());
+            let p = match seen.products.entry(id) {
+                Entry::Occupied(e) => e.get().clone(),
+                Entry::Vacant(e) => e.insert(tx.product(s.branch_id, id)?).clone(),
+            };
+            products.extend(p);
         }
-        if !seen.consumers.contains_key(&s.consumer_id) {
-            let c = tx.consumer(s.branch_id, s.consumer_id)?;
-            seen.consumers.insert(s.consumer_id, c);
-        }
-        let consumer = seen.consumers[&s.consumer_id].clone();
+        let consumer = match seen.consumers.entry(s.consumer_id) {
+            Entry::Occupied(e) => e.get().clone(),
+            Entry::Vacant(e) => e.insert(tx.consumer(s.branch_id, s.consumer_id)?).clone(),
+        };
         let latest_invoice = match s.latest_invoice_id {
             Some(id) => match tx.invoice(s.branch_id, id)? {
                 Some(inv) => {

@@ -379,11 +379,7 @@ pub fn freeze_refusals_write_nothing<H: Harness>() {
     let gym = monthly(&w, s, "10.00");
     let inactive = create(&w, s, sub_body(c.id, &[(gym.id, 1)], "2026-02-01T00:00:00Z"));
     let canceled = create(&w, s, sub_body(c.id, &[(gym.id, 1)], "2026-02-01T00:00:00Z"));
-    w.billing
-        .subscriptions()
-        .cancel(s, canceled.id, SubscriptionCancel::default())
-        .unwrap()
-        .subscription;
+    w.billing.subscriptions().cancel(s, canceled.id, SubscriptionCancel::default()).unwrap();
     let f = w
         .billing
         .freezes()
@@ -536,11 +532,7 @@ pub fn cancel_ends_the_freezes<H: Harness>() {
     // Canceled at the period end, frozen 5 days before it: it ends 5 days later.
     let other = active(&w, "2026-04-01T00:00:00Z", false);
     let s = &w.fresh_admin();
-    w.billing
-        .subscriptions()
-        .cancel(s, other.id, SubscriptionCancel::default())
-        .unwrap()
-        .subscription;
+    w.billing.subscriptions().cancel(s, other.id, SubscriptionCancel::default()).unwrap();
     w.billing
         .freezes()
         .create(s, other.id, req("2026-04-10T00:00:00Z", Some("2026-04-15T00:00:00Z")))

@@ -429,7 +429,7 @@ pub fn cancel_and_uncancel<H: Harness>() {
         (got.status, got.cancel_at_period_end, got.cancel_at_cycle_number()),
         (SubscriptionStatus::Active, true, Some(1))
     );
-    w.billing.subscriptions().cancel(s, sub.id, keep).unwrap().subscription;
+    w.billing.subscriptions().cancel(s, sub.id, keep).unwrap();
     w.billing.subscriptions().uncancel(s, sub.id).unwrap();
     assert!(!w.billing.subscriptions().get(s, sub.id).unwrap().subscription.cancel_at_period_end);
     w.billing.subscriptions().uncancel(s, sub.id).unwrap();
@@ -441,7 +441,7 @@ pub fn cancel_and_uncancel<H: Harness>() {
             EventType::SubscriptionCancelAtPeriodEnd
         ]
     );
-    w.billing.subscriptions().cancel(s, sub.id, keep).unwrap().subscription;
+    w.billing.subscriptions().cancel(s, sub.id, keep).unwrap();
     advance(&w, Duration::days(40));
     let got = w.billing.subscriptions().get(s, sub.id).unwrap().subscription;
     assert_eq!(got.status, SubscriptionStatus::Canceled);
