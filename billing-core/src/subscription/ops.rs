@@ -6,6 +6,7 @@
 //! What paying a subscription's invoice changes is [`super::activation`]'s; issuing its
 //! invoices, [`super::issue`]'s.
 
+use super::view::SubscriptionDetail;
 use super::*;
 use crate::auth::Scope;
 use crate::consumer::Consumer;

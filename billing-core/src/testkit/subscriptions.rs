@@ -17,6 +17,7 @@ use crate::money::Currency;
 use crate::payment::{MarkPaid, PaymentMethod, PaymentStatus};
 use crate::sandbox::Advance;
 use crate::store::Store;
+use crate::subscription::view::ViewContext;
 use crate::subscription::*;
 use crate::work::DueWork;
 use chrono::Duration;

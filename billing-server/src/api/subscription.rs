@@ -12,8 +12,9 @@ use billing_core::list::ListResource;
 use billing_core::subscription::ops::lane;
 use billing_core::subscription::plan_change::lane as plan_lane;
 use billing_core::subscription::plan_change::wire::request as plan_request;
+use billing_core::subscription::view::{SubscriptionDetailed, ViewContext};
 use billing_core::subscription::wire::request;
-use billing_core::subscription::{parse_subscription_list, SubscriptionCancel, SubscriptionCreate, SubscriptionDetailed, SubscriptionUpdate, ViewContext};
+use billing_core::subscription::{parse_subscription_list, SubscriptionCancel, SubscriptionCreate, SubscriptionUpdate};
 use billing_core::Billing;
 use hyper::Method;
 

@@ -1027,4 +1027,4 @@ pub type AddressCreate = billing_core::consumer::wire::request::AddressCreate;
 pub type ConsumerV2Consumer = billing_core::consumer::ConsumerIdentity<'static>;
 pub type LastInvoiceActivity = billing_core::consumer::view::LastInvoiceActivity;
 pub type Pagination = billing_core::list::Pagination;
-pub type SubscriptionDetailed = billing_core::subscription::SubscriptionDetailed<'static>;
+pub type SubscriptionDetailed = billing_core::subscription::view::SubscriptionDetailed<'static>;

@@ -37,7 +37,6 @@ pub use freeze::{Freeze, FreezeRequest, FreezeSort, FreezeState, FreezeTx};
 pub use plan_change::{PlanChange, PlanChangeStatus, PlanChangeTx, SubscriptionUpdate};
 pub use store::SubscriptionTx;
 pub use trial::{Trial, TrialTx};
-pub use view::{SubscriptionConsumer, SubscriptionDetail, SubscriptionDetailed, SubscriptionItemDto, ViewContext};
 pub use wire::parse_subscription_list;
 
 use crate::clock::Timestamp;

@@ -3,6 +3,7 @@
 //! with it in one transaction), its items, its consumer and its latest freeze.
 
 use super::plan_change::view::PendingPlanChange;
+use super::wire::request::SubscriptionPaymentMethodDto;
 use super::{Freeze, FreezeState, PaymentMethodOverrides, PlanChange, Subscription, SubscriptionItem, SubscriptionStatus, Trial};
 use crate::clock::Timestamp;
 use crate::consumer::{Address, CommunicationMethod, Consumer, ConsumerType};
@@ -200,27 +201,6 @@ pub struct SubscriptionDetailed<'a> {
     pub notify_consumer: bool,
     /// Whether coupons are dropped when an invoice is paid in installments.
     pub exclude_coupons_if_installments: bool,
-}
-
-/// SubscriptionPaymentMethodDto: the overrides of the organization's payment methods for a
-/// subscription's invoices (the document of [`PaymentMethodOverrides`], in requests and
-/// responses).
-#[derive(JsonSchema)]
-pub struct SubscriptionPaymentMethodDto {
-    /// Visa cards (and mada); `null`: the organization's default.
-    pub visa: Option<bool>,
-    /// Mastercard; `null`: the organization's default.
-    pub mastercard: Option<bool>,
-    /// American Express; `null`: the organization's default.
-    pub amex: Option<bool>,
-    /// Bank transfer; `null`: the organization's default.
-    pub bank_transfer: Option<bool>,
-    /// Installments: never offered for recurring products (`true` is refused).
-    pub installment: Option<bool>,
-    /// Qurrah; `null`: the organization's default.
-    pub qurrah: Option<bool>,
-    /// Whether renewals charge the consumer's latest active card (`null`: yes).
-    pub subscription_auto_renewal: Option<bool>,
 }
 
 /// app__subscription__v2__dtos__OrganizationConsumer: the consumer a subscription bills.

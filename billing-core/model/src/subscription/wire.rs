@@ -172,7 +172,6 @@ pub mod request {
     use super::{SubscriptionSort, SubscriptionStatus};
     use crate::money::Currency;
     use crate::schema::{Amount, DateTime, Id, Integer};
-    use crate::subscription::view::SubscriptionPaymentMethodDto;
     use schemars::JsonSchema;
 
     /// SubscriptionCreate: a consumer billed repeatedly for recurring products; the first
@@ -220,6 +219,27 @@ pub mod request {
     pub struct SubscriptionCancel {
         /// Also void its invoices that are not finalised (default false).
         pub cancel_related_invoices: Option<bool>,
+    }
+
+    /// SubscriptionPaymentMethodDto: the overrides of the organization's payment methods for a
+    /// subscription's invoices (the document of [`super::PaymentMethodOverrides`], in requests and
+    /// responses).
+    #[derive(JsonSchema)]
+    pub struct SubscriptionPaymentMethodDto {
+        /// Visa cards (and mada); `null`: the organization's default.
+        pub visa: Option<bool>,
+        /// Mastercard; `null`: the organization's default.
+        pub mastercard: Option<bool>,
+        /// American Express; `null`: the organization's default.
+        pub amex: Option<bool>,
+        /// Bank transfer; `null`: the organization's default.
+        pub bank_transfer: Option<bool>,
+        /// Installments: never offered for recurring products (`true` is refused).
+        pub installment: Option<bool>,
+        /// Qurrah; `null`: the organization's default.
+        pub qurrah: Option<bool>,
+        /// Whether renewals charge the consumer's latest active card (`null`: yes).
+        pub subscription_auto_renewal: Option<bool>,
     }
 
     crate::list_query! {

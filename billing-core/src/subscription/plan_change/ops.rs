@@ -36,7 +36,8 @@ use crate::product::RecurringInterval;
 use crate::store::{Store, Tx};
 use crate::subscription::ops::{subscription_event, Subscriptions};
 use crate::subscription::period_end::is_open;
-use crate::subscription::{Subscription, SubscriptionDetail};
+use crate::subscription::view::SubscriptionDetail;
+use crate::subscription::Subscription;
 use serde_json::json;
 
 /// Where each operation of this module runs.

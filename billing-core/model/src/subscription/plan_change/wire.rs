@@ -90,8 +90,7 @@ pub mod request {
     use crate::money::Currency;
     use crate::product::RecurringInterval;
     use crate::schema::{Id, Integer};
-    use crate::subscription::view::SubscriptionPaymentMethodDto;
-    use crate::subscription::wire::request::SubscriptionItemCreateDto;
+    use crate::subscription::wire::request::{SubscriptionItemCreateDto, SubscriptionPaymentMethodDto};
     use schemars::JsonSchema;
 
     /// SubscriptionUpdate: fields apply at once; items, coupons and the interval are a plan
