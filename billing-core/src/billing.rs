@@ -112,6 +112,17 @@ impl<S: Store> Billing<S> {
         crate::payment_link::ops::PaymentLinks::new(&self.engine)
     }
 
+    /// A subscription's freeze periods: create, list, update, delete.
+    pub fn freezes(&self) -> crate::subscription::freeze::Freezes<'_, S> {
+        crate::subscription::freeze::Freezes::new(&self.engine)
+    }
+
+    /// Subscriptions: create, get, list, invoices, cancel, uncancel, update,
+    /// cancel_pending_change.
+    pub fn subscriptions(&self) -> crate::subscription::ops::Subscriptions<'_, S> {
+        crate::subscription::ops::Subscriptions::new(&self.engine)
+    }
+
     /// The engine the operations run on.
     pub fn engine(&self) -> &Engine<S> {
         &self.engine

@@ -244,6 +244,29 @@ impl PgTx<'_> {
         Ok(())
     }
 
+    /// Reads ahead what the responses of a page of subscriptions show besides the rows: their
+    /// trials, live freezes and scheduled plan changes, their consumers and their latest
+    /// invoices' payments, one statement each.
+    fn read_views_ahead(&mut self, subs: &[Subscription]) -> StoreResult<()> {
+        self.flush()?;
+        let ids: Vec<Uuid> = subs.iter().map(|s| s.id.0).collect();
+        let freezes = self.freezes_ahead(&ids)?;
+        let trials = self.trials_ahead(&ids)?;
+        let changes = self.plan_changes_ahead(&ids)?;
+        let consumers: Vec<Uuid> = subs.iter().map(|s| s.consumer_id.0).collect();
+        let consumers = self.consumers_ahead(&consumers)?;
+        let invoices: Vec<Uuid> = subs.iter().filter_map(|s| s.latest_invoice_id.map(|i| i.0)).collect();
+        let payments = self.payments_ahead(&invoices, &invoices)?;
+        self.read_ahead(vec![
+            Box::new(freezes),
+            Box::new(trials),
+            Box::new(changes),
+            Box::new(consumers),
+            Box::new(payments),
+        ]);
+        Ok(())
+    }
+
     /// Reads ahead what marking the latest invoices of the subscriptions `ids` paid looks at,
     /// in one statement (none for no subscription).
     pub(crate) fn marks_ahead(&mut self, ids: &[Uuid]) -> StoreResult<Ahead> {
@@ -419,6 +442,10 @@ impl SubscriptionTx for PgTx<'_> {
 
     fn prefetch_renewals(&mut self, ids: &[SubscriptionId]) -> StoreResult<()> {
         self.read_renewals_ahead(ids)
+    }
+
+    fn prefetch_subscription_views(&mut self, subs: &[Subscription]) -> StoreResult<()> {
+        self.read_views_ahead(subs)
     }
 
     fn subscription_cycles(&mut self, subscription: SubscriptionId) -> StoreResult<Vec<(u32, InvoiceId)>> {

@@ -180,8 +180,56 @@ impl FreezeTx for PgTx<'_> {
     }
 }
 
+/// What a list read ahead of trials: each subscription's trial (or none), by subscription.
+#[derive(Default)]
+pub(crate) struct TrialsAhead {
+    trials: HashMap<Uuid, Option<Trial>>,
+}
+
+impl ReadAhead for TrialsAhead {
+    fn is_empty(&self) -> bool {
+        self.trials.is_empty()
+    }
+
+    fn forget(&mut self, id: Uuid) {
+        self.trials.remove(&id);
+    }
+}
+
+fn trial_of(r: TrialRow) -> Trial {
+    Trial {
+        subscription_id: r.subscription_id.into(),
+        start: r.starts_at,
+        end: r.ends_at,
+    }
+}
+
+impl PgTx<'_> {
+    /// Reads ahead the trials of the subscriptions `ids`, in one statement.
+    pub(crate) fn trials_ahead(&mut self, ids: &[Uuid]) -> StoreResult<TrialsAhead> {
+        let rows: Vec<TrialRow> = self.read_apart(|c| {
+            use subscription_trials::dsl as t;
+            t::subscription_trials
+                .filter(t::subscription_id.eq_any(ids))
+                .select(TrialRow::as_select())
+                .load(c)
+        })?;
+        let mut ahead = TrialsAhead::default();
+        for id in ids {
+            ahead.trials.insert(*id, None);
+        }
+        for r in rows {
+            ahead.trials.insert(r.subscription_id, Some(trial_of(r)));
+        }
+        Ok(ahead)
+    }
+}
+
 impl TrialTx for PgTx<'_> {
     fn insert_trial(&mut self, t: &Trial) -> StoreResult<()> {
+        if let Some(ahead) = self.ahead::<TrialsAhead>() {
+            ahead.trials.remove(&t.subscription_id.0);
+        }
         let row = TrialRow {
             subscription_id: t.subscription_id.0,
             starts_at: t.start,
@@ -192,6 +240,9 @@ impl TrialTx for PgTx<'_> {
     }
 
     fn subscription_trial(&mut self, subscription: SubscriptionId) -> StoreResult<Option<Trial>> {
+        if let Some(found) = self.ahead::<TrialsAhead>().and_then(|a| a.trials.remove(&subscription.0)) {
+            return Ok(found);
+        }
         use subscription_trials::dsl as t;
         let row: Option<TrialRow> = self.read_apart(|c| {
             t::subscription_trials
@@ -200,10 +251,6 @@ impl TrialTx for PgTx<'_> {
                 .first(c)
                 .optional()
         })?;
-        Ok(row.map(|r| Trial {
-            subscription_id: r.subscription_id.into(),
-            start: r.starts_at,
-            end: r.ends_at,
-        }))
+        Ok(row.map(trial_of))
     }
 }

@@ -3,17 +3,20 @@
 
 pub use billing_model::subscription::*;
 
+mod activation;
 pub mod freeze;
+mod issue;
 pub mod ops;
 mod period_end;
 pub mod plan_change;
 mod renewal;
+mod renewal_charge;
 pub mod trial;
 
 pub use period_end::PREPARE_KIND;
-#[cfg(feature = "testkit")]
-pub(crate) use renewal::charge_work_id;
 pub use renewal::{RENEWAL_KIND, RENEW_CHARGE_KIND};
+#[cfg(feature = "testkit")]
+pub(crate) use renewal_charge::charge_work_id;
 
 /// Every kind of due work of subscriptions: renewals and their charges, freezes, trials.
 pub(crate) fn work_handlers<S: crate::store::Store>() -> Vec<crate::work::Handler<crate::engine::Engine<S>>> {

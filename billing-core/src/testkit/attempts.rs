@@ -339,7 +339,7 @@ pub fn a_lost_renewal_charge_is_retried_by_its_recovery<H: Harness>() {
     let paid = subscribe("2026-01-15T09:00:00Z");
     let lost = subscribe("2026-01-20T09:00:00Z");
     let cycle_2 = |sub: &crate::subscription::Subscription| {
-        let got = w.billing.get_subscription(&w.fresh_admin(), sub.id).unwrap();
+        let got = w.billing.subscriptions().get(&w.fresh_admin(), sub.id).unwrap().subscription;
         assert_eq!(got.current_cycle_number, 2);
         w.billing.invoices().get(&w.fresh_admin(), got.latest_invoice_id.unwrap()).unwrap().into_parts()
     };

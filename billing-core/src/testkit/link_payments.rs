@@ -605,7 +605,7 @@ pub fn recurring_link_starts_a_subscription<H: Harness>() {
     );
     assert_eq!((pays[0].id, pays[0].status), (out.payment_id.unwrap(), PaymentStatus::Succeeded));
     let sid: crate::ids::SubscriptionId = inv.subscription_id.expect("the subscription's invoice").into();
-    let sub = w.billing.get_subscription(s, sid).unwrap();
+    let sub = w.billing.subscriptions().get(s, sid).unwrap().subscription;
     assert_eq!(sub.status, crate::subscription::SubscriptionStatus::Active);
     assert_eq!(
         (sub.consumer_id, sub.amount, sub.current_cycle_number),
@@ -637,7 +637,7 @@ pub fn recurring_link_starts_a_subscription<H: Harness>() {
     w.billing.sandbox().advance(s, Advance::By(Duration::days(32))).unwrap();
     w.billing.run_due_work(None, 100).unwrap();
     assert_eq!(charged(), 3);
-    let cycles = w.billing.subscription_invoices(s, sid).unwrap();
+    let cycles = w.billing.subscriptions().invoices(s, sid).unwrap();
     assert_eq!(cycles.len(), 2);
     assert_eq!(
         (cycles[1].0, cycles[1].1.status, cycles[1].1.payment_link_id),

@@ -517,6 +517,7 @@ macro_rules! conformance_suite {
                 until_cycle_number_ends_it,
                 declined_renewals_are_retried_then_inactivate,
                 list_filters_and_sorts,
+                prefetched_list_views_read_as_alone,
             ],
             subscription_freezes: [
                 freeze_extends_the_period_and_reanchors,

@@ -563,7 +563,7 @@ pub fn failed_renewals_are_told<H: Harness>() {
         .unwrap();
     let failed = of_kind(&w, Kind::SubscriptionRenewalFailed);
     assert_eq!(failed.len(), 1, "{:?}", w.notifications());
-    let latest = w.billing.get_subscription(s, sub.id).unwrap().latest_invoice_id.unwrap();
+    let latest = w.billing.subscriptions().get(s, sub.id).unwrap().subscription.latest_invoice_id.unwrap();
     assert_eq!((failed[0].channel, failed[0].language), (Channel::Sms, Language::Ar));
     assert_eq!(failed[0].payload["invoice_id"], json!(latest));
     assert_eq!(failed[0].payload["subscription_id"], json!(sub.id));

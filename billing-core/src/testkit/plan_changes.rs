@@ -8,7 +8,7 @@
 //! organization; the settings' validation; the store's plan-change rows and cycle re-pointing.
 
 use super::invoices::{consumer, coupon, product};
-use super::subscriptions::{advance, create, everything, invoices_of, monthly, pay_first, sub_body, sub_events};
+use super::subscriptions::{advance, create, everything, invoices_of, monthly, pay_first, sub_body, sub_events, subscription_json};
 use super::{expect_code, expect_invalid, expect_unique, money, ts, Harness, World};
 use crate::auth::Scope;
 use crate::error::{Code, Error, Result};
@@ -39,7 +39,10 @@ fn update_body(items: &[(crate::ids::ProductId, u32)], coupons: &[CouponId]) -> 
 }
 
 fn try_update<S: Store>(w: &World<S>, id: SubscriptionId, v: &Value) -> Result<Subscription> {
-    w.billing.update_subscription(&w.fresh_admin(), id, &SubscriptionUpdate::parse(v)?)
+    w.billing
+        .subscriptions()
+        .update(&w.fresh_admin(), id, &SubscriptionUpdate::parse(v)?)
+        .map(|d| d.subscription)
 }
 
 fn update<S: Store>(w: &World<S>, id: SubscriptionId, v: Value) -> Subscription {
@@ -128,7 +131,7 @@ pub fn immediate_fields_apply_at_once<H: Harness>() {
     assert!(!got.payment_methods.auto_renewal());
     assert!(got.exclude_coupons_if_installments);
     assert_eq!((got.amount, got.items.len(), got.current_cycle_number), (sub.amount, 1, 1));
-    assert_eq!(w.billing.get_subscription(s, sub.id).unwrap(), got);
+    assert_eq!(w.billing.subscriptions().get(s, sub.id).unwrap().subscription, got);
     assert_eq!(pending(&w, sub.id), None);
     assert_eq!(sub_events(&w, sub.id), vec![EventType::SubscriptionCreated, EventType::SubscriptionPlanUpdated]);
     // The same again changes nothing.
@@ -140,7 +143,7 @@ pub fn immediate_fields_apply_at_once<H: Harness>() {
     let got = update(&w, sub.id, clear);
     assert_eq!((got.description, got.until_cycle_number), (None, None));
     assert_eq!(count(&w, sub.id, EventType::SubscriptionPlanUpdated), 2);
-    let v = w.billing.subscription_detailed(s, sub.id).unwrap();
+    let v = subscription_json(&w.billing, s, sub.id).unwrap();
     assert_eq!(v["pending_change"], Value::Null);
     assert_eq!(v["override_payment_methods"]["subscription_auto_renewal"], false);
 }
@@ -184,7 +187,7 @@ pub fn plan_change_is_scheduled_then_billed_as_previewed<H: Harness>() {
         )
     );
     assert_eq!((pv.subtotal, pv.discount_total, pv.total_amount), (sar("220.00"), sar("22.00"), sar("198.00")));
-    let v = w.billing.subscription_detailed(s, sub.id).unwrap();
+    let v = subscription_json(&w.billing, s, sub.id).unwrap();
     let pc = &v["pending_change"];
     assert_eq!(pc["id"], json!(p.id));
     assert_eq!((pc["target_amount"].as_str(), pc["current_amount"].as_str()), (Some("198.00"), Some("100.00")));
@@ -203,7 +206,7 @@ pub fn plan_change_is_scheduled_then_billed_as_previewed<H: Harness>() {
     assert_eq!(w.billing.coupons().get(s, ten.id).unwrap().redemptions, 0, "redeemed when applied");
 
     to(&w, "2026-02-15T09:00:01Z");
-    let got = w.billing.get_subscription(s, sub.id).unwrap();
+    let got = w.billing.subscriptions().get(s, sub.id).unwrap().subscription;
     assert_eq!((got.current_cycle_number, got.amount, got.items.len()), (2, sar("198.00"), 2));
     assert_eq!(got.items[0].id, sub.items[0].id, "the kept line keeps its item");
     assert!(got.items[0].updated_at.is_some());
@@ -259,17 +262,17 @@ pub fn second_update_replaces_and_delete_withdraws<H: Harness>() {
     assert_eq!(count(&w, sub.id, EventType::SubscriptionPlanChangeCanceled), 1);
     // DELETE without a change: nothing.
     let before = everything(&w);
-    w.billing.cancel_pending_change(s, sub.id).unwrap();
+    w.billing.subscriptions().cancel_pending_change(s, sub.id).unwrap();
     assert_eq!(everything(&w), before);
     update(&w, sub.id, update_body(&[(gym.id, 2)], &[]));
-    w.billing.cancel_pending_change(s, sub.id).unwrap();
+    w.billing.subscriptions().cancel_pending_change(s, sub.id).unwrap();
     assert_eq!(pending(&w, sub.id), None);
     assert_eq!(
         history(&w, sub.id),
         vec![PlanChangeStatus::Replaced, PlanChangeStatus::Canceled, PlanChangeStatus::Canceled]
     );
     assert_eq!(sub_events(&w, sub.id).last(), Some(&EventType::SubscriptionPlanChangeCanceled));
-    expect_code(w.billing.cancel_pending_change(s, SubscriptionId::new()), Code::NOT_FOUND);
+    expect_code(w.billing.subscriptions().cancel_pending_change(s, SubscriptionId::new()), Code::NOT_FOUND);
     pay_first(&w, s, sub.latest_invoice_id.unwrap());
     advance(&w, Duration::days(32));
     let invs = invoices_of(&w, sub.id);
@@ -327,8 +330,8 @@ pub fn update_refusals_write_nothing<H: Harness>() {
     let b = w.new_branch("Other");
     let scope = w.in_branch(b.id);
     let req = SubscriptionUpdate::parse(&update_body(&[(gym.id, 2)], &[])).unwrap();
-    expect_code(w.billing.update_subscription(&scope, sub.id, &req), Code::NOT_FOUND);
-    expect_code(w.billing.cancel_pending_change(&scope, sub.id), Code::NOT_FOUND);
+    expect_code(w.billing.subscriptions().update(&scope, sub.id, &req).map(|d| d.subscription), Code::NOT_FOUND);
+    expect_code(w.billing.subscriptions().cancel_pending_change(&scope, sub.id), Code::NOT_FOUND);
 
     // In cycle 2, it cannot end in cycle 1.
     pay_first(&w, s, sub.latest_invoice_id.unwrap());
@@ -340,13 +343,13 @@ pub fn update_refusals_write_nothing<H: Harness>() {
     assert_eq!(everything(&w), before);
     // CANCELED: nothing changes any more.
     let ended = create(&w, s, sub_body(c.id, &[(gym.id, 1)], "2026-03-01T00:00:00Z"));
-    w.billing.cancel_subscription(s, ended.id, SubscriptionCancel::default()).unwrap();
+    w.billing.subscriptions().cancel(s, ended.id, SubscriptionCancel::default()).unwrap();
     let before = everything(&w);
     expect_code(try_update(&w, ended.id, &update_body(&[(gym.id, 2)], &[])), Code::INVALID_STATUS);
     let mut b = update_body(&[(gym.id, 1)], &[]);
     b["description"] = json!("x");
     expect_code(try_update(&w, ended.id, &b), Code::INVALID_STATUS);
-    w.billing.cancel_pending_change(s, ended.id).unwrap();
+    w.billing.subscriptions().cancel_pending_change(s, ended.id).unwrap();
     assert_eq!(everything(&w), before);
 }
 
@@ -382,11 +385,11 @@ pub fn interval_change_reanchors_the_cycles<H: Harness>() {
         (p.preview.period_start, p.preview.period_end),
         (ts("2026-02-28T10:00:00Z"), ts("2026-05-28T10:00:00Z"))
     );
-    let v = w.billing.subscription_detailed(s, sub.id).unwrap();
+    let v = subscription_json(&w.billing, s, sub.id).unwrap();
     assert_eq!(v["pending_change"]["delta_amount_per_month"], "-10.00");
     assert_eq!(v["pending_change"]["target_recurring_interval"], "QUARTER");
     to(&w, "2026-02-28T10:00:01Z");
-    let got = w.billing.get_subscription(s, sub.id).unwrap();
+    let got = w.billing.subscriptions().get(s, sub.id).unwrap().subscription;
     assert_eq!(
         (
             got.recurring_interval,
@@ -451,7 +454,7 @@ pub fn lead_time_prepares_the_next_invoice<H: Harness>() {
         (2, ts("2026-02-15T09:00:00Z"), InvoiceStatus::Created)
     );
     assert!(prepared.created_at >= ts("2026-02-12T09:00:00Z") && prepared.created_at <= ts("2026-02-12T09:00:01Z"));
-    let got = w.billing.get_subscription(s, sub.id).unwrap();
+    let got = w.billing.subscriptions().get(s, sub.id).unwrap().subscription;
     assert_eq!((got.current_cycle_number, got.latest_invoice_id), (1, sub.latest_invoice_id));
     assert!(got.latest_invoice_paid);
     // A second preparation item for the same cycle finds the invoice.
@@ -468,7 +471,7 @@ pub fn lead_time_prepares_the_next_invoice<H: Harness>() {
     w.billing.run_due_work(Some(s.org_id()), 100).unwrap();
     assert_eq!(invoices_of(&w, sub.id).len(), 2);
     to(&w, "2026-02-15T09:00:01Z");
-    let got = w.billing.get_subscription(s, sub.id).unwrap();
+    let got = w.billing.subscriptions().get(s, sub.id).unwrap().subscription;
     assert_eq!((got.current_cycle_number, got.latest_invoice_id), (2, Some(prepared.id)));
     assert!(got.latest_invoice_paid);
     let (inv, pays) = w.billing.invoices().get(s, prepared.id).unwrap().into_parts();
@@ -529,10 +532,10 @@ pub fn plan_change_reissues_a_prepared_invoice<H: Harness>() {
     assert_eq!(third.total_amount, sar("300.00"));
     assert_eq!(invoice(&w, reissued.id).status, InvoiceStatus::Canceled);
     // Withdrawn: the re-issued invoice stays as it is (the spec), and bills cycle 2.
-    w.billing.cancel_pending_change(s, sub.id).unwrap();
+    w.billing.subscriptions().cancel_pending_change(s, sub.id).unwrap();
     assert_eq!(invoice(&w, third.id).status, InvoiceStatus::Created);
     to(&w, "2026-02-15T09:00:01Z");
-    let got = w.billing.get_subscription(s, sub.id).unwrap();
+    let got = w.billing.subscriptions().get(s, sub.id).unwrap().subscription;
     assert_eq!(
         (got.current_cycle_number, got.latest_invoice_id, got.amount),
         (2, Some(third.id), sar("100.00"))
@@ -558,10 +561,10 @@ pub fn cancellation_withdraws_a_prepared_invoice<H: Harness>() {
     to(&w, "2026-02-13T00:00:00Z");
     let prepared = invoices_of(&w, sub.id)[1].1.id;
     let s = &w.fresh_admin();
-    w.billing.cancel_subscription(s, sub.id, SubscriptionCancel::default()).unwrap();
+    w.billing.subscriptions().cancel(s, sub.id, SubscriptionCancel::default()).unwrap();
     assert_eq!(invoice(&w, prepared).status, InvoiceStatus::Canceled);
     assert_eq!(invoices_of(&w, sub.id).len(), 1, "the cycle is free again");
-    w.billing.uncancel_subscription(s, sub.id).unwrap();
+    w.billing.subscriptions().uncancel(s, sub.id).unwrap();
     let again = invoices_of(&w, sub.id);
     assert_eq!((again.len(), again[1].1.status), (2, InvoiceStatus::Created));
     let mut b = update_body(&[(gym.id, 1)], &[]);
@@ -573,11 +576,11 @@ pub fn cancellation_withdraws_a_prepared_invoice<H: Harness>() {
     b["until_cycle_number"] = Value::Null;
     update(&w, sub.id, b);
     let third = invoices_of(&w, sub.id)[1].1.id;
-    w.billing.cancel_subscription(s, sub.id, SubscriptionCancel::default()).unwrap();
+    w.billing.subscriptions().cancel(s, sub.id, SubscriptionCancel::default()).unwrap();
     // A change scheduled, then the end: the change is withdrawn, not applied.
     update(&w, sub.id, update_body(&[(gym.id, 2)], &[]));
     to(&w, "2026-02-16T00:00:00Z");
-    let got = w.billing.get_subscription(s, sub.id).unwrap();
+    let got = w.billing.subscriptions().get(s, sub.id).unwrap().subscription;
     assert_eq!((got.status, got.amount), (SubscriptionStatus::Canceled, sar("100.00")));
     assert_eq!(invoice(&w, third).status, InvoiceStatus::Canceled);
     assert!(all_invoices(&w, sub.id)[1..].iter().all(|i| i.status == InvoiceStatus::Canceled));
@@ -611,7 +614,7 @@ pub fn paid_prepared_invoice_is_kept<H: Harness>() {
     );
     assert_eq!(invoice(&w, prepared).status, InvoiceStatus::Completed);
     to(&w, "2026-02-15T09:00:01Z");
-    let got = w.billing.get_subscription(s, sub.id).unwrap();
+    let got = w.billing.subscriptions().get(s, sub.id).unwrap().subscription;
     assert_eq!(
         (got.latest_invoice_id, got.latest_invoice_paid, got.amount),
         (Some(prepared), true, sar("200.00"))
@@ -643,7 +646,7 @@ pub fn dunning_follows_the_organization_schedule<H: Harness>() {
     assert_eq!(count(&w, sub2.id, EventType::SubscriptionCycleRenewalFailed), 1);
     set_settings(&w, json!({"subscription_renewal_retry_days": [1, 3, 7]}));
     to(&w, "2026-02-17T09:00:01Z");
-    let got = w.billing.get_subscription(s, sub.id).unwrap();
+    let got = w.billing.subscriptions().get(s, sub.id).unwrap().subscription;
     assert_eq!(
         (got.status, count(&w, sub.id, EventType::SubscriptionCycleRenewalFailed)),
         (SubscriptionStatus::Inactive, 2)
@@ -653,7 +656,10 @@ pub fn dunning_follows_the_organization_schedule<H: Harness>() {
     assert_eq!(count(&w, sub2.id, EventType::SubscriptionCycleRenewalFailed), 1);
     to(&w, "2026-02-18T09:00:01Z");
     assert_eq!(count(&w, sub2.id, EventType::SubscriptionCycleRenewalFailed), 2);
-    assert_eq!(w.billing.get_subscription(s, sub2.id).unwrap().status, SubscriptionStatus::Inactive);
+    assert_eq!(
+        w.billing.subscriptions().get(s, sub2.id).unwrap().subscription.status,
+        SubscriptionStatus::Inactive
+    );
 }
 
 /// The lead time and the retry schedule in the settings: defaults (0 days; 1, 3, 7), patched
@@ -742,7 +748,7 @@ pub fn concurrent_preparation_and_renewal_issue_once<H: Harness>() {
     let invs = invoices_of(&w, sub.id);
     assert_eq!(invs.iter().map(|(n, _)| *n).collect::<Vec<_>>(), vec![1, 2]);
     assert_eq!(all_invoices(&w, sub.id).len(), 2);
-    let got = w.billing.get_subscription(s, sub.id).unwrap();
+    let got = w.billing.subscriptions().get(s, sub.id).unwrap().subscription;
     assert_eq!((got.current_cycle_number, got.latest_invoice_id), (2, Some(invs[1].1.id)));
 }
 
@@ -840,7 +846,7 @@ pub fn random_plan_changes_bill_as_previewed<H: Harness>() {
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
     let mut reissued = 0;
     for _ in 0..12 {
-        let cur = w.billing.get_subscription(&w.fresh_admin(), sub.id).unwrap();
+        let cur = w.billing.subscriptions().get(&w.fresh_admin(), sub.id).unwrap().subscription;
         let end = cur.current_period_end;
         let prepared_first = rng.below(2) == 1;
         if prepared_first {
@@ -871,7 +877,7 @@ pub fn random_plan_changes_bill_as_previewed<H: Harness>() {
         let change = pending(&w, sub.id);
         reissued += usize::from(change.as_ref().is_some_and(|c| c.invoice_was_reissued));
         w.billing.sandbox().advance(&w.fresh_admin(), Advance::To(end + Duration::seconds(1))).unwrap();
-        let got = w.billing.get_subscription(&w.fresh_admin(), sub.id).unwrap();
+        let got = w.billing.subscriptions().get(&w.fresh_admin(), sub.id).unwrap().subscription;
         let inv = invoice(&w, got.latest_invoice_id.unwrap());
         assert_eq!(inv.scheduled_on, end);
         match change {
@@ -909,20 +915,26 @@ pub fn immediate_cancellation_voids_a_prepared_invoice<H: Harness>() {
     // Cycle 2 starts Jan 22 (declined), cycle 3's invoice is prepared Jan 24, the retry on
     // Jan 25 fails and inactivates.
     to(&w, "2026-01-26T00:00:00Z");
-    let got = w.billing.get_subscription(s, sub.id).unwrap();
+    let got = w.billing.subscriptions().get(s, sub.id).unwrap().subscription;
     assert_eq!((got.status, got.current_cycle_number), (SubscriptionStatus::Inactive, 2));
     let invs = invoices_of(&w, sub.id);
     assert_eq!(invs.len(), 3);
     let prepared = invs[2].1.id;
     assert_eq!(invoice(&w, prepared).status, InvoiceStatus::Created);
-    w.billing.cancel_subscription(&w.fresh_admin(), sub.id, SubscriptionCancel::default()).unwrap();
+    w.billing
+        .subscriptions()
+        .cancel(&w.fresh_admin(), sub.id, SubscriptionCancel::default())
+        .unwrap();
     assert_eq!(invoice(&w, prepared).status, InvoiceStatus::Canceled);
     assert_eq!(
         invoice(&w, invs[1].1.id).status,
         InvoiceStatus::Created,
         "the overdue one is not asked to be voided"
     );
-    assert_eq!(w.billing.get_subscription(s, sub.id).unwrap().status, SubscriptionStatus::Canceled);
+    assert_eq!(
+        w.billing.subscriptions().get(s, sub.id).unwrap().subscription.status,
+        SubscriptionStatus::Canceled
+    );
 }
 
 /// An INACTIVE subscription (its renewal declined) whose next invoice was prepared while it was
@@ -941,7 +953,7 @@ pub fn ending_an_inactive_subscription_withdraws_its_prepared_invoice<H: Harness
     // Jan 22: cycle 2 (no card: declined) and cycle 3's invoice prepared; Jan 23: the retry
     // fails, INACTIVE.
     to(&w, "2026-01-24T00:00:00Z");
-    let got = w.billing.get_subscription(&w.fresh_admin(), sub.id).unwrap();
+    let got = w.billing.subscriptions().get(&w.fresh_admin(), sub.id).unwrap().subscription;
     assert_eq!((got.status, got.current_cycle_number), (SubscriptionStatus::Inactive, 2));
     let invs = invoices_of(&w, sub.id);
     assert_eq!(invs.len(), 3);

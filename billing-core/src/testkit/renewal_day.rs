@@ -46,7 +46,10 @@ pub fn seed<S: Store>(billing: &Billing<S>, scope: &Scope, n: usize, period_star
         "period_start": crate::clock::format_rfc3339(&period_start),
         "currency": "SAR",
     });
-    let sub = billing.create_subscription(scope, SubscriptionCreate::parse(&body, Currency::SAR)?)?;
+    let sub = billing
+        .subscriptions()
+        .create(scope, SubscriptionCreate::parse(&body, Currency::SAR)?)?
+        .subscription;
     let first = sub.latest_invoice_id.expect("a subscription has its first invoice");
     let (_, pays) = billing.invoices().get(scope, first)?.into_parts();
     billing.payments().mark_paid(

@@ -7,7 +7,7 @@
 
 use super::invoices::{consumer, coupon};
 use super::subscription_freezes::{get, to};
-use super::subscriptions::{invoices_of, monthly, sub_body, sub_events, try_create};
+use super::subscriptions::{invoices_of, list_json, monthly, sub_body, sub_events, subscription_json, try_create};
 use super::{expect_code, expect_invalid, ts, Harness, World};
 use crate::error::Code;
 use crate::event::EventType;
@@ -29,7 +29,7 @@ fn trial_body(c: ConsumerId, p: ProductId, period_start: &str) -> Value {
 fn everything<S: Store>(w: &World<S>) -> String {
     let s = &w.fresh_admin();
     let req = parse_subscription_list(&crate::list::QueryParams::parse("limit=100")).unwrap();
-    let subs = w.billing.list_subscriptions(s, &req).unwrap().items;
+    let subs = list_json(&w.billing, s, &req).unwrap().items;
     let events = w.read(|tx| tx.list_events(s.org_id()));
     let work = w.read(|tx| tx.work_queue_depths(ts("2000-01-01T00:00:00Z")));
     format!("{subs:?}{events:?}{work:?}")
@@ -56,7 +56,7 @@ pub fn trial_then_the_first_paid_cycle<H: Harness>() {
     assert!(invoices_of(&w, sub.id).is_empty());
     assert_eq!(sub_events(&w, sub.id), vec![EventType::SubscriptionCreated]);
     assert_eq!(get(&w, sub.id), sub);
-    let v = w.billing.subscription_detailed(s, sub.id).unwrap();
+    let v = subscription_json(&w.billing, s, sub.id).unwrap();
     assert_eq!(v["status"], "TRIALING");
     assert_eq!(v["trial_end"], "2026-01-29T21:00:00.000000Z");
     assert_eq!(v["trial_period_days"], 15);
@@ -88,7 +88,7 @@ pub fn trial_then_the_first_paid_cycle<H: Harness>() {
         .collect();
     assert_eq!(seq, vec![EventType::InvoiceCreated, EventType::PaymentSucceeded, EventType::InvoiceCompleted]);
     assert_eq!(sub_events(&w, sub.id), vec![EventType::SubscriptionCreated, EventType::SubscriptionActivated]);
-    let v = w.billing.subscription_detailed(&w.fresh_admin(), sub.id).unwrap();
+    let v = subscription_json(&w.billing, &w.fresh_admin(), sub.id).unwrap();
     assert_eq!(
         (v["trial_end"].as_str(), v["trial_period_days"].as_i64()),
         (Some("2026-01-29T21:00:00.000000Z"), Some(15))
@@ -182,22 +182,29 @@ pub fn trial_cancel_and_refusals<H: Harness>() {
     let trialing = try_create(&w, s, &trial_body(c.id, gym, "2026-02-01T00:00:00Z")).unwrap();
     let pending = try_create(&w, s, &trial_body(c.id, gym, "2026-01-20T00:00:00Z")).unwrap();
     let before = everything(&w);
-    expect_code(w.billing.uncancel_subscription(s, trialing.id), Code::INVALID_STATUS);
+    expect_code(w.billing.subscriptions().uncancel(s, trialing.id), Code::INVALID_STATUS);
     let f = FreezeRequest {
         start: ts("2026-01-16T00:00:00Z"),
         end: None,
         notes: None,
     };
-    expect_code(w.billing.create_freeze(s, trialing.id, f), Code::INVALID_STATUS);
+    expect_code(w.billing.freezes().create(s, trialing.id, f), Code::INVALID_STATUS);
     assert_eq!(everything(&w), before);
 
-    let got = w.billing.cancel_subscription(s, trialing.id, SubscriptionCancel::default()).unwrap();
+    let got = w
+        .billing
+        .subscriptions()
+        .cancel(s, trialing.id, SubscriptionCancel::default())
+        .unwrap()
+        .subscription;
     assert_eq!((got.status, got.ended_at), (SubscriptionStatus::Canceled, Some(ts("2026-01-15T09:00:00Z"))));
     to(&w, "2026-01-20T00:00:01Z");
     assert_eq!(get(&w, pending.id).status, SubscriptionStatus::TrialPending);
     let got = w
         .billing
-        .cancel_subscription(&w.fresh_admin(), pending.id, SubscriptionCancel { cancel_related_invoices: true })
+        .subscriptions()
+        .cancel(&w.fresh_admin(), pending.id, SubscriptionCancel { cancel_related_invoices: true })
+        .map(|d| d.subscription)
         .unwrap();
     assert_eq!(got.status, SubscriptionStatus::Canceled);
     let (inv, pays) = w.billing.invoices().get(&w.fresh_admin(), got.latest_invoice_id.unwrap()).unwrap().into_parts();

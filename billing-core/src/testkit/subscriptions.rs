@@ -17,6 +17,7 @@ use crate::money::Currency;
 use crate::payment::{MarkPaid, PaymentMethod, PaymentStatus};
 use crate::sandbox::Advance;
 use crate::store::Store;
+use crate::subscription::view::ViewContext;
 use crate::subscription::*;
 use crate::work::DueWork;
 use chrono::Duration;
@@ -31,8 +32,38 @@ pub fn sub_body(c: ConsumerId, items: &[(ProductId, u32)], period_start: &str) -
     })
 }
 
+/// SubscriptionDetailed of a subscription, as the API answers it.
+pub fn subscription_json<S: Store>(b: &crate::billing::Billing<S>, s: &Scope, id: SubscriptionId) -> Result<Value> {
+    let d = b.subscriptions().get(s, id)?;
+    let cx = ViewContext {
+        settings: &s.org.settings,
+        branch_name: &s.branch.name,
+        public_url: b.public_url(),
+    };
+    Ok(serde_json::to_value(d.response(cx)).expect("serializable"))
+}
+
+/// A page of SubscriptionDetailed, as the API answers it.
+pub fn list_json<S: Store>(b: &crate::billing::Billing<S>, s: &Scope, req: &SubscriptionListRequest) -> Result<crate::list::Page<Value>> {
+    let page = b.subscriptions().list(s, req)?;
+    let cx = ViewContext {
+        settings: &s.org.settings,
+        branch_name: &s.branch.name,
+        public_url: b.public_url(),
+    };
+    Ok(crate::list::Page {
+        items: page.items.iter().map(|d| serde_json::to_value(d.response(cx)).expect("serializable")).collect(),
+        total: page.total,
+        page: page.page,
+        limit: page.limit,
+    })
+}
+
 pub fn try_create<S: Store>(w: &World<S>, s: &Scope, v: &Value) -> Result<Subscription> {
-    w.billing.create_subscription(s, SubscriptionCreate::parse(v, Currency::SAR)?)
+    w.billing
+        .subscriptions()
+        .create(s, SubscriptionCreate::parse(v, Currency::SAR)?)
+        .map(|d| d.subscription)
 }
 
 pub fn create<S: Store>(w: &World<S>, s: &Scope, v: Value) -> Subscription {
@@ -54,7 +85,7 @@ pub(crate) fn sub_events<S: Store>(w: &World<S>, id: SubscriptionId) -> Vec<Even
 pub(super) fn everything<S: Store>(w: &World<S>) -> String {
     let s = &w.admin;
     let req = parse_subscription_list(&QueryParams::parse("limit=100&sort_direction=asc")).unwrap();
-    let subs = w.billing.list_subscriptions(s, &req).unwrap().items;
+    let subs = list_json(&w.billing, s, &req).unwrap().items;
     let invoices = w
         .billing
         .invoices()
@@ -75,7 +106,7 @@ pub(super) fn pay_first<S: Store>(w: &World<S>, s: &Scope, inv: InvoiceId) {
 }
 
 pub(crate) fn invoices_of<S: Store>(w: &World<S>, id: SubscriptionId) -> Vec<(u32, Invoice)> {
-    w.billing.subscription_invoices(&w.fresh_admin(), id).unwrap()
+    w.billing.subscriptions().invoices(&w.fresh_admin(), id).unwrap()
 }
 
 pub(super) fn advance<S: Store>(w: &World<S>, by: Duration) {
@@ -138,16 +169,16 @@ pub fn create_issues_the_first_invoice<H: Harness>() {
     assert_eq!(sub_events(&w, sub.id), vec![EventType::SubscriptionCreated]);
     let created = w.read(|tx| tx.list_events(s.org_id())).into_iter().find(|e| e.entity_id == inv.id.0).unwrap();
     assert_eq!(created.event_type, EventType::InvoiceCreated);
-    let got = w.billing.get_subscription(s, sub.id).unwrap();
+    let got = w.billing.subscriptions().get(s, sub.id).unwrap().subscription;
     assert_eq!(got, sub);
 
     pay_first(&w, s, inv.id);
-    let got = w.billing.get_subscription(s, sub.id).unwrap();
+    let got = w.billing.subscriptions().get(s, sub.id).unwrap().subscription;
     assert_eq!(got.status, SubscriptionStatus::Active);
     assert!(got.latest_invoice_paid);
     assert_eq!(got.started_at, Some(w.fresh_admin().org.now(w.billing.clock())));
     assert_eq!(sub_events(&w, sub.id), vec![EventType::SubscriptionCreated, EventType::SubscriptionActivated]);
-    let v = w.billing.subscription_detailed(s, sub.id).unwrap();
+    let v = subscription_json(&w.billing, s, sub.id).unwrap();
     assert_eq!(v["status"], "ACTIVE");
     assert_eq!(v["amount"], "222.00");
     assert_eq!(v["latest_invoice"]["id"], json!(inv.id));
@@ -315,7 +346,7 @@ pub fn a_year_of_monthly_renewals<H: Harness>() {
         assert_eq!(pays.len(), 1);
         assert_eq!(pays[0].status, PaymentStatus::Succeeded);
     }
-    let got = w.billing.get_subscription(s, sub.id).unwrap();
+    let got = w.billing.subscriptions().get(s, sub.id).unwrap().subscription;
     assert_eq!((got.status, got.current_cycle_number), (SubscriptionStatus::Active, 13));
     assert_eq!(
         (got.current_period_start, got.current_period_end),
@@ -366,7 +397,7 @@ pub fn renewal_run_twice_issues_once<H: Harness>() {
     assert_eq!(renewed, 1, "{runs:?}");
     let invs = invoices_of(&w, sub.id);
     assert_eq!(invs.iter().map(|(n, _)| *n).collect::<Vec<_>>(), vec![1, 2]);
-    let got = w.billing.get_subscription(s, sub.id).unwrap();
+    let got = w.billing.subscriptions().get(s, sub.id).unwrap().subscription;
     assert_eq!(got.current_cycle_number, 2);
     // Without auto-renewal the invoice waits to be paid.
     assert_eq!(invs[1].1.status, InvoiceStatus::Created);
@@ -393,15 +424,15 @@ pub fn cancel_and_uncancel<H: Harness>() {
     // A consumer with a subscription that is not canceled is kept.
     expect_code(w.billing.consumers().delete(s, c.id), Code::CONSUMER_HAS_ONGOING_SUBSCRIPTIONS);
     let keep = SubscriptionCancel::default();
-    let got = w.billing.cancel_subscription(s, sub.id, keep).unwrap();
+    let got = w.billing.subscriptions().cancel(s, sub.id, keep).unwrap().subscription;
     assert_eq!(
         (got.status, got.cancel_at_period_end, got.cancel_at_cycle_number()),
         (SubscriptionStatus::Active, true, Some(1))
     );
-    w.billing.cancel_subscription(s, sub.id, keep).unwrap();
-    w.billing.uncancel_subscription(s, sub.id).unwrap();
-    assert!(!w.billing.get_subscription(s, sub.id).unwrap().cancel_at_period_end);
-    w.billing.uncancel_subscription(s, sub.id).unwrap();
+    w.billing.subscriptions().cancel(s, sub.id, keep).unwrap();
+    w.billing.subscriptions().uncancel(s, sub.id).unwrap();
+    assert!(!w.billing.subscriptions().get(s, sub.id).unwrap().subscription.cancel_at_period_end);
+    w.billing.subscriptions().uncancel(s, sub.id).unwrap();
     assert_eq!(
         sub_events(&w, sub.id),
         vec![
@@ -410,32 +441,34 @@ pub fn cancel_and_uncancel<H: Harness>() {
             EventType::SubscriptionCancelAtPeriodEnd
         ]
     );
-    w.billing.cancel_subscription(s, sub.id, keep).unwrap();
+    w.billing.subscriptions().cancel(s, sub.id, keep).unwrap();
     advance(&w, Duration::days(40));
-    let got = w.billing.get_subscription(s, sub.id).unwrap();
+    let got = w.billing.subscriptions().get(s, sub.id).unwrap().subscription;
     assert_eq!(got.status, SubscriptionStatus::Canceled);
     assert_eq!(got.ended_at, Some(sub.current_period_end));
     assert_eq!(invoices_of(&w, sub.id).len(), 1, "nothing is issued after the end");
     assert_eq!(sub_events(&w, sub.id).last(), Some(&EventType::SubscriptionCanceled));
     let s = &w.fresh_admin();
     let before = everything(&w);
-    expect_code(w.billing.uncancel_subscription(s, sub.id), Code::INVALID_STATUS);
-    expect_code(w.billing.cancel_subscription(s, sub.id, keep), Code::INVALID_STATUS);
+    expect_code(w.billing.subscriptions().uncancel(s, sub.id), Code::INVALID_STATUS);
+    expect_code(w.billing.subscriptions().cancel(s, sub.id, keep).map(|d| d.subscription), Code::INVALID_STATUS);
     assert_eq!(everything(&w), before);
 
     // INACTIVE: canceled now, the unpaid invoice voided with it.
     let other = create(&w, s, sub_body(c.id, &[(gym.id, 2)], "2026-03-01T00:00:00Z"));
     let got = w
         .billing
-        .cancel_subscription(s, other.id, SubscriptionCancel { cancel_related_invoices: true })
+        .subscriptions()
+        .cancel(s, other.id, SubscriptionCancel { cancel_related_invoices: true })
+        .map(|d| d.subscription)
         .unwrap();
     assert_eq!(got.status, SubscriptionStatus::Canceled);
     assert_eq!(got.ended_at, Some(s.org.now(w.billing.clock())));
     let (inv, pays) = w.billing.invoices().get(s, other.latest_invoice_id.unwrap()).unwrap().into_parts();
     assert_eq!((inv.status, pays[0].status), (InvoiceStatus::Canceled, PaymentStatus::Canceled));
     assert_eq!(sub_events(&w, other.id), vec![EventType::SubscriptionCreated, EventType::SubscriptionCanceled]);
-    expect_code(w.billing.get_subscription(s, SubscriptionId::new()), Code::NOT_FOUND);
-    expect_code(w.billing.uncancel_subscription(s, SubscriptionId::new()), Code::NOT_FOUND);
+    expect_code(w.billing.subscriptions().get(s, SubscriptionId::new()).map(|d| d.subscription), Code::NOT_FOUND);
+    expect_code(w.billing.subscriptions().uncancel(s, SubscriptionId::new()), Code::NOT_FOUND);
 }
 
 /// `until_cycle_number` ends the subscription after its last cycle (CANCELED at that cycle's
@@ -454,7 +487,7 @@ pub fn until_cycle_number_ends_it<H: Harness>() {
     let invs = invoices_of(&w, sub.id);
     assert_eq!(invs.len(), 3);
     assert!(invs.iter().all(|(_, i)| i.status == InvoiceStatus::Completed));
-    let got = w.billing.get_subscription(s, sub.id).unwrap();
+    let got = w.billing.subscriptions().get(s, sub.id).unwrap().subscription;
     assert_eq!((got.status, got.current_cycle_number), (SubscriptionStatus::Canceled, 3));
     assert_eq!(got.ended_at, Some(ts("2026-02-05T09:00:00Z")));
 }
@@ -480,17 +513,20 @@ pub fn declined_renewals_are_retried_then_inactivate<H: Harness>() {
             .count()
     };
     assert_eq!(failed(&w), 1);
-    let got = w.billing.get_subscription(s, sub.id).unwrap();
+    let got = w.billing.subscriptions().get(s, sub.id).unwrap().subscription;
     assert_eq!((got.status, got.renewal_failures, got.current_cycle_number), (SubscriptionStatus::Active, 1, 2));
     let second = got.latest_invoice_id.unwrap();
     advance(&w, Duration::days(1));
     assert_eq!(failed(&w), 2);
     advance(&w, Duration::days(2));
     assert_eq!(failed(&w), 3);
-    assert_eq!(w.billing.get_subscription(s, sub.id).unwrap().status, SubscriptionStatus::Active);
+    assert_eq!(
+        w.billing.subscriptions().get(s, sub.id).unwrap().subscription.status,
+        SubscriptionStatus::Active
+    );
     advance(&w, Duration::days(4));
     assert_eq!(failed(&w), 4);
-    let got = w.billing.get_subscription(s, sub.id).unwrap();
+    let got = w.billing.subscriptions().get(s, sub.id).unwrap().subscription;
     assert_eq!(got.status, SubscriptionStatus::Inactive);
     assert_eq!(sub_events(&w, sub.id).last(), Some(&EventType::SubscriptionInactivated));
     let (_, pays) = w.billing.invoices().get(s, second).unwrap().into_parts();
@@ -505,7 +541,10 @@ pub fn declined_renewals_are_retried_then_inactivate<H: Harness>() {
         note: None,
     };
     w.billing.payments().mark_paid(s, pays[0].id, req).unwrap();
-    assert_eq!(w.billing.get_subscription(s, sub.id).unwrap().status, SubscriptionStatus::Active);
+    assert_eq!(
+        w.billing.subscriptions().get(s, sub.id).unwrap().subscription.status,
+        SubscriptionStatus::Active
+    );
     advance(&w, Duration::hours(1));
     assert_eq!(invoices_of(&w, sub.id).len(), 3);
 
@@ -524,7 +563,7 @@ pub fn declined_renewals_are_retried_then_inactivate<H: Harness>() {
     let (_, pays) = w
         .billing
         .invoices()
-        .get(s, w.billing.get_subscription(s, other.id).unwrap().latest_invoice_id.unwrap())
+        .get(s, w.billing.subscriptions().get(s, other.id).unwrap().subscription.latest_invoice_id.unwrap())
         .unwrap()
         .into_parts();
     assert_eq!(pays[0].status, PaymentStatus::Pending);
@@ -554,7 +593,7 @@ pub fn list_filters_and_sorts<H: Harness>() {
     pay_first(&w, s, a.latest_invoice_id.unwrap());
     let names = |query: &str| -> Vec<String> {
         let req = parse_subscription_list(&QueryParams::parse(query)).unwrap_or_else(|e| panic!("{query}: {e:?}"));
-        let page = w.billing.list_subscriptions(&w.admin, &req).unwrap();
+        let page = list_json(&w.billing, &w.admin, &req).unwrap();
         page.items.iter().map(|v| v["description"].as_str().unwrap().to_string()).collect()
     };
     assert_eq!(names(""), ["Gamma", "Beta", "Alpha"]);
@@ -583,7 +622,7 @@ pub fn list_filters_and_sorts<H: Harness>() {
     assert_eq!(names("sort_field=current_period_end"), ["Gamma", "Beta", "Alpha"]);
     assert_eq!(names("limit=2&page=2"), ["Alpha"]);
     let req = parse_subscription_list(&QueryParams::parse("limit=2")).unwrap();
-    let page = w.billing.list_subscriptions(s, &req).unwrap();
+    let page = list_json(&w.billing, s, &req).unwrap();
     assert_eq!((page.total, page.items.len()), (3, 2));
     assert!(parse_subscription_list(&QueryParams::parse("statuses=NOPE")).is_err());
     assert!(parse_subscription_list(&QueryParams::parse("sort_field=nope")).is_err());
@@ -591,7 +630,94 @@ pub fn list_filters_and_sorts<H: Harness>() {
     // Another branch sees none of them.
     let other = w.in_branch(w.new_branch("Other").id);
     let req = parse_subscription_list(&QueryParams::parse("")).unwrap();
-    assert!(w.billing.list_subscriptions(&other, &req).unwrap().items.is_empty());
+    assert!(list_json(&w.billing, &other, &req).unwrap().items.is_empty());
+}
+
+/// A page's views read ahead ([`crate::store::Tx::prefetch_subscription_views`]) answer what
+/// reading each alone answers: trials, freezes, scheduled plan changes, consumers (one shared
+/// by two subscriptions) and the latest invoices' payments; and the list shows each
+/// subscription as getting it does.
+pub fn prefetched_list_views_read_as_alone<H: Harness>() {
+    let w = World::new(H::store());
+    let s = &w.admin;
+    let gym = monthly(&w, s, "100.00");
+    let (c1, c2) = (consumer(&w, s, false), consumer(&w, s, false));
+    let a = create(&w, s, sub_body(c1.id, &[(gym.id, 1)], "2026-01-15T09:00:00Z"));
+    let b = create(&w, s, sub_body(c1.id, &[(gym.id, 2)], "2026-01-15T09:00:00Z"));
+    let c = create(&w, s, sub_body(c2.id, &[(gym.id, 3)], "2026-01-15T09:00:00Z"));
+    pay_first(&w, s, a.latest_invoice_id.unwrap());
+    let now = w.now();
+    w.write(|tx| {
+        tx.insert_trial(&Trial {
+            subscription_id: b.id,
+            start: now,
+            end: now + Duration::days(7),
+        })?;
+        tx.insert_freeze(&Freeze {
+            id: crate::ids::FreezeId::new(),
+            org_id: a.org_id,
+            branch_id: a.branch_id,
+            subscription_id: a.id,
+            start: now + Duration::days(40),
+            end: Some(now + Duration::days(50)),
+            notes: Some("away".into()),
+            invoice_id: a.latest_invoice_id,
+            state: FreezeState::Scheduled,
+            deleted_at: None,
+            created_at: now,
+            updated_at: None,
+        })
+    });
+    w.billing
+        .subscriptions()
+        .update(
+            s,
+            c.id,
+            &SubscriptionUpdate::parse(&json!({"items": [{"product_id": gym.id, "quantity": 4}], "coupons": []})).unwrap(),
+        )
+        .unwrap();
+    let subs: Vec<Subscription> = [a.id, b.id, c.id]
+        .iter()
+        .map(|id| w.read(|tx| tx.subscription(s.branch.id, *id)).unwrap())
+        .collect();
+    let views = |tx: &mut dyn crate::Tx| -> crate::error::StoreResult<String> {
+        let mut out = String::new();
+        for x in &subs {
+            let payments = match x.latest_invoice_id {
+                Some(i) => tx.invoice_payments(i)?,
+                None => vec![],
+            };
+            out += &format!(
+                "{:?}{:?}{:?}{:?}{:?}\n",
+                tx.subscription_trial(x.id)?,
+                tx.subscription_freezes(x.id)?,
+                tx.scheduled_plan_change(x.id)?,
+                tx.consumer(x.branch_id, x.consumer_id)?,
+                payments
+            );
+        }
+        Ok(out)
+    };
+    let alone = w.read(views);
+    assert!(
+        alone.contains("away") && alone.contains("status: Scheduled") && alone.contains(&b.id.to_string()),
+        "{alone}"
+    );
+    let ahead = w.read(|tx| {
+        tx.prefetch_subscription_views(&subs)?;
+        views(tx)
+    });
+    assert_eq!(ahead, alone);
+    let req = parse_subscription_list(&QueryParams::parse("limit=100")).unwrap();
+    let listed = list_json(&w.billing, s, &req).unwrap().items;
+    assert_eq!(listed.len(), 3);
+    for v in &listed {
+        let id: SubscriptionId = v["id"].as_str().unwrap().parse().unwrap();
+        assert_eq!(*v, subscription_json(&w.billing, s, id).unwrap());
+    }
+    assert_eq!(listed.iter().filter(|v| v["trial_period_days"] == json!(7)).count(), 1);
+    assert_eq!(listed.iter().filter(|v| v["latest_freeze"]["notes"] == json!("away")).count(), 1);
+    assert_eq!(listed.iter().filter(|v| v["pending_change"].is_object()).count(), 1);
 }
 
 /// The renewals of one claim run together (one `Store::write_each`): each is renewed once, and
@@ -626,7 +752,7 @@ pub fn renewals_of_one_claim_run_together<H: Harness>() {
     assert_eq!((report.count("subscription.renewed"), report.errors), (3, 0), "{report:?}");
     for sub in &subs {
         let cycles: Vec<u32> = invoices_of(&w, sub.id).iter().map(|(n, _)| *n).collect();
-        let got = w.billing.get_subscription(s, sub.id).unwrap();
+        let got = w.billing.subscriptions().get(s, sub.id).unwrap().subscription;
         if sub.id == lost {
             assert_eq!((cycles, got.current_cycle_number), (vec![1], 1), "the lost item changed nothing");
         } else {

@@ -118,6 +118,8 @@ fn build() -> Value {
     let _ = g.subschema_for::<shapes::HTTPValidationError>();
     let _ = g.subschema_for::<shapes::ServiceBaseResponse>();
     let _ = g.subschema_for::<shapes::MultiplePaymentsInTransactionErrorResponse>();
+    // Named by reference from SubscriptionDetailed (`latest_invoice`) until it is the model's.
+    let _ = g.subschema_for::<shapes::InvoiceBase>();
     let schemas = g.take_definitions(true);
     json!({
         "openapi": "3.1.0",

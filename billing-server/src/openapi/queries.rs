@@ -29,8 +29,6 @@ macro_rules! sort_enum {
 
 sort_enum! {
     ConsumerSortField = core::consumer::ConsumerSort;
-    SubscriptionSortField = core::subscription::SubscriptionSort;
-    FreezeSortField = core::subscription::FreezeSort;
 }
 
 /// `asc` or `desc` (default `desc`).
@@ -97,23 +95,6 @@ macro_rules! list_query {
 }
 
 list_query! {
-    SubscriptionListQuery(SubscriptionSortField) {
-        statuses: Vec<SubscriptionStatus>,
-        /// Latest invoice paid or partially paid.
-        latest_invoice_is_paid: bool,
-        from_date: DateTime,
-        to_date: DateTime,
-        current_period_start_from_date: DateTime,
-        current_period_start_to_date: DateTime,
-        current_period_end_from_date: DateTime,
-        current_period_end_to_date: DateTime,
-        from_price: Amount,
-        to_price: Amount,
-        organization_consumer_id: Id,
-        product_ids: Vec<Id>,
-        currencies: Vec<CurrencyCode>,
-    }
-    FreezeListQuery(FreezeSortField) {}
 }
 
 /// A page of a list without filters.

@@ -49,7 +49,7 @@ use crate::list::{Direction, ListQuery, Query, QueryParams};
 use crate::wire::{Body, MAX_NOTE};
 use crate::wire_enum;
 use chrono::Duration;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 /// How far in the past a start (or an end of a freeze in force) may be and still mean "now":
 /// a client's clock and the request's travel make "now" arrive a little late.
@@ -108,22 +108,6 @@ impl Freeze {
     /// Its length in whole days, rounded up; `None` while it has no end.
     pub fn duration_days(&self) -> Option<i64> {
         Some(ceil_days(self.end? - self.start))
-    }
-
-    /// FreezeSubscriptionBase (plus `status`, where the freeze is in its life).
-    pub fn to_json(&self) -> Value {
-        json!({
-            "created_at": format_rfc3339(&self.created_at),
-            "updated_at": self.updated_at.as_ref().map(format_rfc3339),
-            "id": self.id,
-            "freeze_start_datetime": format_rfc3339(&self.start),
-            "freeze_end_datetime": self.end.as_ref().map(format_rfc3339),
-            "notes": self.notes,
-            "subscription_id": self.subscription_id,
-            "invoice_id": self.invoice_id,
-            "duration": self.duration_days(),
-            "status": self.state,
-        })
     }
 }
 
@@ -276,9 +260,44 @@ pub fn sort_freezes(all: &mut [Freeze], q: &ListQuery<FreezeSort>) {
     });
 }
 
+/// The documents of the freeze requests (their fields as [`FreezeRequest`]'s readers read them).
+pub mod request {
+    use super::FreezeSort;
+    use crate::schema::{DateTime, NullableDateTime};
+    use schemars::JsonSchema;
+
+    /// FreezeSubscriptionCreateRequest: a new freeze period of an ACTIVE or FROZEN subscription.
+    #[derive(JsonSchema)]
+    pub struct FreezeSubscriptionCreateRequest {
+        /// When it starts: now (within 5 minutes of now) or later, at most 3650 days ahead.
+        pub freeze_start_datetime: DateTime,
+        /// When it ends (after the start); absent or `null`: until ended by an update or a delete.
+        pub freeze_end_datetime: Option<DateTime>,
+        /// The merchant's note.
+        pub notes: Option<String>,
+    }
+
+    /// FreezeSubscriptionUpdateRequest: new dates (and notes, when sent) for a freeze.
+    #[derive(JsonSchema)]
+    pub struct FreezeSubscriptionUpdateRequest {
+        /// When it starts (a freeze in force keeps its start).
+        pub freeze_start_datetime: DateTime,
+        /// `null`: open-ended.
+        pub freeze_end_datetime: NullableDateTime,
+        /// The merchant's note (`null` clears it; absent keeps it).
+        pub notes: Option<String>,
+    }
+
+    crate::list_query! {
+        /// A subscription's freezes (not the deleted ones).
+        FreezeListQuery(FreezeSort) {}
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
     fn ts(s: &str) -> crate::clock::Timestamp {
         crate::clock::parse_datetime(s).unwrap()
     }

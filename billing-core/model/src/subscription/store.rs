@@ -72,6 +72,15 @@ pub trait SubscriptionTx {
         let _ = ids;
         Ok(())
     }
+    /// A hint, in a read transaction: it is about to read, for each of these subscriptions (a
+    /// page of a list), what its response shows: its trial, freezes and scheduled plan change,
+    /// its consumer and its latest invoice's payments. A store may read them all now, together;
+    /// whatever it answers later must still be what a read at that moment would answer. The
+    /// default does nothing.
+    fn prefetch_subscription_views(&mut self, subs: &[Subscription]) -> StoreResult<()> {
+        let _ = subs;
+        Ok(())
+    }
     /// `(cycle, invoice)` of every billed cycle, by cycle.
     fn subscription_cycles(&mut self, subscription: SubscriptionId) -> StoreResult<Vec<(u32, InvoiceId)>>;
 }

@@ -167,6 +167,114 @@ pub fn parse_subscription_list(params: &QueryParams) -> Result<SubscriptionListR
     Ok(SubscriptionListRequest { query: list, filter })
 }
 
+/// The documents of the subscription requests (their fields as the readers above read them).
+pub mod request {
+    use super::{SubscriptionSort, SubscriptionStatus};
+    use crate::money::Currency;
+    use crate::schema::{Amount, DateTime, Id, Integer};
+    use schemars::JsonSchema;
+
+    /// SubscriptionCreate: a consumer billed repeatedly for recurring products; the first
+    /// cycle's invoice is issued at once.
+    #[derive(JsonSchema)]
+    pub struct SubscriptionCreate {
+        /// Whether the consumer is notified of its invoices (default true).
+        pub notify_consumer: Option<bool>,
+        /// The merchant's description, copied onto each cycle's invoice.
+        #[schemars(length(max = 2000))]
+        pub description: Option<String>,
+        /// The lines each cycle bills: recurring products sharing one interval (1 to 100 lines).
+        pub items: Vec<SubscriptionItemCreateDto>,
+        /// Subscription-level coupons (ids), applied in this order after the items' own.
+        pub coupons: Option<Vec<String>>,
+        /// The consumer billed (one of the branch's live consumers).
+        pub organization_consumer_id: Id,
+        /// When cycle 1 starts (its invoice is due then); the cycles follow the calendar from it.
+        pub period_start: DateTime,
+        /// The last cycle billed (default: no end).
+        pub until_cycle_number: Option<Integer>,
+        /// Overrides of the organization's payment methods for its invoices, and auto-renewal.
+        pub override_payment_methods: Option<SubscriptionPaymentMethodDto>,
+        /// Whether coupons are dropped when an invoice is paid in installments (default false).
+        pub exclude_coupons_if_installments: Option<bool>,
+        /// The currency every cycle is billed in (default: the organization's).
+        pub currency: Option<Currency>,
+        /// A trial until `period_start`: nothing is billed before it (default false).
+        pub trial: Option<bool>,
+    }
+
+    /// SubscriptionItemCreateDto: one line of a subscription.
+    #[derive(JsonSchema)]
+    pub struct SubscriptionItemCreateDto {
+        /// A RECURRING product of the branch with an active price in the currency.
+        pub product_id: Id,
+        /// How many units (1 to 1000000; default 1).
+        pub quantity: Integer,
+        /// The line's own coupons (ids), applied in this order.
+        pub coupons: Option<Vec<String>>,
+    }
+
+    /// SubscriptionCancel: an ACTIVE subscription ends at its period end; any other ends now.
+    #[derive(JsonSchema)]
+    pub struct SubscriptionCancel {
+        /// Also void its invoices that are not finalised (default false).
+        pub cancel_related_invoices: Option<bool>,
+    }
+
+    /// SubscriptionPaymentMethodDto: the overrides of the organization's payment methods for a
+    /// subscription's invoices (the document of [`super::PaymentMethodOverrides`], in requests and
+    /// responses).
+    #[derive(JsonSchema)]
+    pub struct SubscriptionPaymentMethodDto {
+        /// Visa cards (and mada); `null`: the organization's default.
+        pub visa: Option<bool>,
+        /// Mastercard; `null`: the organization's default.
+        pub mastercard: Option<bool>,
+        /// American Express; `null`: the organization's default.
+        pub amex: Option<bool>,
+        /// Bank transfer; `null`: the organization's default.
+        pub bank_transfer: Option<bool>,
+        /// Installments: never offered for recurring products (`true` is refused).
+        pub installment: Option<bool>,
+        /// Qurrah; `null`: the organization's default.
+        pub qurrah: Option<bool>,
+        /// Whether renewals charge the consumer's latest active card (`null`: yes).
+        pub subscription_auto_renewal: Option<bool>,
+    }
+
+    crate::list_query! {
+        /// Subscriptions.
+        SubscriptionListQuery(SubscriptionSort) {
+            /// Only these statuses (repeated).
+            statuses: Vec<SubscriptionStatus>,
+            /// Latest invoice paid or partially paid.
+            latest_invoice_is_paid: bool,
+            /// Created at or after.
+            from_date: DateTime,
+            /// Created at or before.
+            to_date: DateTime,
+            /// Current period started at or after.
+            current_period_start_from_date: DateTime,
+            /// Current period started at or before.
+            current_period_start_to_date: DateTime,
+            /// Current period ends at or after.
+            current_period_end_from_date: DateTime,
+            /// Current period ends at or before.
+            current_period_end_to_date: DateTime,
+            /// `amount` at least.
+            from_price: Amount,
+            /// `amount` at most.
+            to_price: Amount,
+            /// Only this consumer's.
+            organization_consumer_id: Id,
+            /// Having an item of one of these products (repeated).
+            product_ids: Vec<Id>,
+            /// Only in these currencies (repeated or comma-separated).
+            currencies: Vec<Currency>,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

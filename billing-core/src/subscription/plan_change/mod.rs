@@ -3,5 +3,6 @@
 pub use billing_model::subscription::plan_change::*;
 
 mod ops;
+mod target;
 
 pub use ops::lane;

@@ -43,7 +43,7 @@ pub fn random<S: Store>(sim: &mut Sim<S>) {
 fn state<S: Store>(sim: &Sim<S>, id: SubscriptionId) -> String {
     let org = &sim.orgs[sim.subs.iter().find(|s| s.id == id).expect("known").org];
     let s = org.scope(&sim.w);
-    let sub = sim.w.billing.get_subscription(&s, id).expect("get subscription");
+    let sub = sim.w.billing.subscriptions().get(&s, id).map(|d| d.subscription).expect("get subscription");
     let cycles = sim.w.read(|tx| tx.subscription_cycles(id));
     let freezes = sim.w.read(|tx| tx.subscription_freezes(id));
     let change = sim.w.read(|tx| tx.scheduled_plan_change(id));
@@ -126,7 +126,9 @@ pub fn create<S: Store>(sim: &mut Sim<S>) {
     let s = sim
         .w
         .billing
-        .create_subscription(&scope, req)
+        .subscriptions()
+        .create(&scope, req)
+        .map(|d| d.subscription)
         .unwrap_or_else(|e| panic!("step {}: create subscription {body}: {e:?}", sim.step));
     sim.subs.push(SimSub {
         id: s.id,
@@ -203,7 +205,7 @@ fn plan_body(plan: &Plan) -> Value {
 /// The plan the next cycle bills: the SCHEDULED change's target, else the plan in force.
 fn next_plan<S: Store>(sim: &Sim<S>, id: SubscriptionId) -> Plan {
     let scope = sim.orgs[sub(sim, id).org].scope(&sim.w);
-    let s = sim.w.billing.get_subscription(&scope, id).expect("get subscription");
+    let s = sim.w.billing.subscriptions().get(&scope, id).map(|d| d.subscription).expect("get subscription");
     sim.w.read(|tx| tx.scheduled_plan_change(id)).map(|c| c.target).unwrap_or_else(|| s.plan())
 }
 
@@ -211,7 +213,11 @@ fn update<S: Store>(sim: &mut Sim<S>, id: SubscriptionId, body: Value, what: &st
     let org = sub(sim, id).org;
     let req = SubscriptionUpdate::parse(&body).unwrap_or_else(|e| panic!("{what} {body}: {e:?}"));
     let done = attempt(sim, id, what, &[Code::INVALID_STATUS], |sim| {
-        sim.w.billing.update_subscription(&sim.orgs[org].scope(&sim.w), id, &req)
+        sim.w
+            .billing
+            .subscriptions()
+            .update(&sim.orgs[org].scope(&sim.w), id, &req)
+            .map(|d| d.subscription)
     });
     if done.is_some() {
         record_preview(sim, id);
@@ -257,7 +263,7 @@ fn change_plan<S: Store>(sim: &mut Sim<S>, id: SubscriptionId) {
 fn delete_pending_change<S: Store>(sim: &mut Sim<S>, id: SubscriptionId) {
     let org = sub(sim, id).org;
     attempt(sim, id, "delete pending change", &[], |sim| {
-        sim.w.billing.cancel_pending_change(&sim.orgs[org].scope(&sim.w), id)
+        sim.w.billing.subscriptions().cancel_pending_change(&sim.orgs[org].scope(&sim.w), id)
     });
 }
 
@@ -265,7 +271,13 @@ fn delete_pending_change<S: Store>(sim: &mut Sim<S>, id: SubscriptionId) {
 /// so no change is scheduled or withdrawn).
 fn update_fields<S: Store>(sim: &mut Sim<S>, id: SubscriptionId) {
     let org = sub(sim, id).org;
-    let s = sim.w.billing.get_subscription(&sim.orgs[org].scope(&sim.w), id).expect("get subscription");
+    let s = sim
+        .w
+        .billing
+        .subscriptions()
+        .get(&sim.orgs[org].scope(&sim.w), id)
+        .map(|d| d.subscription)
+        .expect("get subscription");
     let mut body = plan_body(&next_plan(sim, id));
     if sim.rng.chance(50) {
         body["until_cycle_number"] = if sim.rng.chance(30) {
@@ -299,7 +311,7 @@ fn freeze<S: Store>(sim: &mut Sim<S>, id: SubscriptionId) {
     };
     let req = FreezeRequest { start, end, notes: None };
     attempt(sim, id, "freeze", &[Code::INVALID_STATUS, Code::FREEZE_OVERLAP], |sim| {
-        sim.w.billing.create_freeze(&sim.orgs[org].scope(&sim.w), id, req)
+        sim.w.billing.freezes().create(&sim.orgs[org].scope(&sim.w), id, req)
     });
 }
 
@@ -325,12 +337,12 @@ fn unfreeze<S: Store>(sim: &mut Sim<S>, id: SubscriptionId) {
         }))
         .expect("freeze update");
         attempt(sim, id, "freeze end", &[Code::INVALID_STATUS, Code::FREEZE_OVERLAP], |sim| {
-            sim.w.billing.update_freeze(&sim.orgs[org].scope(&sim.w), id, f.id, req)
+            sim.w.billing.freezes().update(&sim.orgs[org].scope(&sim.w), id, f.id, req)
         });
         return;
     }
     attempt(sim, id, "delete freeze", &[Code::INVALID_STATUS], |sim| {
-        sim.w.billing.delete_freeze(&sim.orgs[org].scope(&sim.w), id, f.id)
+        sim.w.billing.freezes().delete(&sim.orgs[org].scope(&sim.w), id, f.id)
     });
 }
 
@@ -340,14 +352,18 @@ fn cancel<S: Store>(sim: &mut Sim<S>, id: SubscriptionId) {
         cancel_related_invoices: sim.rng.chance(40),
     };
     attempt(sim, id, "cancel", &[Code::INVALID_STATUS], |sim| {
-        sim.w.billing.cancel_subscription(&sim.orgs[org].scope(&sim.w), id, req)
+        sim.w
+            .billing
+            .subscriptions()
+            .cancel(&sim.orgs[org].scope(&sim.w), id, req)
+            .map(|d| d.subscription)
     });
 }
 
 fn uncancel<S: Store>(sim: &mut Sim<S>, id: SubscriptionId) {
     let org = sub(sim, id).org;
     attempt(sim, id, "uncancel", &[Code::INVALID_STATUS], |sim| {
-        sim.w.billing.uncancel_subscription(&sim.orgs[org].scope(&sim.w), id)
+        sim.w.billing.subscriptions().uncancel(&sim.orgs[org].scope(&sim.w), id)
     });
 }
 
@@ -357,7 +373,7 @@ fn pay_open_invoice<S: Store>(sim: &mut Sim<S>, id: SubscriptionId) {
     let org = sub(sim, id).org;
     let scope = sim.orgs[org].scope(&sim.w);
     let mut payable = vec![];
-    for (_, inv) in sim.w.billing.subscription_invoices(&scope, id).expect("subscription invoices") {
+    for (_, inv) in sim.w.billing.subscriptions().invoices(&scope, id).expect("subscription invoices") {
         let (_, pays) = sim.w.billing.invoices().get(&scope, inv.id).expect("get invoice").into_parts();
         if inv.status == crate::invoice::InvoiceStatus::Canceled {
             continue;

@@ -85,6 +85,42 @@ impl SubscriptionUpdate {
     }
 }
 
+/// The document of SubscriptionUpdate (its fields as the reader above reads them).
+pub mod request {
+    use crate::money::Currency;
+    use crate::product::RecurringInterval;
+    use crate::schema::{Id, Integer};
+    use crate::subscription::wire::request::{SubscriptionItemCreateDto, SubscriptionPaymentMethodDto};
+    use schemars::JsonSchema;
+
+    /// SubscriptionUpdate: fields apply at once; items, coupons and the interval are a plan
+    /// change scheduled for the period end.
+    #[derive(JsonSchema)]
+    pub struct SubscriptionUpdate {
+        /// The merchant's description (from the next invoice on).
+        #[schemars(length(max = 2000))]
+        pub description: Option<String>,
+        /// The items from the next period (a change is a plan change at the period end).
+        pub items: Vec<SubscriptionItemCreateDto>,
+        /// The coupons from the next period.
+        pub coupons: Vec<String>,
+        /// The last cycle billed.
+        pub until_cycle_number: Option<Integer>,
+        /// Overrides of the organization's payment methods, and auto-renewal.
+        pub override_payment_methods: Option<SubscriptionPaymentMethodDto>,
+        /// The cycle unit from the next period (the items' products must have it).
+        pub recurring_interval: Option<RecurringInterval>,
+        /// How many intervals one cycle lasts from the next period (1 to 365).
+        pub recurring_interval_count: Option<Integer>,
+        /// Whether coupons are dropped when an invoice is paid in installments.
+        pub exclude_coupons_if_installments: Option<bool>,
+        /// Must be the subscription's own (a subscription keeps its consumer: cancel and create another).
+        pub organization_consumer_id: Option<Id>,
+        /// Must be the subscription's own currency.
+        pub currency: Option<Currency>,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
