@@ -3,7 +3,6 @@
 //! reader in billing-core reads exactly these names.
 #![allow(dead_code)]
 
-use super::types::*;
 use billing_core as core;
 use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
 use std::borrow::Cow;
