@@ -93,8 +93,7 @@ macro_rules! list_query {
     )*};
 }
 
-list_query! {
-}
+list_query! {}
 
 /// A page of a list without filters.
 #[derive(JsonSchema)]

@@ -140,4 +140,3 @@ pub type CouponDto = billing_core::coupon::CouponView<'static>;
 pub type ProductDto = billing_core::product::ProductView<'static>;
 
 pub type SubscriptionDetailed = billing_core::subscription::view::SubscriptionDetailed<'static>;
-
