@@ -4,48 +4,19 @@
 
 use super::{ContactInformationType, PaymentLink, PaymentLinkDetail, PaymentLinkItem, PaymentLinkStatus};
 use crate::clock::Timestamp;
+use crate::coupon::view::CouponView;
 use crate::coupon::Coupon;
 use crate::ids::{BranchId, ConsumerId, OrgId, PaymentLinkId, PaymentLinkItemId, PriceId, ProductId, UserId};
 use crate::invoice::PaymentMethods;
 use crate::money::{Currency, Money};
 use crate::org::OrgSettings;
 use crate::pricing::view::{coupon_calculation, CouponCalculation};
+use crate::product::view::ProductView;
 use crate::product::RecurringInterval;
 use crate::schema::{Integer, JsonObject};
-use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
+use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::{Map, Value};
-use std::borrow::Cow;
-
-/// A component another part of the document defines (the catalog's views), named by reference.
-macro_rules! component_ref {
-    ($($(#[$m:meta])* $name:ident => $component:literal;)*) => {$(
-        $(#[$m])*
-        pub struct $name;
-        impl JsonSchema for $name {
-            fn inline_schema() -> bool {
-                true
-            }
-            fn schema_name() -> Cow<'static, str> {
-                $component.into()
-            }
-            fn json_schema(_: &mut SchemaGenerator) -> Schema {
-                json_schema!({"$ref": concat!("#/components/schemas/", $component)})
-            }
-        }
-    )*};
-}
-
-component_ref! {
-    /// ProductDto (the products' view).
-    ProductDtoRef => "ProductDto";
-    /// CouponDto (the coupons' view).
-    CouponDtoRef => "CouponDto";
-}
-
-crate::literal_enum! {
-    SubscriptionRecurringInterval = ["WEEK", "MONTH", "QUARTER", "YEAR"];
-}
 
 /// PaymentLinkDetailed: a payment link (a shareable hosted checkout for a priced set of
 /// products), with its items, coupons and totals.
@@ -113,9 +84,8 @@ pub struct PaymentLinkResponse<'a> {
     pub valid_until: Option<Timestamp>,
     /// The message the payer sees after paying; `null` if none.
     pub confirmation_message: Option<&'a str>,
-    /// For a link of recurring products, how often the subscription it makes renews; `null`
-    /// for one-time products.
-    #[schemars(with = "Option<SubscriptionRecurringInterval>")]
+    /// For a link of recurring products, how often the subscription it makes renews (its
+    /// products' interval); `null` for one-time products.
     pub recurring_interval: Option<RecurringInterval>,
     /// How many `recurring_interval`s one subscription period lasts; `null` for one-time
     /// products.
@@ -155,9 +125,8 @@ pub struct PaymentLinkResponse<'a> {
     pub contact_information_type: ContactInformationType,
     /// The link's items, in order.
     pub items: Vec<PaymentLinkItemResponse<'a>>,
-    /// The link-level coupons (CouponDto), in order; a coupon deleted since is left out.
-    #[schemars(with = "Vec<CouponDtoRef>")]
-    pub coupons: Vec<Value>,
+    /// The link-level coupons, in order; a coupon deleted since is left out.
+    pub coupons: Vec<CouponView<'a>>,
     /// The payment methods the checkout offers.
     #[schemars(with = "Option<PaymentMethodDto>")]
     pub override_payment_methods: PaymentMethodDto,
@@ -205,9 +174,8 @@ pub struct PaymentLinkItemResponse<'a> {
     /// The item's own coupons applied to `original_amount`, in order.
     #[schemars(with = "Option<CouponCalculation>")]
     pub coupon_calculation_metadata: CouponCalculation<'a>,
-    /// The product (ProductDto) as it is now; `null` if it was deleted since.
-    #[schemars(with = "Option<ProductDtoRef>")]
-    pub product: Option<Value>,
+    /// The product as it is now; `null` if it was deleted since.
+    pub product: Option<ProductView<'a>>,
     /// Whether the payer may choose the quantity, within `min_quantity` and `max_quantity`.
     pub allow_custom_quantity: bool,
     /// The least quantity the payer may choose; `null`: 1.
@@ -304,7 +272,7 @@ impl PaymentLinkDetail {
             custom_metadata: &l.custom_metadata,
             contact_information_type: l.contact_information_type,
             items: l.items.iter().map(|it| self.item(it, settings)).collect(),
-            coupons: self.coupons.iter().map(Coupon::to_json).collect(),
+            coupons: self.coupons.iter().map(Coupon::view).collect(),
             override_payment_methods: PaymentMethodDto::of(&l.payment_methods),
             url: l.url(public_url),
             amount_collected: l.amount_collected,
@@ -326,7 +294,7 @@ impl PaymentLinkDetail {
             vat_amount: line.vat_amount,
             price_excluding_vat: line.excluding_vat,
             coupon_calculation_metadata: coupon_calculation(&line.coupons),
-            product: self.products.iter().find(|p| p.id == line.product_id).map(|p| p.to_json(settings)),
+            product: self.products.iter().find(|p| p.id == line.product_id).map(|p| p.view(settings)),
             allow_custom_quantity: it.allow_custom_quantity,
             min_quantity: it.min_quantity,
             max_quantity: it.max_quantity,
