@@ -1,7 +1,9 @@
 //! [`Billing`]: the composition root. It makes the [`Engine`] (store, clock, outside services)
 //! and wires into it what every resource contributes: the handlers of each kind of due work.
 //! The HTTP server, the background worker and embedders all hold one and call the same
-//! operations through it.
+//! operations through it: each resource's service (`billing.invoices().create(…)`). What is
+//! not an operation — the store, the clock, the gateways and transports, the engine's settings,
+//! the due-work runner, idempotency keys — is the engine's, reached as `billing.engine()`.
 //!
 //! Nothing in the engine imports this file: a new kind of due work is a handler in its
 //! resource's module and a line in [`work_handlers`].
@@ -80,9 +82,34 @@ impl<S: Store> Billing<S> {
         crate::coupon::ops::Coupons::new(&self.engine)
     }
 
+    /// A subscription's freeze periods: create, list, update, delete.
+    pub fn freezes(&self) -> crate::subscription::freeze::Freezes<'_, S> {
+        crate::subscription::freeze::Freezes::new(&self.engine)
+    }
+
+    /// Invoices: create, get, list, update, void, send, accept; the pay page, pay, decline.
+    pub fn invoices(&self) -> crate::invoice::ops::Invoices<'_, S> {
+        crate::invoice::ops::Invoices::new(&self.engine)
+    }
+
     /// Notifications: list, get.
     pub fn notifications(&self) -> crate::notification::ops::Notifications<'_, S> {
         crate::notification::ops::Notifications::new(&self.engine)
+    }
+
+    /// The organization: bootstrap, the current user, invitations, settings.
+    pub fn org(&self) -> crate::org::ops::Organizations<'_, S> {
+        crate::org::ops::Organizations::new(&self.engine)
+    }
+
+    /// Payment links: create, get, list, change status, change coupons.
+    pub fn payment_links(&self) -> crate::payment_link::ops::PaymentLinks<'_, S> {
+        crate::payment_link::ops::PaymentLinks::new(&self.engine)
+    }
+
+    /// Payments: get, list, mark-paid, refund, card charges, saved cards, auto-charge.
+    pub fn payments(&self) -> crate::payment::ops::Payments<'_, S> {
+        crate::payment::ops::Payments::new(&self.engine)
     }
 
     /// Products and their prices: create, get, list, update, delete, add_price, update_price,
@@ -91,30 +118,9 @@ impl<S: Store> Billing<S> {
         crate::product::ops::Products::new(&self.engine)
     }
 
-    /// Webhook endpoints and their delivery log: create, get, list, update, delete,
-    /// rotate_secret, list_deliveries, get_delivery, retry_delivery.
-    pub fn webhooks(&self) -> crate::webhook::ops::Webhooks<'_, S> {
-        crate::webhook::ops::Webhooks::new(&self.engine)
-    }
-
-    /// Invoices: create, get, list, update, void, send, accept; the pay page, pay, decline.
-    pub fn invoices(&self) -> crate::invoice::ops::Invoices<'_, S> {
-        crate::invoice::ops::Invoices::new(&self.engine)
-    }
-
-    /// Payments: get, list, mark-paid, refund, card charges, saved cards, auto-charge.
-    pub fn payments(&self) -> crate::payment::ops::Payments<'_, S> {
-        crate::payment::ops::Payments::new(&self.engine)
-    }
-
-    /// Payment links: create, get, list, change status, change coupons.
-    pub fn payment_links(&self) -> crate::payment_link::ops::PaymentLinks<'_, S> {
-        crate::payment_link::ops::PaymentLinks::new(&self.engine)
-    }
-
-    /// A subscription's freeze periods: create, list, update, delete.
-    pub fn freezes(&self) -> crate::subscription::freeze::Freezes<'_, S> {
-        crate::subscription::freeze::Freezes::new(&self.engine)
+    /// The sandbox test clock: read it, advance it.
+    pub fn sandbox(&self) -> crate::sandbox::ops::Sandbox<'_, S> {
+        crate::sandbox::ops::Sandbox::new(&self.engine)
     }
 
     /// Subscriptions: create, get, list, invoices, cancel, uncancel, update,
@@ -123,26 +129,14 @@ impl<S: Store> Billing<S> {
         crate::subscription::ops::Subscriptions::new(&self.engine)
     }
 
+    /// Webhook endpoints and their delivery log: create, get, list, update, delete,
+    /// rotate_secret, list_deliveries, get_delivery, retry_delivery.
+    pub fn webhooks(&self) -> crate::webhook::ops::Webhooks<'_, S> {
+        crate::webhook::ops::Webhooks::new(&self.engine)
+    }
+
     /// The engine the operations run on.
     pub fn engine(&self) -> &Engine<S> {
-        &self.engine
-    }
-
-    /// The organization: bootstrap, the current user, invitations, settings.
-    pub fn org(&self) -> crate::org::ops::Organizations<'_, S> {
-        crate::org::ops::Organizations::new(&self.engine)
-    }
-
-    /// The sandbox test clock: read it, advance it.
-    pub fn sandbox(&self) -> crate::sandbox::ops::Sandbox<'_, S> {
-        crate::sandbox::ops::Sandbox::new(&self.engine)
-    }
-}
-
-impl<S> std::ops::Deref for Billing<S> {
-    type Target = Engine<S>;
-
-    fn deref(&self) -> &Engine<S> {
         &self.engine
     }
 }

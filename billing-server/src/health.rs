@@ -21,7 +21,7 @@ pub async fn probe(app: &Arc<App>, path: &str) -> Option<HttpResponse> {
             let check = app.clone();
             // A probe must answer quickly: a database that does not answer within the limit
             // (a pool waiting for a connection that cannot be made) is not ready.
-            let ready = tokio::time::timeout(READY_TIMEOUT, app.billing.store.blocking(move || check.billing.check_store())).await;
+            let ready = tokio::time::timeout(READY_TIMEOUT, app.billing.engine().store.blocking(move || check.billing.engine().check_store())).await;
             Some(match ready {
                 Ok(Ok(())) => json_response(StatusCode::OK, &serde_json::json!({"status": "ready"})),
                 Ok(Err(e)) => {

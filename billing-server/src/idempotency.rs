@@ -66,7 +66,7 @@ pub async fn respond(app: Arc<App>, route: &'static Route, scope: Scope, id: Ide
     let mut pause = Duration::from_millis(5);
     let claim = loop {
         let (s, k, f) = (scope.clone(), id.key.clone(), id.fingerprint.clone());
-        let begun = crate::on_lane(app.clone(), Lane::Write, move |app| app.billing.idempotency_begin(&s, &k, &f)).await;
+        let begun = crate::on_lane(app.clone(), Lane::Write, move |app| app.billing.engine().idempotency_begin(&s, &k, &f)).await;
         match begun {
             Ok(Begin::Run(claim)) => break claim,
             Ok(Begin::Replay(stored)) => return replayed(stored),
@@ -87,14 +87,18 @@ pub async fn respond(app: Arc<App>, route: &'static Route, scope: Scope, id: Ide
     let running = claim.clone();
     let run = move |app: Arc<App>| -> Result<StoredResponse, Error> {
         let result = {
-            let _marking = app.billing.idempotency_marking(&running);
+            let _marking = app.billing.engine().idempotency_marking(&running);
             input.query.check().and_then(|_| handler(&app.billing, &scope, input))
         };
         let stored = stored(crate::reply(result));
         // In the operation's write batch on SQLite: stored in the same commit. A 5xx is not
         // kept: the key is released when nothing was committed under it.
         let keep = stored.status < 500;
-        if let Err(e) = app.billing.idempotency_finish(&running, keep.then(|| stored.clone().without_secrets())) {
+        if let Err(e) = app
+            .billing
+            .engine()
+            .idempotency_finish(&running, keep.then(|| stored.clone().without_secrets()))
+        {
             tracing::error!(error = %e, key = running.key.as_str(), "the response of an idempotent request was not stored");
         }
         Ok(stored)
@@ -111,7 +115,7 @@ pub async fn respond(app: Arc<App>, route: &'static Route, scope: Scope, id: Ide
 }
 
 async fn release(app: Arc<App>, claim: Claim) {
-    let released = crate::on_lane(app, Lane::Write, move |app| app.billing.idempotency_finish(&claim, None)).await;
+    let released = crate::on_lane(app, Lane::Write, move |app| app.billing.engine().idempotency_finish(&claim, None)).await;
     if let Err(e) = released {
         tracing::error!(error = %e, "an idempotency key could not be released");
     }

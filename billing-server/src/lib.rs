@@ -170,7 +170,7 @@ impl App {
         let billing = Billing::new(store, clock)
             .with_jwt_secret(config.jwt_secret.as_bytes().to_vec())
             .with_public_url(config.public_url.clone());
-        billing.set_allow_private_webhooks(config.webhook_allow_private);
+        billing.engine().set_allow_private_webhooks(config.webhook_allow_private);
         // Customer notifications: the channels this process sends (others leave theirs to a
         // process that has a sender).
         let channels = notify::install(&billing, &config.notify).map_err(|e| Error::rule(Code::INVALID_PARAMETERS, e))?;
@@ -182,7 +182,7 @@ impl App {
             tracing::info!(channels = %channels.join(","), "customer notifications are sent");
         }
         // A long sandbox clock advance (many stops, slow receivers) says in the log that it moves.
-        billing.set_advance_progress(
+        billing.engine().set_advance_progress(
             ADVANCE_PROGRESS_EVERY,
             Arc::new(|p: &billing_core::sandbox::AdvanceProgress| {
                 let (org, at, target) = (p.org.to_string(), billing_core::clock::format_rfc3339(&p.at), billing_core::clock::format_rfc3339(&p.target));
@@ -200,9 +200,9 @@ impl App {
             untrusted_bodies: Default::default(),
             worker: Default::default(),
         });
-        app.billing.set_webhook_transport(Arc::new(transport));
+        app.billing.engine().set_webhook_transport(Arc::new(transport));
         // Now the work lease is known (the webhook and notification time-outs and the margin).
-        app.billing.store.fit_to_work_lease(app.billing.work_lease());
+        app.billing.engine().store.fit_to_work_lease(app.billing.engine().work_lease());
         if app.config.worker {
             let options = worker::WorkerOptions {
                 poll_interval: app.config.worker_poll_interval,
@@ -411,7 +411,7 @@ pub(crate) async fn on_lane<R: Send + 'static>(app: Arc<App>, lane: Lane, run: i
         Lane::Io => tokio::task::spawn_blocking(move || run(app)).await.unwrap_or_else(|e| Err(panicked(e))),
         Lane::Write => {
             let backend = app.clone();
-            backend.billing.store.execute(move || run(app)).await
+            backend.billing.engine().store.execute(move || run(app)).await
         }
     }
 }
@@ -462,17 +462,19 @@ pub(crate) fn read_failed((limit, timeout): (usize, std::time::Duration), e: Rea
 /// Runs a read: right here when the backend reads from local memory without waiting (SQLite in
 /// WAL mode, in one snapshot), else on a blocking thread.
 async fn on_read_lane<R: Send + 'static>(app: &Arc<App>, f: impl FnOnce(Arc<App>) -> Result<R, Error> + Send + 'static) -> Result<R, Error> {
-    if app.billing.store.reads_are_local() {
+    if app.billing.engine().store.reads_are_local() {
         let session = app.clone();
         // Right here is the connection's task: a bug that panics must still be a 500 answer,
         // not a connection closed without one (as on the other lanes).
-        return std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| session.billing.store.read_session(|| f(app.clone())))).unwrap_or_else(|_| {
-            tracing::error!("operation panicked");
-            Err(Error::Store(billing_core::error::StoreError::backend("the operation panicked")))
-        });
+        return std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| session.billing.engine().store.read_session(|| f(app.clone())))).unwrap_or_else(
+            |_| {
+                tracing::error!("operation panicked");
+                Err(Error::Store(billing_core::error::StoreError::backend("the operation panicked")))
+            },
+        );
     }
     let run = app.clone();
-    app.billing.store.blocking(move || f(run)).await
+    app.billing.engine().store.blocking(move || f(run)).await
 }
 
 fn header<'a>(headers: &'a hyper::HeaderMap, name: &str) -> Option<&'a str> {
@@ -510,7 +512,7 @@ mod tests {
             ..Config::new(url)
         })
         .unwrap();
-        assert!(app.billing.store.reads_are_local());
+        assert!(app.billing.engine().store.reads_are_local());
         let failed = on_lane(app.clone(), Lane::Read, |_| -> Result<(), Error> { panic!("a bug") }).await;
         assert!(matches!(failed, Err(Error::Store(_))), "{failed:?}");
         let after = on_lane(app.clone(), Lane::Read, |app| app.billing.org().is_empty()).await;

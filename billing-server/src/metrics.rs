@@ -151,7 +151,7 @@ pub fn render(app: &App) -> String {
         let _ = writeln!(out, "billing_http_request_duration_seconds_sum{{route=\"{r}\"}} {}", h.sum);
         let _ = writeln!(out, "billing_http_request_duration_seconds_count{{route=\"{r}\"}} {}", h.count);
     }
-    match app.billing.work_queue_depths() {
+    match app.billing.engine().work_queue_depths() {
         Ok(depths) => {
             for (name, help, kind) in [
                 ("billing_due_work_items", "Items of the due-work queue, due or not.", "gauge"),
@@ -201,7 +201,7 @@ pub fn render(app: &App) -> String {
             );
         }
     }
-    match &app.billing.store {
+    match &app.billing.engine().store {
         Backend::Sqlite(s) => {
             let (txs, commits) = s.commit_stats();
             let _ = writeln!(

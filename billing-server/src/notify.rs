@@ -325,10 +325,12 @@ pub fn install(billing: &billing_core::Billing<crate::backend::Backend>, c: &Not
     let timeout = c.timeout.unwrap_or(DEFAULT_NOTIFY_TIMEOUT);
     let mut on = Vec::new();
     if let Some(url) = &c.invite_url {
-        billing.set_invite_url(url.trim_end_matches('/').to_string());
+        billing.engine().set_invite_url(url.trim_end_matches('/').to_string());
     }
     if let Some(smtp) = &c.smtp {
-        billing.set_notification_sender(Channel::Email, std::sync::Arc::new(SmtpSender::new(smtp, timeout)?));
+        billing
+            .engine()
+            .set_notification_sender(Channel::Email, std::sync::Arc::new(SmtpSender::new(smtp, timeout)?));
         on.push("email");
     }
     if let Some(sms) = &c.sms {
@@ -343,7 +345,7 @@ pub fn install(billing: &billing_core::Billing<crate::backend::Backend>, c: &Not
         http.allow_private = true;
         for (channel, name) in [(Channel::Sms, "sms"), (Channel::WhatsApp, "whatsapp")] {
             if let Some(s) = SmsSender::new(sms, channel, http.clone(), timeout) {
-                billing.set_notification_sender(channel, std::sync::Arc::new(s));
+                billing.engine().set_notification_sender(channel, std::sync::Arc::new(s));
                 on.push(name);
             }
         }

@@ -167,9 +167,9 @@ fn dispatch(app: &Weak<App>, options: WorkerOptions, idle: &Idle, send: &mpsc::S
         }
         let Some(app) = app.upgrade() else { return };
         let held = idle.by_org.lock().unwrap().clone();
-        let claimed = app.billing.claim_due_work_fairly(
-            &app.billing.work_kinds(),
-            app.billing.work_lease(),
+        let claimed = app.billing.engine().claim_due_work_fairly(
+            &app.billing.engine().work_kinds(),
+            app.billing.engine().work_lease(),
             free.min(256) as u32,
             concurrency,
             &held,
@@ -197,7 +197,7 @@ fn dispatch(app: &Weak<App>, options: WorkerOptions, idle: &Idle, send: &mpsc::S
         }
         // Each job takes one runner: the items of a batched kind (the fan-outs) together, every
         // other item (a delivery) alone.
-        for job in app.billing.work_jobs(items) {
+        for job in app.billing.engine().work_jobs(items) {
             idle.take(&job);
             if send.send(job).is_err() {
                 return;
@@ -232,7 +232,11 @@ fn top_up_batches(app: &App, items: &mut Vec<DueWork>) {
         return;
     }
     // The claim before this one came back full: no need to ask whether anything is due.
-    match app.billing.claim_more_due_work(None, &batched, app.billing.work_lease(), room as u32) {
+    match app
+        .billing
+        .engine()
+        .claim_more_due_work(None, &batched, app.billing.engine().work_lease(), room as u32)
+    {
         Ok(more) => items.extend(more),
         Err(e) => tracing::warn!(error = %e, "claiming due work failed"),
     }
@@ -245,7 +249,7 @@ fn run_items(app: Weak<App>, idle: &Idle, receive: &Mutex<mpsc::Receiver<Vec<Due
         let ran = std::panic::catch_unwind(AssertUnwindSafe(|| {
             let Some(app) = app.upgrade() else { return };
             let mut report = WorkReport::default();
-            app.billing.run_work(&job, &mut report);
+            app.billing.engine().run_work(&job, &mut report);
             if report.errors > 0 {
                 let kind = job.first().map(|i| i.kind.as_str()).unwrap_or("");
                 tracing::warn!(kind, failed = report.errors, "due work failed; it is retried when its lease runs out");

@@ -741,7 +741,7 @@ fn each_store_searches_under_its_own_collation() {
             .map(|i| i.id)
             .collect()
     };
-    assert_eq!(found(&w.billing.store), vec![inv.id], "the automatic collation folds É to é");
+    assert_eq!(found(&w.billing.engine().store), vec![inv.id], "the automatic collation folds É to é");
     assert_eq!(found(&c_store), vec![], "\"C\" folds ASCII only");
 
     let unknown = PgStore::connect_with(&url, pinned("no-such-collation")).unwrap_err();

@@ -17,6 +17,7 @@ fn names_found<S: Store>(w: &World<S>, term: &str) -> Vec<String> {
     q.limit = 100;
     let page = w
         .billing
+        .engine()
         .store
         .read(|tx| Ok(tx.list_consumers(w.admin.branch_id(), &q, &Default::default())?))
         .unwrap();
@@ -47,6 +48,7 @@ fn consumers_are_searchable_from_their_commit_on() {
     twice.phone_number = Some(PhoneNumber::parse("+966500000002").unwrap());
     twice.name = "Qqbefore Rename".into();
     w.billing
+        .engine()
         .store
         .write(|tx| {
             tx.insert_consumer(&twice)?;
@@ -80,7 +82,7 @@ fn consumers_are_searchable_from_their_commit_on() {
         phone_number: Some(PhoneNumber::parse("+966500000003").unwrap()),
         ..made.clone()
     };
-    let refused = w.billing.store.write(|tx| {
+    let refused = w.billing.engine().store.write(|tx| {
         tx.insert_consumer(&ghost)?;
         Err::<(), _>(billing_core::Error::rule(billing_core::Code::INVALID_PARAMETERS, "no"))
     });
@@ -111,6 +113,7 @@ fn consumers_are_searchable_from_their_commit_on() {
     }
     let all = w
         .billing
+        .engine()
         .store
         .read(|tx| {
             let mut q = ListQuery::new(ConsumerSort::CreatedAt);

@@ -128,6 +128,7 @@ fn main() {
             })
             .collect();
         app.billing
+            .engine()
             .store
             .write(|tx| {
                 for c in &made {
@@ -241,7 +242,7 @@ fn main() {
             serde_json::json!({"name": format!("New {i}"), "phone_number": format!("+9665{:08}", 10_000_000 + i), "email": format!("new{i}@example.com")});
         (Method::POST, "/api/v2/consumers".into(), Some(serde_json::to_vec(&body).unwrap()))
     });
-    let commit_stats = || match &app.billing.store {
+    let commit_stats = || match &app.billing.engine().store {
         billing_server::backend::Backend::Sqlite(s) => s.commit_stats(),
         billing_server::backend::Backend::Postgres(..) => (0, 0),
     };
@@ -284,6 +285,7 @@ fn main() {
     if want("pay") {
         let paid = app
             .billing
+            .engine()
             .store
             .read(|tx| {
                 Ok(tx

@@ -264,7 +264,7 @@ fn main() {
         )
         .unwrap();
     // Periods that ended a minute ago: the renewal into cycle 2 is due now.
-    let now = app.billing.clock().now();
+    let now = app.billing.engine().clock().now();
     let period_start = (now - chrono::Duration::minutes(1)).checked_sub_months(chrono::Months::new(1)).unwrap();
     let seeding = Instant::now();
     billing_core::testkit::renewal_day::seed(&app.billing, &scope, n, period_start, args.seed_batch).expect("seed the subscriptions");

@@ -147,8 +147,9 @@ fn main() {
     let mut written = 0;
     while written < args.events {
         let n = args.batch.min(args.events - written);
-        let now = app.billing.clock().now();
+        let now = app.billing.engine().clock().now();
         app.billing
+            .engine()
             .store
             .write(|tx| {
                 for i in 0..n {

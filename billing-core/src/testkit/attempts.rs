@@ -123,7 +123,7 @@ pub fn charge_in_flight_is_recorded_and_recovered<H: Harness>() {
     let w = World::new(H::store());
     let s = &w.admin;
     let gw = Scripted::new(Act::Die);
-    w.billing.set_sandbox_gateway(gw.clone());
+    w.billing.engine().set_sandbox_gateway(gw.clone());
     let (inv, pay) = unpaid(&w);
     died(|| w.billing.payments().pay_by_card(s, inv.id, &[pay.id], &card()));
     let p = w.billing.payments().get(s, pay.id).unwrap();
@@ -133,7 +133,7 @@ pub fn charge_in_flight_is_recorded_and_recovered<H: Harness>() {
     let item = w.read(|tx| tx.work(WorkId(attempt))).expect("the attempt's work item");
     assert_eq!(
         (item.kind.as_str(), item.due_at),
-        (CHARGE_KIND, w.billing.now(&w.fresh_admin()) + crate::payment::ATTEMPT_TIMEOUT)
+        (CHARGE_KIND, w.billing.engine().now(&w.fresh_admin()) + crate::payment::ATTEMPT_TIMEOUT)
     );
     // In flight: nothing else touches the payment.
     expect_code(w.billing.payments().pay_by_card(s, inv.id, &[pay.id], &card()), Code::INVALID_STATUS);
@@ -166,7 +166,7 @@ pub fn charge_in_flight_is_recorded_and_recovered<H: Harness>() {
 /// The process that made an attempt is gone for real: the server's clock passes the longest an
 /// attempt may stay in flight (the organization's test clock alone says nothing about that).
 fn gone_for_real<S: crate::store::Store>(w: &World<S>) {
-    w.clock.advance(w.billing.work_lease());
+    w.clock.advance(w.billing.engine().work_lease());
 }
 
 /// A sandbox clock advance past an attempt's time-out while the attempt is alive (its gateway
@@ -176,7 +176,7 @@ fn gone_for_real<S: crate::store::Store>(w: &World<S>) {
 pub fn clock_advance_waits_for_a_live_charge<H: Harness>() {
     let w = Arc::new(World::new(H::store()));
     let gw = Scripted::new(Act::Sandbox);
-    w.billing.set_sandbox_gateway(gw.clone());
+    w.billing.engine().set_sandbox_gateway(gw.clone());
     let (inv, pay) = unpaid(&w);
     let (entered_tx, entered) = mpsc::channel();
     let (go, go_rx) = mpsc::channel::<()>();
@@ -218,7 +218,7 @@ pub fn refused_void_is_retried_until_confirmed<H: Harness>() {
     let w = World::new(H::store());
     let s = &w.admin;
     let gw = Scripted::new(Act::Die);
-    w.billing.set_sandbox_gateway(gw.clone());
+    w.billing.engine().set_sandbox_gateway(gw.clone());
     let (inv, pay) = unpaid(&w);
     died(|| w.billing.payments().pay_by_card(s, inv.id, &[pay.id], &card()));
     gone_for_real(&w);
@@ -240,13 +240,13 @@ pub fn refused_void_is_retried_until_confirmed<H: Harness>() {
 pub fn late_charge_outcome_is_not_recorded<H: Harness>() {
     let w = Arc::new(World::new(H::store()));
     let gw = Scripted::new(Act::Sandbox);
-    w.billing.set_sandbox_gateway(gw.clone());
+    w.billing.engine().set_sandbox_gateway(gw.clone());
     let (inv, pay) = unpaid(&w);
     let later = w.clone();
     gw.set(Act::Hook(Box::new(move || {
         // The answer takes longer than the time-out, in real time too: the item runs
         // meanwhile.
-        later.clock.advance(later.billing.work_lease());
+        later.clock.advance(later.billing.engine().work_lease());
         later.billing.sandbox().advance(&later.admin, Advance::By(Duration::minutes(16))).unwrap();
     })));
     expect_code(w.billing.payments().pay_by_card(&w.admin, inv.id, &[pay.id], &card()), Code::INVALID_STATUS);
@@ -265,7 +265,7 @@ pub fn concurrent_payers_charge_once<H: Harness>() {
     let (entered_tx, entered) = mpsc::channel();
     let (go, go_rx) = mpsc::channel();
     let gw = Scripted::new(Act::Block(entered_tx, Mutex::new(go_rx)));
-    w.billing.set_sandbox_gateway(gw.clone());
+    w.billing.engine().set_sandbox_gateway(gw.clone());
     let (inv, pay) = unpaid(&w);
     std::thread::scope(|t| {
         let first = t.spawn(|| w.billing.payments().pay_by_card(&w.admin, inv.id, &[pay.id], &card()));
@@ -286,7 +286,7 @@ pub fn refund_in_flight_is_recorded_and_finished<H: Harness>() {
     let w = World::new(H::store());
     let s = &w.admin;
     let gw = Scripted::new(Act::Sandbox);
-    w.billing.set_sandbox_gateway(gw.clone());
+    w.billing.engine().set_sandbox_gateway(gw.clone());
     let (inv, pay) = unpaid(&w);
     w.billing.payments().pay_by_card(s, inv.id, &[pay.id], &card()).unwrap();
     let req = RefundRequest {
@@ -327,7 +327,7 @@ pub fn a_lost_renewal_charge_is_retried_by_its_recovery<H: Harness>() {
     let w = World::new(H::store());
     let s = &w.admin;
     let gw = Scripted::new(Act::Sandbox);
-    w.billing.set_sandbox_gateway(gw.clone());
+    w.billing.engine().set_sandbox_gateway(gw.clone());
     let gym = monthly(&w, s, "100.00");
     let subscribe = |start: &str| {
         let c = consumer(&w, s, false);

@@ -305,15 +305,19 @@ pub fn kept_authentications_follow_changes<H: Harness>() {
 
     // (That other writes leave the generation alone is each store's own test: on PostgreSQL,
     // notices of the changes above may still be arriving here.)
-    let g0 = w.billing.store.auth_generation();
+    let g0 = w.billing.engine().store.auth_generation();
 
     // The test clock lives on the organization: the next request's scope has the new time.
-    let before = w.billing.now(&w.billing.auth().authenticate(&key, None).unwrap());
+    let before = w.billing.engine().now(&w.billing.auth().authenticate(&key, None).unwrap());
     w.billing.sandbox().advance(&w.admin, Advance::By(Duration::hours(5))).unwrap();
     if let Some(g0) = g0 {
-        assert_ne!(w.billing.store.auth_generation(), Some(g0), "an organization change moves the generation");
+        assert_ne!(
+            w.billing.engine().store.auth_generation(),
+            Some(g0),
+            "an organization change moves the generation"
+        );
     }
-    let after = w.billing.now(&w.billing.auth().authenticate(&key, None).unwrap());
+    let after = w.billing.engine().now(&w.billing.auth().authenticate(&key, None).unwrap());
     assert!(after - before >= Duration::hours(5), "the kept scope has the old clock: {before} → {after}");
 
     // A renamed branch, then a deleted one.

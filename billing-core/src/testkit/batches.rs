@@ -230,7 +230,7 @@ pub fn batched_fan_out_makes_each_delivery_once<H: Harness>() {
     let claimed = w.write(|tx| tx.claim_due_work(None, &[FANOUT_KIND], now, now + Duration::seconds(60), 10));
     assert_eq!(claimed.len(), 3);
     let mut report = crate::work::WorkReport::default();
-    w.billing.run_work(&claimed, &mut report);
+    w.billing.engine().run_work(&claimed, &mut report);
     assert_eq!((report.count(FANNED_OUT), report.errors), (4, 0));
     let made = |endpoint| {
         w.read(|tx| tx.list_webhook_deliveries(endpoint, &Default::default(), 1, 100))
@@ -250,7 +250,7 @@ pub fn batched_fan_out_makes_each_delivery_once<H: Harness>() {
 /// a retry) and writes nothing for one whose lease was lost, which answers `LeaseLost`.
 pub fn recorded_batches_keep_only_held_leases<H: Harness>() {
     let w = World::new(H::store());
-    w.billing.set_webhook_transport(FakeTransport::new(200));
+    w.billing.engine().set_webhook_transport(FakeTransport::new(200));
     let e = w
         .billing
         .webhooks()
@@ -262,7 +262,7 @@ pub fn recorded_batches_keep_only_held_leases<H: Harness>() {
     let now = w.now();
     let fanned = w.write(|tx| tx.claim_due_work(None, &[FANOUT_KIND], now, now + Duration::seconds(60), 10));
     let mut report = crate::work::WorkReport::default();
-    w.billing.run_work(&fanned, &mut report);
+    w.billing.engine().run_work(&fanned, &mut report);
     assert_eq!(report.count(FANNED_OUT), 4);
     let lease = now + Duration::seconds(60);
     let items = w.write(|tx| tx.claim_due_work(None, &[DELIVERY_KIND], now, lease, 10));
@@ -293,7 +293,7 @@ pub fn recorded_batches_keep_only_held_leases<H: Harness>() {
         made(&retaken, 200),
         made(&items[3], 200),
     ];
-    let answers = w.billing.record_attempts(&batch);
+    let answers = w.billing.engine().record_attempts(&batch);
     let lost = |r: &crate::error::Result<Option<bool>>| matches!(r, Err(crate::error::Error::Store(crate::error::StoreError::LeaseLost(_))));
     assert!(matches!(answers[0], Ok(Some(true))), "{:?}", answers[0]);
     assert!(matches!(answers[1], Ok(Some(false))), "{:?}", answers[1]);
@@ -320,7 +320,7 @@ pub fn recorded_batches_keep_only_held_leases<H: Harness>() {
 
     // A batch in which every lease was lost writes nothing.
     let stale = made(&items[1], 200);
-    assert!(lost(&w.billing.record_attempts(std::slice::from_ref(&stale))[0]));
+    assert!(lost(&w.billing.engine().record_attempts(std::slice::from_ref(&stale))[0]));
     assert_eq!(delivery(items[1].id), d1, "unchanged");
     let deliveries = w.read(|tx| tx.list_webhook_deliveries(e.id, &Default::default(), 1, 10)).items;
     assert_eq!(deliveries.iter().map(|d| d.attempts.len()).sum::<usize>(), 4);

@@ -242,14 +242,14 @@ pub fn branch_with_unfinished_business_is_kept_then_retired_readable<H: Harness>
     // A webhook delivery that is still being retried holds it too.
     w.billing.invoices().void(&s, open.id).unwrap();
     let t = FakeTransport::new(500);
-    w.billing.set_webhook_transport(t.clone());
+    w.billing.engine().set_webhook_transport(t.clone());
     let hook = w
         .billing
         .webhooks()
         .create(&s, EndpointFields::parse(&json!({"url": "https://example.com/h"}), true).unwrap())
         .unwrap();
     record(&w, &event_in(&s, EventType::PaymentSucceeded, w.now()));
-    w.billing.run_due_work(None, 100).unwrap();
+    w.billing.engine().run_due_work(None, 100).unwrap();
     let refused = expect_code(w.billing.branches().delete(&w.admin, b.id), Code::BRANCH_IN_USE);
     assert!(refused.to_string().contains("webhook"), "{refused}");
     w.billing.webhooks().delete(&s, hook.id).unwrap();

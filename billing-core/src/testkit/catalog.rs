@@ -736,7 +736,7 @@ pub fn marking_products_used_follows_the_transaction<H: Harness>() {
 
     let b = create(&w, s, body);
     let changed = Error::rule(Code::INVALID_STATUS, "item 0 changed its mind");
-    let results = w.billing.store.write_each(&[0u32, 1], |tx, k| {
+    let results = w.billing.engine().store.write_each(&[0u32, 1], |tx, k| {
         tx.mark_products_used(branch, &[b.id])?;
         match k {
             0 => Err(changed.clone()),

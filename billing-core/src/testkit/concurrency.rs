@@ -34,7 +34,7 @@ pub fn reads_do_not_wait_for_writers<H: Harness>() {
     let (org, main) = (w.boot.org.id, w.boot.branch.id);
     let c = raw_consumer(org, main, "Uncommitted");
     let id = c.id;
-    let store = &w.billing.store;
+    let store = &w.billing.engine().store;
     let (inserted_tx, inserted_rx) = mpsc::channel::<()>();
     let (release_tx, release_rx) = mpsc::channel::<()>();
     let early = std::thread::scope(|scope| {
@@ -69,7 +69,7 @@ pub fn failing_writes_do_not_take_others_down<H: Harness>() {
     let mut taken = raw_consumer(org, main, "Taken");
     taken.phone_number = Some(phone("+966501234567"));
     w.write(|tx| tx.insert_consumer(&taken));
-    let store = &w.billing.store;
+    let store = &w.billing.engine().store;
     let barrier = Barrier::new(THREADS * 2);
     let outcomes = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..THREADS * 2)

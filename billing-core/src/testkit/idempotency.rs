@@ -43,10 +43,10 @@ fn run(b: crate::error::Result<Begin>) -> Claim {
 /// A write of the operation under `claim`: it records a notification, so that what it kept can
 /// be seen.
 fn operation_write<S: Store>(w: &World<S>, claim: &Claim, fail: bool) -> crate::error::Result<()> {
-    let _marking = w.billing.idempotency_marking(claim);
+    let _marking = w.billing.engine().idempotency_marking(claim);
     let org = w.boot.org.id;
     let now = w.now();
-    w.billing.store.write(crate::store::marking(|tx| {
+    w.billing.engine().store.write(crate::store::marking(|tx| {
         tx.insert_notification(&crate::notification::Notification {
             id: crate::ids::NotificationId::new(),
             org_id: org,
@@ -171,7 +171,7 @@ pub fn record_round_trip_and_scoping<H: Harness>() {
 pub fn finished_requests_replay_and_other_requests_are_refused<H: Harness>() {
     let w = World::new(H::store());
     let (k, fp) = (key("order-1"), print(&w, r#"{"name":"A"}"#));
-    let claim = run(w.billing.idempotency_begin(&w.admin, &k, &fp));
+    let claim = run(w.billing.engine().idempotency_begin(&w.admin, &k, &fp));
     assert_eq!(claim.scope, format!("key:{}", w.admin.actor.api_key_id.expect("an API key")));
     let rec = record(&w, &claim).expect("claimed");
     assert_eq!(
@@ -179,10 +179,13 @@ pub fn finished_requests_replay_and_other_requests_are_refused<H: Harness>() {
         (State::Running, fp.0.as_str(), true)
     );
     operation_write(&w, &claim, false).unwrap();
-    assert!(w.billing.idempotency_finish(&claim, Some(response(b"{\"id\":1}"))).unwrap());
+    assert!(w.billing.engine().idempotency_finish(&claim, Some(response(b"{\"id\":1}"))).unwrap());
     assert_eq!(record(&w, &claim).unwrap().state, State::Done);
     for _ in 0..2 {
-        assert_eq!(w.billing.idempotency_begin(&w.admin, &k, &fp), Ok(Begin::Replay(response(b"{\"id\":1}"))));
+        assert_eq!(
+            w.billing.engine().idempotency_begin(&w.admin, &k, &fp),
+            Ok(Begin::Replay(response(b"{\"id\":1}")))
+        );
     }
     // The same key with another request (body, path, branch) is refused and changes nothing.
     let branch = w.new_branch("Second");
@@ -191,54 +194,54 @@ pub fn finished_requests_replay_and_other_requests_are_refused<H: Harness>() {
         Fingerprint::of("POST", "/api/v2/products", "", w.boot.branch.id, br#"{"name":"A"}"#),
         Fingerprint::of("POST", "/api/v2/consumers", "", branch.id, br#"{"name":"A"}"#),
     ] {
-        expect_code(w.billing.idempotency_begin(&w.admin, &k, &other), Code::IDEMPOTENCY_KEY_MISMATCH);
+        expect_code(w.billing.engine().idempotency_begin(&w.admin, &k, &other), Code::IDEMPOTENCY_KEY_MISMATCH);
     }
     assert_eq!(record(&w, &claim).unwrap().response, Some(response(b"{\"id\":1}")));
     assert_eq!(operations(&w), 1);
     // Another credential of the organization has keys of its own.
     let (_, cred) = w.scoped_key(&[w.boot.branch.id]);
     let scoped = w.auth(&cred, None);
-    let theirs = run(w.billing.idempotency_begin(&scoped, &k, &fp));
+    let theirs = run(w.billing.engine().idempotency_begin(&scoped, &k, &fp));
     assert_ne!(theirs.scope, claim.scope);
     // A finished claim is not finished again.
-    assert!(!w.billing.idempotency_finish(&claim, Some(response(b"other"))).unwrap());
+    assert!(!w.billing.engine().idempotency_finish(&claim, Some(response(b"other"))).unwrap());
     assert_eq!(record(&w, &claim).unwrap().response, Some(response(b"{\"id\":1}")));
 }
 
 pub fn running_requests_are_waited_for_then_taken_over<H: Harness>() {
     let w = World::new(H::store());
     let (k, fp) = (key("order-2"), print(&w, "{}"));
-    let first = run(w.billing.idempotency_begin(&w.admin, &k, &fp));
-    assert_eq!(w.billing.idempotency_begin(&w.admin, &k, &fp), Ok(Begin::InProgress));
+    let first = run(w.billing.engine().idempotency_begin(&w.admin, &k, &fp));
+    assert_eq!(w.billing.engine().idempotency_begin(&w.admin, &k, &fp), Ok(Begin::InProgress));
     w.tick(59);
-    assert_eq!(w.billing.idempotency_begin(&w.admin, &k, &fp), Ok(Begin::InProgress));
+    assert_eq!(w.billing.engine().idempotency_begin(&w.admin, &k, &fp), Ok(Begin::InProgress));
     // The first request wrote nothing within its lease: presumed dead, its claim is taken over.
     w.tick(2);
-    let second = run(w.billing.idempotency_begin(&w.admin, &k, &fp));
+    let second = run(w.billing.engine().idempotency_begin(&w.admin, &k, &fp));
     assert_ne!(first.owner, second.owner);
     // The first request, alive after all, cannot commit anything under the key now.
     expect_code(operation_write(&w, &first, false), Code::IDEMPOTENCY_KEY_IN_USE);
     assert_eq!(operations(&w), 0);
-    assert!(!w.billing.idempotency_finish(&first, Some(response(b"first"))).unwrap());
+    assert!(!w.billing.engine().idempotency_finish(&first, Some(response(b"first"))).unwrap());
     operation_write(&w, &second, false).unwrap();
     assert_eq!(record(&w, &second).unwrap().state, State::Committed);
-    assert!(w.billing.idempotency_finish(&second, Some(response(b"second"))).unwrap());
-    assert_eq!(w.billing.idempotency_begin(&w.admin, &k, &fp), Ok(Begin::Replay(response(b"second"))));
+    assert!(w.billing.engine().idempotency_finish(&second, Some(response(b"second"))).unwrap());
+    assert_eq!(w.billing.engine().idempotency_begin(&w.admin, &k, &fp), Ok(Begin::Replay(response(b"second"))));
     assert_eq!(operations(&w), 1);
 }
 
 pub fn marks_commit_and_roll_back_with_the_operation<H: Harness>() {
     let w = World::new(H::store());
     let (k, fp) = (key("order-3"), print(&w, "{}"));
-    let claim = run(w.billing.idempotency_begin(&w.admin, &k, &fp));
+    let claim = run(w.billing.engine().idempotency_begin(&w.admin, &k, &fp));
     let leased = record(&w, &claim).unwrap().lease_until;
     // A failed transaction keeps neither its rows nor the mark.
     expect_code(operation_write(&w, &claim, true), Code::INVALID_STATUS);
     assert_eq!((record(&w, &claim).unwrap().state, operations(&w)), (State::Running, 0));
     // A failed response (a 5xx) of a request that committed nothing releases the key.
-    assert!(w.billing.idempotency_finish(&claim, None).unwrap());
+    assert!(w.billing.engine().idempotency_finish(&claim, None).unwrap());
     assert_eq!(record(&w, &claim), None);
-    let claim = run(w.billing.idempotency_begin(&w.admin, &k, &fp));
+    let claim = run(w.billing.engine().idempotency_begin(&w.admin, &k, &fp));
     // A committed write marks the record and renews its lease.
     w.tick(30);
     operation_write(&w, &claim, false).unwrap();
@@ -247,48 +250,51 @@ pub fn marks_commit_and_roll_back_with_the_operation<H: Harness>() {
     assert!(marked.lease_until > leased);
     // Without the marking guard, writes mark nothing.
     assert!(!idempotency::marking_active());
-    w.billing.store.write(crate::store::marking(|_| Ok(()))).unwrap();
+    w.billing.engine().store.write(crate::store::marking(|_| Ok(()))).unwrap();
     assert_eq!(record(&w, &claim), Some(marked));
 }
 
 pub fn committed_requests_are_never_run_again<H: Harness>() {
     let w = World::new(H::store());
     let (k, fp) = (key("order-4"), print(&w, "{}"));
-    let claim = run(w.billing.idempotency_begin(&w.admin, &k, &fp));
+    let claim = run(w.billing.engine().idempotency_begin(&w.admin, &k, &fp));
     operation_write(&w, &claim, false).unwrap();
     // The process dies before storing the response: while the lease runs the request is
     // presumed in progress, afterwards its outcome is unknown; it never runs again.
-    assert_eq!(w.billing.idempotency_begin(&w.admin, &k, &fp), Ok(Begin::InProgress));
+    assert_eq!(w.billing.engine().idempotency_begin(&w.admin, &k, &fp), Ok(Begin::InProgress));
     w.tick(61);
-    expect_code(w.billing.idempotency_begin(&w.admin, &k, &fp), Code::IDEMPOTENCY_OUTCOME_UNKNOWN);
+    expect_code(w.billing.engine().idempotency_begin(&w.admin, &k, &fp), Code::IDEMPOTENCY_OUTCOME_UNKNOWN);
     assert_eq!(record(&w, &claim).unwrap().state, State::Committed);
     // A 5xx after a commit keeps the key too, ending its lease at once.
     let (k2, fp2) = (key("order-5"), print(&w, "{}"));
-    let c2 = run(w.billing.idempotency_begin(&w.admin, &k2, &fp2));
+    let c2 = run(w.billing.engine().idempotency_begin(&w.admin, &k2, &fp2));
     operation_write(&w, &c2, false).unwrap();
-    assert!(w.billing.idempotency_finish(&c2, None).unwrap());
-    expect_code(w.billing.idempotency_begin(&w.admin, &k2, &fp2), Code::IDEMPOTENCY_OUTCOME_UNKNOWN);
+    assert!(w.billing.engine().idempotency_finish(&c2, None).unwrap());
+    expect_code(w.billing.engine().idempotency_begin(&w.admin, &k2, &fp2), Code::IDEMPOTENCY_OUTCOME_UNKNOWN);
     assert_eq!(operations(&w), 2);
 }
 
 pub fn keys_expire_after_24_hours_of_org_time<H: Harness>() {
     let w = World::new(H::store());
     let (k, fp) = (key("order-6"), print(&w, "{}"));
-    let first = run(w.billing.idempotency_begin(&w.admin, &k, &fp));
-    w.billing.idempotency_finish(&first, Some(response(b"one"))).unwrap();
+    let first = run(w.billing.engine().idempotency_begin(&w.admin, &k, &fp));
+    w.billing.engine().idempotency_finish(&first, Some(response(b"one"))).unwrap();
     // The sandbox test clock moves the organization's time, and with it the keys' age.
     w.billing
         .sandbox()
         .advance(&w.fresh_admin(), crate::sandbox::Advance::By(Duration::hours(24) - Duration::seconds(1)))
         .unwrap();
-    assert_eq!(w.billing.idempotency_begin(&w.fresh_admin(), &k, &fp), Ok(Begin::Replay(response(b"one"))));
+    assert_eq!(
+        w.billing.engine().idempotency_begin(&w.fresh_admin(), &k, &fp),
+        Ok(Begin::Replay(response(b"one")))
+    );
     w.billing
         .sandbox()
         .advance(&w.fresh_admin(), crate::sandbox::Advance::By(Duration::seconds(2)))
         .unwrap();
     // Forgotten: the same key (even with another request) is new again.
     let other = print(&w, r#"{"x":1}"#);
-    let again = run(w.billing.idempotency_begin(&w.fresh_admin(), &k, &other));
+    let again = run(w.billing.engine().idempotency_begin(&w.fresh_admin(), &k, &other));
     assert_ne!(again.owner, first.owner);
     assert_eq!(record(&w, &again).unwrap().fingerprint, other.0);
 }
@@ -303,7 +309,7 @@ pub fn racing_claims_let_one_run<H: Harness>() {
             .map(|_| {
                 s.spawn(|| {
                     barrier.wait();
-                    w.billing.idempotency_begin(&w.admin, &k, &fp).expect("begin")
+                    w.billing.engine().idempotency_begin(&w.admin, &k, &fp).expect("begin")
                 })
             })
             .collect();

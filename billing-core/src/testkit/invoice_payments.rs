@@ -43,7 +43,7 @@ pub fn installments_keep_the_card_and_fall_due<H: Harness>() {
     w.billing.payments().save_card(s, c.id, DECLINED_CARD, 12, 2030, true).unwrap();
     let before = w.notifications().len();
     w.billing.sandbox().advance(s, Advance::By(Duration::days(40))).unwrap();
-    w.billing.run_due_work(None, 100).unwrap();
+    w.billing.engine().run_due_work(None, 100).unwrap();
     let (_, pays) = w.billing.invoices().get(s, inv.id).unwrap().into_parts();
     assert_eq!(pays[1].status, PaymentStatus::Failed);
     let failures = |w: &World<H::S>| -> Vec<crate::notification::Notification> {
@@ -67,7 +67,7 @@ pub fn installments_keep_the_card_and_fall_due<H: Harness>() {
         (crate::notification::Kind::InstallmentFailed, c.email.as_ref().unwrap().as_str())
     );
     assert_eq!(n.payload["payment_id"], json!(pays[1].id));
-    assert_eq!(n.payload["url"], json!(acc.url(w.billing.public_url())));
+    assert_eq!(n.payload["url"], json!(acc.url(w.billing.engine().public_url())));
     // Paid from the page afterwards: complete, and nothing is charged or told again.
     assert_eq!(
         w.billing.invoices().pay(inv.id, &request(PAID_CARD, 1, "10.0.0.1")).unwrap().status,
@@ -108,6 +108,7 @@ pub fn failed_attempts_are_counted_per_target_and_client<H: Harness>() {
     assert_eq!(count("10.0.0.3", t0 - limits::WINDOW), 0);
     let later = t0 + Duration::minutes(20);
     w.billing
+        .engine()
         .store
         .write(|tx| Ok(tx.record_failed_pay_attempt(&target, "10.0.0.1", later, later - limits::WINDOW)?))
         .unwrap();

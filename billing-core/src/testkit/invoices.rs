@@ -417,7 +417,7 @@ pub fn list_filters_and_sorts<H: Harness>() {
     assert!(parse_invoice_list(&QueryParams::parse("currencies=XXX")).is_err());
     let req = parse_invoice_list(&QueryParams::parse("include_payments=true")).unwrap();
     let page = w.billing.invoices().list(s, &req).unwrap();
-    let item = serde_json::to_value(page.items[0].list_item(w.billing.public_url(), req.include_payments)).unwrap();
+    let item = serde_json::to_value(page.items[0].list_item(w.billing.engine().public_url(), req.include_payments)).unwrap();
     assert_eq!(item["payments"].as_array().unwrap().len(), 1);
     // Payments list.
     let (q, f) = parse_payment_list(&QueryParams::parse(&format!("invoice_id={}&invoice_id={}", ids[0], ids[1]))).unwrap();
@@ -958,7 +958,7 @@ pub fn amounts_after_zero_totals_and_refunds<H: Harness>() {
     );
     assert_eq!(events(&w)[n..], [(EventType::PaymentRefunded, parts[0].id.0)]);
     let detail = w.billing.invoices().get(s, inv.id).unwrap();
-    let view = serde_json::to_value(detail.detailed(&s.branch.name, w.billing.public_url(), &s.org.settings)).unwrap();
+    let view = serde_json::to_value(detail.detailed(&s.branch.name, w.billing.engine().public_url(), &s.org.settings)).unwrap();
     assert_eq!(view["paid_amount"], "0.00");
     assert_eq!(view["remaining_amount"], json!(after_refund.remaining_amount(&pays)));
 }

@@ -145,7 +145,7 @@ pub fn paid_card_creates_everything_in_one_go<H: Harness>() {
         assert_eq!(e.payload["data"]["payment_link"]["id"], json!(l.id), "{}", e.payload);
         assert_eq!(
             e.payload["data"]["payment_link"]["url"],
-            format!("{}/api/v2/payment_links/{}", w.billing.public_url(), l.id)
+            format!("{}/api/v2/payment_links/{}", w.billing.engine().public_url(), l.id)
         );
         assert_eq!(e.payload["data"]["metadata"], meta);
     }
@@ -181,7 +181,7 @@ pub fn paid_card_creates_everything_in_one_go<H: Harness>() {
     assert_eq!(out.consumer_id, Some(known.id));
     assert!(
         out.redirect_url
-            .starts_with(&format!("{}/pay/{}/result?id=", w.billing.public_url(), mine.short_id)),
+            .starts_with(&format!("{}/pay/{}/result?id=", w.billing.engine().public_url(), mine.short_id)),
         "{}",
         out.redirect_url
     );
@@ -246,7 +246,7 @@ pub fn every_sandbox_card_outcome<H: Harness>() {
     assert_eq!(w.billing.consumers().list(s, &q, &ConsumerFilter::default()).unwrap().total, 3);
     assert_eq!(w.billing.payment_links().get(s, l.id).unwrap().link.payments_count, 3);
     // The gateway error's charge is voided by its item (it is due at once).
-    let report = w.billing.run_due_work(Some(s.org_id()), 10).unwrap();
+    let report = w.billing.engine().run_due_work(Some(s.org_id()), 10).unwrap();
     assert_eq!(report.errors, 0);
     let left = w.read(|tx| tx.due_work_exists(Some(s.org_id()), &[LINK_CHARGE_KIND], w.now() + Duration::days(1)));
     assert!(!left, "the void is done: no item left");
@@ -360,7 +360,7 @@ pub fn refusals_write_nothing<H: Harness>() {
     let w = World::new(H::store());
     let s = &w.admin;
     let gw = Gate::new(Act::Sandbox);
-    w.billing.set_sandbox_gateway(gw.clone());
+    w.billing.engine().set_sandbox_gateway(gw.clone());
     let l = link_of(&w, "100.00", json!({"valid_until": "2026-01-16T09:00:00Z"}));
     let email = link_of(&w, "100.00", json!({"contact_information_type": "EMAIL"}));
     let rec = product(&w, s, "50.00", json!({"type": "RECURRING", "recurring_interval": "MONTH"}));
@@ -426,7 +426,7 @@ pub fn concurrent_attempts_charge_once<H: Harness>() {
     let (entered_tx, entered) = mpsc::channel();
     let (go, go_rx) = mpsc::channel();
     let gw = Gate::new(Act::Block(entered_tx, Mutex::new(go_rx)));
-    w.billing.set_sandbox_gateway(gw.clone());
+    w.billing.engine().set_sandbox_gateway(gw.clone());
     let l = link_of(&w, "100.00", json!({"max_number_of_payments": 1}));
     let body = pay_body(card(PAID_CARD), "+966501234567");
     std::thread::scope(|t| {
@@ -454,7 +454,7 @@ pub fn clock_advance_waits_for_a_live_link_payment<H: Harness>() {
     let (entered_tx, entered) = mpsc::channel();
     let (go, go_rx) = mpsc::channel();
     let gw = Gate::new(Act::Block(entered_tx, Mutex::new(go_rx)));
-    w.billing.set_sandbox_gateway(gw.clone());
+    w.billing.engine().set_sandbox_gateway(gw.clone());
     let l = link_of(&w, "100.00", json!({}));
     let body = pay_body(card(PAID_CARD), "+966501234567");
     std::thread::scope(|t| {
@@ -485,7 +485,7 @@ pub fn unrecorded_attempt_is_voided<H: Harness>() {
     let w = World::new(H::store());
     let s = &w.admin;
     let gw = Gate::new(Act::Die);
-    w.billing.set_sandbox_gateway(gw.clone());
+    w.billing.engine().set_sandbox_gateway(gw.clone());
     let l = link_of(&w, "100.00", json!({}));
     let body = pay_body(card(PAID_CARD), "+966501234567");
     let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| pay(&w, &l, &body)));
@@ -496,7 +496,7 @@ pub fn unrecorded_attempt_is_voided<H: Harness>() {
     assert!(events(&w).is_empty());
     // The dead process's time passes on the server's clock too (the organization's clock alone
     // says nothing about whether the request is alive).
-    w.clock.advance(w.billing.work_lease());
+    w.clock.advance(w.billing.engine().work_lease());
     w.billing.sandbox().advance(s, Advance::By(Duration::minutes(2))).unwrap();
     assert_eq!(kinds(&events(&w)), [EventType::PaymentLinkPayAttemptFailed]);
     assert_eq!(events(&w)[0].payload["data"]["attempt"]["status"], "failed_internal_error");
@@ -515,7 +515,7 @@ pub fn later_installments_are_charged_on_their_dates<H: Harness>() {
     let w = World::new(H::store());
     let s = &w.admin;
     let gw = Gate::new(Act::Sandbox);
-    w.billing.set_sandbox_gateway(gw.clone());
+    w.billing.engine().set_sandbox_gateway(gw.clone());
     let charges = || gw.calls().iter().filter(|c| c.0 == "charge").count();
     let l = link_of(&w, "400.00", json!({}));
     let mut body = pay_body(card(PAID_CARD), "+966501234567");
@@ -536,7 +536,7 @@ pub fn later_installments_are_charged_on_their_dates<H: Harness>() {
     let n = events(&w).len();
     // Due: charged once, whatever runs the queue again.
     w.billing.sandbox().advance(s, Advance::To(super::ts("2026-02-16T09:00:00Z"))).unwrap();
-    w.billing.run_due_work(None, 100).unwrap();
+    w.billing.engine().run_due_work(None, 100).unwrap();
     w.billing.sandbox().advance(s, Advance::By(Duration::hours(1))).unwrap();
     assert_eq!(charges(), 2);
     let (inv, pays) = w.billing.invoices().get(s, id).unwrap().into_parts();
@@ -550,7 +550,7 @@ pub fn later_installments_are_charged_on_their_dates<H: Harness>() {
     w.billing.payments().save_card(s, consumer, "4123120001090000", 12, 2030, true).unwrap();
     let n = events(&w).len();
     w.billing.sandbox().advance(s, Advance::To(super::ts("2026-03-16T09:00:00Z"))).unwrap();
-    w.billing.run_due_work(None, 100).unwrap();
+    w.billing.engine().run_due_work(None, 100).unwrap();
     assert_eq!(charges(), 3);
     let (inv, pays) = w.billing.invoices().get(s, id).unwrap().into_parts();
     assert_eq!(pays[2].status, PaymentStatus::Failed);
@@ -580,7 +580,7 @@ pub fn recurring_link_starts_a_subscription<H: Harness>() {
     let w = World::new(H::store());
     let s = &w.admin;
     let gw = Gate::new(Act::Sandbox);
-    w.billing.set_sandbox_gateway(gw.clone());
+    w.billing.engine().set_sandbox_gateway(gw.clone());
     let rec = product(&w, s, "50.00", json!({"type": "RECURRING", "recurring_interval": "MONTH"}));
     let mut body = link_body(&[(rec.id, 3)], &[]);
     body["custom_metadata"] = json!({"plan": "gold"});
@@ -635,7 +635,7 @@ pub fn recurring_link_starts_a_subscription<H: Harness>() {
     let charged = || gw.calls().iter().filter(|c| c.0 == "charge").count();
     assert_eq!(charged(), 2, "the decline and the payment");
     w.billing.sandbox().advance(s, Advance::By(Duration::days(32))).unwrap();
-    w.billing.run_due_work(None, 100).unwrap();
+    w.billing.engine().run_due_work(None, 100).unwrap();
     assert_eq!(charged(), 3);
     let cycles = w.billing.subscriptions().invoices(s, sid).unwrap();
     assert_eq!(cycles.len(), 2);

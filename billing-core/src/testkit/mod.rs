@@ -259,17 +259,17 @@ impl<S: Store> World<S> {
 
     /// Runs `f` in a read transaction; store errors fail the case.
     pub fn read<R>(&self, mut f: impl FnMut(&mut dyn Tx) -> StoreResult<R>) -> R {
-        self.billing.store.read(|tx| Ok(f(tx)?)).expect("read")
+        self.billing.engine().store.read(|tx| Ok(f(tx)?)).expect("read")
     }
 
     /// Runs `f` in a write transaction; store errors fail the case.
     pub fn write<R>(&self, mut f: impl FnMut(&mut dyn Tx) -> StoreResult<R>) -> R {
-        self.billing.store.write(|tx| Ok(f(tx)?)).expect("write")
+        self.billing.engine().store.write(|tx| Ok(f(tx)?)).expect("write")
     }
 
     /// Runs `f` in a write transaction and returns its outcome.
     pub fn try_write<R>(&self, mut f: impl FnMut(&mut dyn Tx) -> StoreResult<R>) -> Result<R> {
-        self.billing.store.write(|tx| Ok(f(tx)?))
+        self.billing.engine().store.write(|tx| Ok(f(tx)?))
     }
 
     /// The organization's notification outbox.

@@ -122,7 +122,7 @@ pub fn queued_with_the_change_and_sent_once<H: Harness>() {
             (Kind::InvoiceSent, Status::Pending, Language::En, Some(c.id))
         );
         assert_eq!(n.branch_id, Some(s.branch_id()));
-        assert_eq!(n.payload["url"], json!(inv.url(w.billing.public_url())));
+        assert_eq!(n.payload["url"], json!(inv.url(w.billing.engine().public_url())));
         assert!(n.attempts.is_empty() && n.sent_at.is_none());
         let item = items(&w, n).expect("queued in the same transaction");
         assert_eq!(item.kind, if n.channel == Channel::Email { EMAIL_KIND } else { SMS_KIND });
@@ -130,19 +130,19 @@ pub fn queued_with_the_change_and_sent_once<H: Harness>() {
     assert_eq!(ns[0].recipient, c.email.as_ref().unwrap().as_str());
     assert_eq!(ns[1].recipient, c.phone_number.as_ref().unwrap().as_str());
     // No sender: not claimed, still pending.
-    assert_eq!(w.billing.run_due_work(None, 100).unwrap().claimed, 0);
+    assert_eq!(w.billing.engine().run_due_work(None, 100).unwrap().claimed, 0);
     let email = Recorder::new();
-    w.billing.set_notification_sender(Channel::Email, email.clone());
-    let r = w.billing.run_due_work(None, 100).unwrap();
+    w.billing.engine().set_notification_sender(Channel::Email, email.clone());
+    let r = w.billing.engine().run_due_work(None, 100).unwrap();
     assert_eq!(r.count(crate::notification::send::SENT), 1, "only the e-mail: no SMS sender yet");
     let sms = Recorder::new();
-    w.billing.set_notification_sender(Channel::Sms, sms.clone());
+    w.billing.engine().set_notification_sender(Channel::Sms, sms.clone());
     w.tick(5);
-    w.billing.run_due_work(None, 100).unwrap();
-    w.billing.run_due_work(None, 100).unwrap();
+    w.billing.engine().run_due_work(None, 100).unwrap();
+    w.billing.engine().run_due_work(None, 100).unwrap();
     let (mails, texts) = (email.taken(), sms.taken());
     assert_eq!((mails.len(), texts.len()), (1, 1), "each sent once");
-    let link = inv.url(w.billing.public_url());
+    let link = inv.url(w.billing.engine().public_url());
     assert_eq!(mails[0].to, c.email.as_ref().unwrap().as_str());
     assert_eq!(mails[0].language, Language::En);
     assert_eq!(mails[0].organization, "Testkit Org");
@@ -167,7 +167,7 @@ pub fn queued_with_the_change_and_sent_once<H: Harness>() {
     // An Arabic consumer gets Arabic.
     let ar = customer(&w, s, &["EMAIL"], "AR");
     sent_invoice(&w, s, &ar);
-    w.billing.run_due_work(None, 100).unwrap();
+    w.billing.engine().run_due_work(None, 100).unwrap();
     let last = email.taken().pop().unwrap();
     assert_eq!((last.language, last.to.as_str()), (Language::Ar, ar.email.as_ref().unwrap().as_str()));
     assert!(last.texts.subject.contains("فاتورة") && last.texts.html.contains("dir=\"rtl\""));
@@ -180,11 +180,11 @@ pub fn failed_attempts_are_retried_then_fail<H: Harness>() {
     let s = &w.admin;
     let sender = Recorder::new();
     sender.answer(Answer::Retry);
-    w.billing.set_notification_sender(Channel::Email, sender.clone());
+    w.billing.engine().set_notification_sender(Channel::Email, sender.clone());
     let c = customer(&w, s, &["EMAIL"], "AR");
     sent_invoice(&w, s, &c);
     let first_at = w.now();
-    w.billing.run_due_work(None, 10).unwrap();
+    w.billing.engine().run_due_work(None, 10).unwrap();
     let n = &w.notifications()[0];
     assert_eq!((n.status, n.attempts.len()), (Status::Retrying, 1));
     assert_eq!(n.attempts[0].result, "retry");
@@ -193,11 +193,11 @@ pub fn failed_attempts_are_retried_then_fail<H: Harness>() {
     assert_eq!(items(&w, n).unwrap().due_at, first_at + Duration::minutes(1));
     // Not before its time.
     w.tick(59);
-    assert_eq!(w.billing.run_due_work(None, 10).unwrap().claimed, 0);
+    assert_eq!(w.billing.engine().run_due_work(None, 10).unwrap().claimed, 0);
     for (k, delay) in RETRY_DELAYS_MINUTES.iter().enumerate() {
         let n = &w.notifications()[0];
         w.clock.advance(n.next_attempt_at.unwrap() - w.now());
-        w.billing.run_due_work(None, 10).unwrap();
+        w.billing.engine().run_due_work(None, 10).unwrap();
         let n = &w.notifications()[0];
         assert_eq!(n.attempts.len(), k + 2, "attempt {} after {delay} minutes", k + 2);
     }
@@ -206,14 +206,14 @@ pub fn failed_attempts_are_retried_then_fail<H: Harness>() {
     assert_eq!(n.attempts.last().unwrap().result, "failed");
     assert!(n.next_attempt_at.is_none() && items(&w, n).is_none());
     w.tick(86_400);
-    assert_eq!(w.billing.run_due_work(None, 10).unwrap().claimed, 0, "given up");
+    assert_eq!(w.billing.engine().run_due_work(None, 10).unwrap().claimed, 0, "given up");
     assert!(sender.taken().is_empty());
 
     // Refused for good: failed at the first attempt.
     sender.answer(Answer::Refused);
     let c2 = customer(&w, s, &["EMAIL"], "EN");
     sent_invoice(&w, s, &c2);
-    w.billing.run_due_work(None, 10).unwrap();
+    w.billing.engine().run_due_work(None, 10).unwrap();
     let n = w.notifications().into_iter().find(|n| n.consumer_id == Some(c2.id)).unwrap();
     assert_eq!((n.status, n.attempts.len()), (Status::Failed, 1));
     assert_eq!(n.attempts[0].error.as_deref(), Some("550 no such mailbox"));
@@ -228,18 +228,18 @@ pub fn a_send_lost_in_a_crash_is_sent_again<H: Harness>() {
     let s = &w.admin;
     let sender = Recorder::new();
     sender.answer(Answer::SentThenCrash);
-    w.billing.set_notification_sender(Channel::Email, sender.clone());
+    w.billing.engine().set_notification_sender(Channel::Email, sender.clone());
     let c = customer(&w, s, &["EMAIL"], "EN");
     sent_invoice(&w, s, &c);
-    let died = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| w.billing.run_due_work(None, 10)));
+    let died = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| w.billing.engine().run_due_work(None, 10)));
     assert!(died.is_err(), "the sender died");
     let n = &w.notifications()[0];
     assert_eq!((n.status, n.attempts.len()), (Status::Pending, 0), "nothing recorded");
     assert!(items(&w, n).unwrap().leased_until.is_some());
     sender.answer(Answer::Sent);
-    assert_eq!(w.billing.run_due_work(None, 10).unwrap().claimed, 0, "still held by the dead claim");
-    w.clock.advance(w.billing.work_lease() + Duration::seconds(1));
-    w.billing.run_due_work(None, 10).unwrap();
+    assert_eq!(w.billing.engine().run_due_work(None, 10).unwrap().claimed, 0, "still held by the dead claim");
+    w.clock.advance(w.billing.engine().work_lease() + Duration::seconds(1));
+    w.billing.engine().run_due_work(None, 10).unwrap();
     let n = &w.notifications()[0];
     assert_eq!((n.status, n.attempts.len()), (Status::Sent, 1));
     assert_eq!(sender.taken().len(), 2, "sent again: at least once");
@@ -267,8 +267,8 @@ pub fn switches_stop_recording_and_sending<H: Harness>() {
         ..Default::default()
     };
     w.billing.org().support_update_settings(org, &off).unwrap();
-    w.billing.set_notification_sender(Channel::Email, sender.clone());
-    w.billing.run_due_work(None, 10).unwrap();
+    w.billing.engine().set_notification_sender(Channel::Email, sender.clone());
+    w.billing.engine().run_due_work(None, 10).unwrap();
     let n = &w.notifications()[0];
     assert_eq!(n.status, Status::Canceled);
     assert_eq!(n.attempts.last().map(|a| a.result.as_str()), Some("canceled"));
@@ -335,9 +335,9 @@ pub fn list_filters_and_scopes<H: Harness>() {
         )
         .unwrap();
     let sender = Recorder::new();
-    w.billing.set_notification_sender(Channel::Email, sender.clone());
+    w.billing.engine().set_notification_sender(Channel::Email, sender.clone());
     w.tick(1);
-    w.billing.run_due_work(None, 100).unwrap();
+    w.billing.engine().run_due_work(None, 100).unwrap();
     let list = |scope: &Scope, q: &str| {
         let (f, lq) = parse_notification_list(&QueryParams::parse(q)).unwrap();
         let page = w.billing.notifications().list(scope, &f, &lq).unwrap();
@@ -402,7 +402,7 @@ pub fn invitations_are_accepted_once<H: Harness>() {
     let s = &w.admin;
     let b = w.new_branch("Bravo");
     let sender = Recorder::new();
-    w.billing.set_notification_sender(Channel::Email, sender.clone());
+    w.billing.engine().set_notification_sender(Channel::Email, sender.clone());
     let email = unique_email("nora");
     let inv = w
         .billing
@@ -417,11 +417,11 @@ pub fn invitations_are_accepted_once<H: Harness>() {
             Language::Ar,
         )
         .unwrap();
-    w.billing.run_due_work(None, 10).unwrap();
+    w.billing.engine().run_due_work(None, 10).unwrap();
     let m = sender.taken().pop().expect("the invitation was sent");
     assert_eq!((m.to.as_str(), m.kind, m.language), (email.as_str(), Kind::OrganizationInvite, Language::Ar));
     let link = w.billing.org().invite_link(inv.id).unwrap();
-    assert!(link.starts_with(&format!("{}/invite/accept?token=", w.billing.public_url())));
+    assert!(link.starts_with(&format!("{}/invite/accept?token=", w.billing.engine().public_url())));
     assert!(m.texts.text.contains(&link) && m.texts.html.contains(&link), "{}", m.texts.text);
     let token = link.split_once("token=").unwrap().1.to_string();
     // The stored notification holds no token.

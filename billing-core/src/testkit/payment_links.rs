@@ -110,12 +110,12 @@ pub fn create_prices_like_an_invoice<H: Harness>() {
             .payment_links()
             .get(s, l.id)
             .unwrap()
-            .response(w.billing.public_url(), &s.org.settings),
+            .response(w.billing.engine().public_url(), &s.org.settings),
     )
     .unwrap();
     assert_eq!(v["amount"], json!(l.amount));
     assert_eq!(v["amount_in_smallest_unit"], json!(l.amount.minor_units()));
-    assert_eq!(v["url"], format!("{}/pay/{}", w.billing.public_url(), l.short_id));
+    assert_eq!(v["url"], format!("{}/pay/{}", w.billing.engine().public_url(), l.short_id));
     assert_eq!(v["items"][0]["product"]["id"], json!(inc.id));
     assert_eq!(v["coupons"][0]["id"], json!(five.id));
     assert_eq!(v["amount_collected"], "0.00");
@@ -398,7 +398,7 @@ pub fn status_changes<H: Harness>() {
     let later = w.fresh_admin();
     let got = w.billing.payment_links().get(&later, l.id).unwrap().link;
     assert_eq!(got.status, PaymentLinkStatus::Active);
-    assert_eq!(got.payable(w.billing.now(&later)), Err(Unpayable::Expired));
+    assert_eq!(got.payable(w.billing.engine().now(&later)), Err(Unpayable::Expired));
     expect_code(change_status(&w, PaymentLinkId::new(), json!({"status": "ACTIVE"})), Code::NOT_FOUND);
     // Completed (used up): neither deactivated nor reactivated.
     let mut done = got.clone();

@@ -468,7 +468,7 @@ pub fn lead_time_prepares_the_next_invoice<H: Harness>() {
             payload.clone(),
         ))
     });
-    w.billing.run_due_work(Some(s.org_id()), 100).unwrap();
+    w.billing.engine().run_due_work(Some(s.org_id()), 100).unwrap();
     assert_eq!(invoices_of(&w, sub.id).len(), 2);
     to(&w, "2026-02-15T09:00:01Z");
     let got = w.billing.subscriptions().get(s, sub.id).unwrap().subscription;
@@ -740,7 +740,9 @@ pub fn concurrent_preparation_and_renewal_issue_once<H: Harness>() {
     org.clock_offset_us = Duration::days(32).num_microseconds().unwrap();
     w.write(|tx| tx.update_org(&org));
     std::thread::scope(|t| {
-        let hs: Vec<_> = (0..3).map(|_| t.spawn(|| w.billing.run_due_work(Some(s.org_id()), 100).unwrap())).collect();
+        let hs: Vec<_> = (0..3)
+            .map(|_| t.spawn(|| w.billing.engine().run_due_work(Some(s.org_id()), 100).unwrap()))
+            .collect();
         for h in hs {
             h.join().unwrap();
         }

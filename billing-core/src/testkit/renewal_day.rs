@@ -61,7 +61,7 @@ pub fn seed<S: Store>(billing: &Billing<S>, scope: &Scope, n: usize, period_star
         },
     )?;
     // The template's rows, as the operations wrote them.
-    let (c, card, s, inv, pays) = billing.store.read(|tx| {
+    let (c, card, s, inv, pays) = billing.engine().store.read(|tx| {
         let c = tx.consumer(scope.branch_id(), consumer.id)?.expect("the consumer");
         let card = tx.latest_active_card(consumer.id)?.expect("the card");
         let s = tx.subscription(scope.branch_id(), sub.id)?.expect("the subscription");
@@ -75,7 +75,7 @@ pub fn seed<S: Store>(billing: &Billing<S>, scope: &Scope, n: usize, period_star
     let mut made = 1;
     while made < n {
         let k = batch.max(1).min(n - made);
-        let copies = billing.store.write(|tx| {
+        let copies = billing.engine().store.write(|tx| {
             let mut copies = Vec::with_capacity(k);
             for i in made..made + k {
                 let mut c2 = c.clone();

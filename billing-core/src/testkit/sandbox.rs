@@ -26,7 +26,7 @@ pub fn advance_by_seconds<H: Harness>() {
     w.tick(10);
     let now = start() + Duration::seconds(3610);
     assert_eq!(w.billing.sandbox().clock(&w.fresh_admin()).unwrap(), now);
-    assert_eq!(w.billing.now(&w.fresh_admin()), now);
+    assert_eq!(w.billing.engine().now(&w.fresh_admin()), now);
 
     assert_eq!(w.billing.sandbox().advance(&w.fresh_admin(), Advance::By(Duration::zero())).unwrap(), now);
     assert_eq!(offset(&w, org), 3_600_000_000);
@@ -92,7 +92,7 @@ pub fn live_organization_has_no_test_clock<H: Harness>() {
     expect_code(w.billing.sandbox().advance(&s, Advance::To(start() + Duration::days(30))), Code::SANDBOX_ONLY);
     assert_eq!(w.read(|tx| tx.org(live.org.id)), Some(live.org.clone()), "nothing changed");
     assert_eq!(offset(&w, w.boot.org.id), 0);
-    assert_eq!(w.billing.now(&s), w.now());
+    assert_eq!(w.billing.engine().now(&s), w.now());
 }
 
 pub fn org_time_follows_the_test_clock<H: Harness>() {
@@ -101,7 +101,7 @@ pub fn org_time_follows_the_test_clock<H: Harness>() {
     w.billing.sandbox().advance(&w.admin, Advance::By(Duration::days(2))).unwrap();
     let s = w.fresh_admin();
     let t = start() + Duration::days(2);
-    assert_eq!(w.billing.now(&s), t);
+    assert_eq!(w.billing.engine().now(&s), t);
 
     let c = create_consumer(&w, &s, json!({"name": "Later"}));
     assert_eq!(c.created_at, t);
@@ -133,7 +133,7 @@ pub fn org_time_follows_the_test_clock<H: Harness>() {
 
     // Other organizations keep server time.
     let os = w.auth(&World::<H::S>::key_of(&other_sandbox), None);
-    assert_eq!(w.billing.now(&os), w.now());
+    assert_eq!(w.billing.engine().now(&os), w.now());
     assert_eq!(create_consumer(&w, &os, json!({"name": "Now"})).created_at, w.now());
 }
 

@@ -55,7 +55,7 @@ fn req(start: &str, end: Option<&str>) -> FreezeRequest {
 }
 
 fn org_now<S: Store>(w: &World<S>) -> Timestamp {
-    w.fresh_admin().org.now(w.billing.clock())
+    w.fresh_admin().org.now(w.billing.engine().clock())
 }
 
 pub(crate) fn to<S: Store>(w: &World<S>, at: &str) {
@@ -562,7 +562,9 @@ pub fn freeze_transitions_run_once<H: Harness>() {
     org.clock_offset_us = Duration::days(12).num_microseconds().unwrap();
     w.write(|tx| tx.update_org(&org));
     std::thread::scope(|t| {
-        let hs: Vec<_> = (0..3).map(|_| t.spawn(|| w.billing.run_due_work(Some(s.org_id()), 100).unwrap())).collect();
+        let hs: Vec<_> = (0..3)
+            .map(|_| t.spawn(|| w.billing.engine().run_due_work(Some(s.org_id()), 100).unwrap()))
+            .collect();
         for h in hs {
             h.join().unwrap();
         }

@@ -38,7 +38,7 @@ pub fn subscription_json<S: Store>(b: &crate::billing::Billing<S>, s: &Scope, id
     let cx = ViewContext {
         settings: &s.org.settings,
         branch_name: &s.branch.name,
-        public_url: b.public_url(),
+        public_url: b.engine().public_url(),
     };
     Ok(serde_json::to_value(d.response(cx)).expect("serializable"))
 }
@@ -49,7 +49,7 @@ pub fn list_json<S: Store>(b: &crate::billing::Billing<S>, s: &Scope, req: &Subs
     let cx = ViewContext {
         settings: &s.org.settings,
         branch_name: &s.branch.name,
-        public_url: b.public_url(),
+        public_url: b.engine().public_url(),
     };
     Ok(crate::list::Page {
         items: page.items.iter().map(|d| serde_json::to_value(d.response(cx)).expect("serializable")).collect(),
@@ -176,7 +176,7 @@ pub fn create_issues_the_first_invoice<H: Harness>() {
     let got = w.billing.subscriptions().get(s, sub.id).unwrap().subscription;
     assert_eq!(got.status, SubscriptionStatus::Active);
     assert!(got.latest_invoice_paid);
-    assert_eq!(got.started_at, Some(w.fresh_admin().org.now(w.billing.clock())));
+    assert_eq!(got.started_at, Some(w.fresh_admin().org.now(w.billing.engine().clock())));
     assert_eq!(sub_events(&w, sub.id), vec![EventType::SubscriptionCreated, EventType::SubscriptionActivated]);
     let v = subscription_json(&w.billing, s, sub.id).unwrap();
     assert_eq!(v["status"], "ACTIVE");
@@ -390,7 +390,9 @@ pub fn renewal_run_twice_issues_once<H: Harness>() {
     org.clock_offset_us = Duration::days(32).num_microseconds().unwrap();
     w.write(|tx| tx.update_org(&org));
     let runs: Vec<_> = std::thread::scope(|t| {
-        let hs: Vec<_> = (0..3).map(|_| t.spawn(|| w.billing.run_due_work(Some(s.org_id()), 100).unwrap())).collect();
+        let hs: Vec<_> = (0..3)
+            .map(|_| t.spawn(|| w.billing.engine().run_due_work(Some(s.org_id()), 100).unwrap()))
+            .collect();
         hs.into_iter().map(|h| h.join().unwrap()).collect()
     });
     let renewed: usize = runs.iter().map(|r| r.count("subscription.renewed")).sum();
@@ -463,7 +465,7 @@ pub fn cancel_and_uncancel<H: Harness>() {
         .map(|d| d.subscription)
         .unwrap();
     assert_eq!(got.status, SubscriptionStatus::Canceled);
-    assert_eq!(got.ended_at, Some(s.org.now(w.billing.clock())));
+    assert_eq!(got.ended_at, Some(s.org.now(w.billing.engine().clock())));
     let (inv, pays) = w.billing.invoices().get(s, other.latest_invoice_id.unwrap()).unwrap().into_parts();
     assert_eq!((inv.status, pays[0].status), (InvoiceStatus::Canceled, PaymentStatus::Canceled));
     assert_eq!(sub_events(&w, other.id), vec![EventType::SubscriptionCreated, EventType::SubscriptionCanceled]);
@@ -740,7 +742,7 @@ pub fn renewals_of_one_claim_run_together<H: Harness>() {
     let mut org = w.read(|tx| tx.org(s.org_id())).unwrap();
     org.clock_offset_us = Duration::days(32).num_microseconds().unwrap();
     w.write(|tx| tx.update_org(&org));
-    let now = w.billing.clock().now();
+    let now = w.billing.engine().clock().now();
     let mut items = w.write(|tx| tx.claim_due_work(Some(s.org_id()), &[RENEWAL_KIND], now, now + Duration::seconds(60), 100));
     assert_eq!(items.len(), 4);
     let held = items[2].leased_until;
@@ -748,7 +750,7 @@ pub fn renewals_of_one_claim_run_together<H: Harness>() {
     items[2].leased_until = Some(now + Duration::seconds(30));
     let lost: SubscriptionId = serde_json::from_value(items[2].payload["subscription_id"].clone()).unwrap();
     let mut report = crate::work::WorkReport::default();
-    w.billing.run_work(&items, &mut report);
+    w.billing.engine().run_work(&items, &mut report);
     assert_eq!((report.count("subscription.renewed"), report.errors), (3, 0), "{report:?}");
     for sub in &subs {
         let cycles: Vec<u32> = invoices_of(&w, sub.id).iter().map(|(n, _)| *n).collect();
@@ -773,7 +775,7 @@ pub fn renewals_of_one_claim_run_together<H: Harness>() {
     let again = w.write(|tx| tx.claim_due_work(Some(s.org_id()), &[RENEWAL_KIND], later, later + Duration::seconds(60), 100));
     assert_eq!(again.iter().map(|i| i.id).collect::<Vec<_>>(), vec![items[2].id]);
     let mut report = crate::work::WorkReport::default();
-    w.billing.run_work(&again, &mut report);
+    w.billing.engine().run_work(&again, &mut report);
     assert_eq!(report.count("subscription.renewed"), 1);
     assert_eq!(invoices_of(&w, lost).len(), 2);
     assert_eq!(created(&w), 4 + 4);
@@ -850,7 +852,7 @@ pub fn a_batch_reads_what_it_issued_and_issues_one_per_cycle<H: Harness>() {
     let batch = |cycles: &[u32]| {
         let issued: std::cell::RefCell<Vec<(Invoice, crate::payment::Payment)>> = Default::default();
         let keys: Vec<usize> = (0..cycles.len()).collect();
-        let results = w.billing.store.write_each(&keys, |tx, k| -> Result<Seen> {
+        let results = w.billing.engine().store.write_each(&keys, |tx, k| -> Result<Seen> {
             if *k == 0 {
                 // The store may run the batch more than once: the last run is the one kept.
                 issued.borrow_mut().clear();
@@ -963,7 +965,7 @@ pub fn prefetched_renewal_reads_follow_the_writes<H: Harness>() {
         created_at: w.now() + Duration::days(1),
     };
     type Seen = (Option<String>, Option<InvoiceId>, bool, usize, Option<String>, usize);
-    let results = w.billing.store.write_each(&[0usize, 1, 2, 3], |tx, k| -> Result<Seen> {
+    let results = w.billing.engine().store.write_each(&[0usize, 1, 2, 3], |tx, k| -> Result<Seen> {
         let seen = |tx: &mut dyn crate::Tx| -> Result<Seen> {
             let b = tx.subscription(branch, s2.id)?.expect("s2");
             let cycle = tx.subscription_cycle_invoice(s3.id, 7)?;
@@ -1055,7 +1057,7 @@ pub fn prefetched_outcome_reads_follow_the_writes<H: Harness>() {
     let other_branch = w.other_org("Elsewhere", false).branch.id;
     let ids = [a.id, b.id];
     type Seen = (Option<String>, Option<PaymentMethod>, String);
-    let results = w.billing.store.write_each(&[0usize, 1, 2], |tx, k| -> Result<Seen> {
+    let results = w.billing.engine().store.write_each(&[0usize, 1, 2], |tx, k| -> Result<Seen> {
         tx.prefetch_invoices(&ids)?;
         if *k == 0 {
             assert_eq!(tx.invoice(other_branch, a.id)?, None, "another branch's");
@@ -1102,6 +1104,7 @@ pub fn a_batch_updates_invoices_and_payments_as_each_would<H: Harness>() {
     let mut calls = 0;
     let results = w
         .billing
+        .engine()
         .store
         .write_each(&[0usize, 1, 2], |tx, k| -> Result<(Option<String>, Option<String>)> {
             calls += 1;
@@ -1136,7 +1139,7 @@ pub fn a_batch_updates_invoices_and_payments_as_each_would<H: Harness>() {
     ghost.id = crate::ids::PaymentId::new();
     let mut ghost_invoice = a.clone();
     ghost_invoice.id = crate::ids::InvoiceId::new();
-    let results = w.billing.store.write_each(&[0usize, 1, 2], |tx, k| -> Result<()> {
+    let results = w.billing.engine().store.write_each(&[0usize, 1, 2], |tx, k| -> Result<()> {
         match k {
             0 => Ok(tx.update_payment(&ghost)?),
             2 => Ok(tx.update_invoice_row(&ghost_invoice)?),
@@ -1168,7 +1171,7 @@ pub fn a_batch_updates_subscriptions_as_each_would<H: Harness>() {
     let d0 = sub.description.clone().unwrap_or_default();
     let at = ts("2026-02-01T00:00:00Z");
     let mut calls = 0;
-    let results = w.billing.store.write_each(&[0usize, 1, 2], |tx, k| -> Result<(Option<String>, bool)> {
+    let results = w.billing.engine().store.write_each(&[0usize, 1, 2], |tx, k| -> Result<(Option<String>, bool)> {
         calls += 1;
         if *k == 2 {
             // The last item marks the invoice paid before it reads anything: only if it sees
@@ -1202,7 +1205,7 @@ pub fn a_batch_updates_subscriptions_as_each_would<H: Harness>() {
 
     let mut ghost = stored.clone();
     ghost.id = SubscriptionId::new();
-    let results = w.billing.store.write_each(&[0usize, 1], |tx, k| -> Result<()> {
+    let results = w.billing.engine().store.write_each(&[0usize, 1], |tx, k| -> Result<()> {
         match k {
             0 => Ok(tx.update_subscription_row(&ghost)?),
             _ => {
@@ -1244,7 +1247,7 @@ pub fn a_batch_marks_latest_invoices_paid_as_each_would<H: Harness>() {
     let at = ts("2026-02-01T00:00:00Z");
     use SubscriptionStatus::{Active, Inactive};
     let mut calls = 0;
-    let results = w.billing.store.write_each(&[0usize, 1, 2, 3, 4, 5], |tx, k| -> Result<bool> {
+    let results = w.billing.engine().store.write_each(&[0usize, 1, 2, 3, 4, 5], |tx, k| -> Result<bool> {
         calls += 1;
         if *k == 0 {
             // Each run of the batch starts here.
@@ -1301,7 +1304,7 @@ pub fn rows_read_ahead_are_written_as_each_would<H: Harness>() {
     let branch = s.branch.id;
     let at = ts("2026-02-01T00:00:00Z");
     let read_as: std::cell::RefCell<Vec<Option<Subscription>>> = std::cell::RefCell::new(vec![None; 3]);
-    let results = w.billing.store.write_each(&[0usize, 1, 2], |tx, k| -> Result<()> {
+    let results = w.billing.engine().store.write_each(&[0usize, 1, 2], |tx, k| -> Result<()> {
         if *k == 0 {
             tx.prefetch_renewals(&ids)?;
         }
@@ -1355,7 +1358,7 @@ pub fn rows_read_ahead_are_written_as_each_would<H: Harness>() {
 
     // An outcome batch's invoice and payment, each changed, changed back, and changed again.
     let (_, pays) = w.billing.invoices().get(s, a.id).unwrap().into_parts();
-    let results = w.billing.store.write_each(&[0usize, 1], |tx, k| -> Result<()> {
+    let results = w.billing.engine().store.write_each(&[0usize, 1], |tx, k| -> Result<()> {
         tx.prefetch_invoices(&[a.id])?;
         if *k == 1 {
             return Ok(());

@@ -180,7 +180,7 @@ fn consumer_count(tx: &mut dyn Tx, branch: BranchId) -> crate::store::StoreResul
 
 pub fn org_round_trip<H: Harness>() {
     let w = World::new(H::store());
-    let org = w.billing.store.read(|tx| Ok(tx.org(w.admin.org_id())?)).unwrap().unwrap();
+    let org = w.billing.engine().store.read(|tx| Ok(tx.org(w.admin.org_id())?)).unwrap().unwrap();
     assert_eq!(org, w.boot.org);
 }
 
@@ -228,6 +228,7 @@ pub fn org_insert_update_and_list<H: Harness>() {
 pub fn missing_rows_are_none<H: Harness>() {
     let w = World::new(H::store());
     w.billing
+        .engine()
         .store
         .read(|tx| {
             assert!(tx.org(crate::ids::OrgId::new())?.is_none());
@@ -937,7 +938,7 @@ pub fn err_rolls_back_everything<H: Harness>() {
         accepted_by: None,
     };
     let refusal = Error::rule(Code::INVALID_STATUS, "the closure changed its mind");
-    let r = w.billing.store.write(|tx| {
+    let r = w.billing.engine().store.write(|tx| {
         tx.insert_branch(&branch)?;
         tx.insert_user(&user)?;
         tx.insert_api_key(&key)?;
@@ -1001,7 +1002,7 @@ pub fn store_error_mid_transaction_rolls_back<H: Harness>() {
     let fresh = raw_consumer(org, main, "Fresh");
     let mut dup = raw_consumer(org, main, "Dup");
     dup.phone_number = a.phone_number.clone();
-    let r = w.billing.store.write(|tx| {
+    let r = w.billing.engine().store.write(|tx| {
         tx.insert_consumer(&fresh)?;
         tx.insert_consumer(&dup)?;
         Ok(())
@@ -1160,7 +1161,7 @@ pub fn write_each_keeps_each_item_alone<H: Harness>() {
     let rows: Vec<Consumer> = (0..5).map(|i| raw_consumer(org, main, &format!("Item {i}"))).collect();
     let refusal = Error::rule(Code::INVALID_STATUS, "item 1 changed its mind");
     let mut runs = 0;
-    let results = w.billing.store.write_each(&[0usize, 1, 2, 3, 4], |tx, i| {
+    let results = w.billing.engine().store.write_each(&[0usize, 1, 2, 3, 4], |tx, i| {
         runs += 1;
         let mut c = rows[*i].clone();
         tx.insert_consumer(&c)?;
@@ -1194,7 +1195,7 @@ pub fn write_each_keeps_each_item_alone<H: Harness>() {
     w.write(|tx| tx.insert_consumer(&rows[1]));
     w.write(|tx| tx.insert_consumer(&rows[3]));
     // No items, no transaction.
-    assert!(w.billing.store.write_each(&[] as &[u8], |_, _| Ok(())).is_empty());
+    assert!(w.billing.engine().store.write_each(&[] as &[u8], |_, _| Ok(())).is_empty());
 }
 
 /// `write_each`: a store may keep what a batch read of organizations and webhook endpoints
@@ -1233,7 +1234,7 @@ pub fn write_each_reads_organizations_and_endpoints_as_they_are<H: Harness>() {
     };
     let before = w.read(|tx| Ok(tx.org(org)?.expect("the organization").clock_offset_us));
     let failed = Error::rule(Code::INVALID_STATUS, "item 3 changed its mind");
-    let results = w.billing.store.write_each(&[0u32, 1, 2, 3, 4], |tx, i| match i {
+    let results = w.billing.engine().store.write_each(&[0u32, 1, 2, 3, 4], |tx, i| match i {
         1 => change(tx, 1_000, 1),
         3 => {
             change(tx, 5_000, 3)?;
@@ -1246,7 +1247,7 @@ pub fn write_each_reads_organizations_and_endpoints_as_they_are<H: Harness>() {
     assert_eq!(results[2], Ok((before + 1_000, 1)), "a later item reads an earlier one's writes");
     assert_eq!(results[3], Err(failed));
     assert_eq!(results[4], Ok((before + 1_000, 1)), "nothing of the failed item is read");
-    let after = w.billing.store.read(|tx| read(tx)).unwrap();
+    let after = w.billing.engine().store.read(|tx| read(tx)).unwrap();
     assert_eq!(after, (before + 1_000, 1), "what was committed");
 }
 
@@ -1279,7 +1280,7 @@ pub fn write_each_reads_its_appends_as_they_are<H: Harness>() {
     };
 
     // Every item succeeds: what each reads is what the items before it appended.
-    let results = w.billing.store.write_each(&[0u32, 1, 2, 3], |tx, i| match i {
+    let results = w.billing.engine().store.write_each(&[0u32, 1, 2, 3], |tx, i| match i {
         0 => {
             tx.insert_event(&ev[0])?;
             tx.queue_work_if_absent(&a)?;
@@ -1320,7 +1321,7 @@ pub fn write_each_reads_its_appends_as_they_are<H: Harness>() {
     // finds them only then): of an item committed before the batch, and of one an earlier
     // item appended.
     let unique = |r: &crate::Result<()>| matches!(r, Err(Error::Store(StoreError::UniqueViolation(_))));
-    let results = w.billing.store.write_each(&[0u32, 1], |tx, i| match i {
+    let results = w.billing.engine().store.write_each(&[0u32, 1], |tx, i| match i {
         0 => {
             tx.insert_event(&ev[2])?;
             Ok(tx.insert_work(&DueWork::new(old.id, org, kind, now, json!({"n": 97})))?)
@@ -1330,7 +1331,7 @@ pub fn write_each_reads_its_appends_as_they_are<H: Harness>() {
     assert!(unique(&results[0]), "a committed id: {:?}", results[0]);
     assert_eq!(results[1], Ok(()));
     let d = item(4, 5);
-    let results = w.billing.store.write_each(&[0u32, 1, 2], |tx, i| match i {
+    let results = w.billing.engine().store.write_each(&[0u32, 1, 2], |tx, i| match i {
         0 => Ok(tx.insert_work(&d)?),
         1 => {
             tx.insert_event(&ev[4])?;
@@ -1343,7 +1344,7 @@ pub fn write_each_reads_its_appends_as_they_are<H: Harness>() {
     assert_eq!(results[2], Ok(()));
     // A failed item keeps nothing.
     let failed = Error::rule(Code::INVALID_STATUS, "item 0 changed its mind");
-    let results = w.billing.store.write_each(&[0u32, 1], |tx, i| match i {
+    let results = w.billing.engine().store.write_each(&[0u32, 1], |tx, i| match i {
         0 => {
             tx.insert_event(&ev[5])?;
             tx.insert_work(&item(5, 100))?;
@@ -1403,7 +1404,7 @@ pub fn write_each_completes_drops_and_numbers_as_each_would<H: Harness>() {
     // No item fails: each run of the last one (a store may run a batch more than once) reads
     // what the items before it completed and dropped as gone.
     let mut seen = Vec::new();
-    let results = w.billing.store.write_each(&[0usize, 1, 2], |tx, k| match k {
+    let results = w.billing.engine().store.write_each(&[0usize, 1, 2], |tx, k| match k {
         0 => complete(tx, items[0].id, held(items[0].id)),
         1 => {
             tx.drop_work(items[2].id)?;
@@ -1426,7 +1427,7 @@ pub fn write_each_completes_drops_and_numbers_as_each_would<H: Harness>() {
     // Item 0 holds a lease that is no longer the item's (another claim took it since): it alone
     // is refused; the other's completion stands.
     let stale = held(items[1].id).map(|l| l - chrono::Duration::seconds(1));
-    let results = w.billing.store.write_each(&[0usize, 1], |tx, k| match k {
+    let results = w.billing.engine().store.write_each(&[0usize, 1], |tx, k| match k {
         0 => complete(tx, items[1].id, stale),
         _ => complete(tx, items[4].id, held(items[4].id)),
     });
@@ -1447,12 +1448,12 @@ pub fn write_each_completes_drops_and_numbers_as_each_would<H: Harness>() {
             _ => Ok(Some(tx.next_invoice_number(org)?)),
         }
     };
-    let results = w.billing.store.write_each(&[0usize, 1, 2, 3], take);
+    let results = w.billing.engine().store.write_each(&[0usize, 1, 2, 3], take);
     assert_eq!(results, vec![Ok(Some(first + 1)), Ok(None), Ok(Some(first + 2)), Ok(Some(first + 3))]);
     assert_eq!(w.write(|tx| tx.next_invoice_number(org)), first + 4, "no number is lost or skipped");
     // An item that fails after taking a number gives it back with its other writes.
     let failed = Error::rule(Code::INVALID_STATUS, "item 1 changed its mind");
-    let results = w.billing.store.write_each(&[0usize, 1, 2], |tx, k| match k {
+    let results = w.billing.engine().store.write_each(&[0usize, 1, 2], |tx, k| match k {
         1 => {
             tx.next_invoice_number(org)?;
             Err(failed.clone())
@@ -1466,6 +1467,7 @@ pub fn write_each_completes_drops_and_numbers_as_each_would<H: Harness>() {
     let other = w.other_org("Numbers Elsewhere", false).org.id;
     let results = w
         .billing
+        .engine()
         .store
         .write_each(&[org, other, other, org, other], |tx, o| Ok(tx.next_invoice_number(*o)?));
     assert_eq!(results, vec![Ok(first + 8), Ok(1), Ok(2), Ok(first + 9), Ok(3)]);

@@ -20,7 +20,7 @@ const KIND: &str = "test.kind";
 
 /// Writes an event as operations do ([`crate::event::record`]: with its fan-out item).
 pub fn record<S: crate::store::Store>(w: &World<S>, ev: &Event) {
-    w.billing.store.write(|tx| crate::event::record(tx, ev)).expect("record the event");
+    w.billing.engine().store.write(|tx| crate::event::record(tx, ev)).expect("record the event");
 }
 
 fn item(org: OrgId, due: crate::clock::Timestamp) -> DueWork {
@@ -225,11 +225,16 @@ pub fn fair_claims_pass_over_busy_organizations<H: Harness>() {
     // Four runners, two held by `busy_org`: the other organization's item comes first, although
     // it is due last; the rest of the limit goes to the busy one, earliest first.
     let held = std::collections::HashMap::from([(busy_org, 2usize)]);
-    let got = w.billing.claim_due_work_fairly(&[KIND], Duration::seconds(30), 3, 4, &held, false).unwrap();
+    let got = w
+        .billing
+        .engine()
+        .claim_due_work_fairly(&[KIND], Duration::seconds(30), 3, 4, &held, false)
+        .unwrap();
     assert_eq!(got.iter().map(|x| x.id).collect::<Vec<_>>(), vec![theirs.id, backlog[0].id, backlog[1].id]);
     // Nobody busy: due order, whatever the organization.
     let got = w
         .billing
+        .engine()
         .claim_due_work_fairly(&[KIND], Duration::seconds(30), 2, 4, &Default::default(), false)
         .unwrap();
     assert_eq!(got.iter().map(|x| x.id).collect::<Vec<_>>(), vec![backlog[2].id, backlog[3].id]);
@@ -237,12 +242,18 @@ pub fn fair_claims_pass_over_busy_organizations<H: Harness>() {
     // same order, and nothing once nothing is due.
     let got = w
         .billing
+        .engine()
         .claim_due_work_fairly(&[KIND], Duration::seconds(30), 1, 4, &Default::default(), true)
         .unwrap();
     assert_eq!(got.iter().map(|x| x.id).collect::<Vec<_>>(), vec![backlog[4].id]);
-    let got = w.billing.claim_more_due_work(None, &[KIND], Duration::seconds(30), 5).unwrap();
+    let got = w.billing.engine().claim_more_due_work(None, &[KIND], Duration::seconds(30), 5).unwrap();
     assert_eq!(got.iter().map(|x| x.id).collect::<Vec<_>>(), vec![backlog[5].id]);
-    assert!(w.billing.claim_more_due_work(None, &[KIND], Duration::seconds(30), 5).unwrap().is_empty());
+    assert!(w
+        .billing
+        .engine()
+        .claim_more_due_work(None, &[KIND], Duration::seconds(30), 5)
+        .unwrap()
+        .is_empty());
 }
 
 pub fn concurrent_claims_take_each_item_once<H: Harness>() {
@@ -256,7 +267,7 @@ pub fn concurrent_claims_take_each_item_once<H: Harness>() {
             x.id
         })
         .collect();
-    let store = &w.billing.store;
+    let store = &w.billing.engine().store;
     let taken = Mutex::new(Vec::new());
     std::thread::scope(|s| {
         for _ in 0..8 {
@@ -404,7 +415,7 @@ pub fn events_enqueue_fanout_only_for_branches_with_endpoints<H: Harness>() {
     );
     // Rolled back with its transaction.
     let ev3 = event_in(&w.admin, EventType::PaymentFailed, w.now());
-    let _ = w.billing.store.write(|tx| {
+    let _ = w.billing.engine().store.write(|tx| {
         crate::event::record(tx, &ev3)?;
         Err::<(), _>(crate::error::Error::code(Code::NOT_FOUND))
     });
@@ -488,7 +499,7 @@ pub fn delivery_round_trip_unique_and_filters<H: Harness>() {
 /// Sets up an endpoint and a transport; returns them.
 fn wired<S: Store>(w: &World<S>, status: u16, body: Value) -> (crate::webhook::Endpoint, Arc<FakeTransport>) {
     let t = FakeTransport::new(status);
-    w.billing.set_webhook_transport(t.clone());
+    w.billing.engine().set_webhook_transport(t.clone());
     (endpoint(w, &w.admin, body), t)
 }
 
@@ -497,7 +508,7 @@ pub fn delivery_is_signed_with_spec_headers<H: Harness>() {
     let (e, t) = wired(&w, 204, json!({"url": "https://example.com/h"}));
     let ev = event_in(&w.admin, EventType::PaymentSucceeded, w.now());
     record(&w, &ev);
-    let r = w.billing.run_due_work(None, 100).unwrap();
+    let r = w.billing.engine().run_due_work(None, 100).unwrap();
     assert_eq!((r.count(FANNED_OUT), r.count(DELIVERED)), (1, 1));
     let sent = t.sent.lock().unwrap().clone();
     assert_eq!(sent.len(), 1);
@@ -518,7 +529,7 @@ pub fn delivery_is_signed_with_spec_headers<H: Harness>() {
     assert_eq!((d[0].status, d[0].attempts.len(), d[0].next_attempt_at), (DeliveryStatus::Delivered, 1, None));
     assert_eq!(d[0].attempts[0].response_status, Some(204));
     assert!(w.read(|tx| tx.work(WorkId(d[0].id))).is_none(), "nothing left to do");
-    assert_eq!(w.billing.run_due_work(None, 100).unwrap().claimed, 0);
+    assert_eq!(w.billing.engine().run_due_work(None, 100).unwrap().claimed, 0);
 }
 
 pub fn retry_schedule_runs_on_the_sandbox_clock<H: Harness>() {
@@ -580,7 +591,7 @@ pub fn success_on_a_later_attempt<H: Harness>() {
 pub fn subscriptions_disabled_deleted_and_branches<H: Harness>() {
     let w = World::new(H::store());
     let t = FakeTransport::new(200);
-    w.billing.set_webhook_transport(t.clone());
+    w.billing.engine().set_webhook_transport(t.clone());
     let payments = endpoint(
         &w,
         &w.admin,
@@ -595,7 +606,7 @@ pub fn subscriptions_disabled_deleted_and_branches<H: Harness>() {
     let theirs = endpoint(&w, &second, json!({"url": "https://example.com/second"}));
     record(&w, &event_in(&w.admin, EventType::PaymentSucceeded, w.now()));
     record(&w, &event_in(&w.admin, EventType::InvoiceCreated, w.now()));
-    w.billing.run_due_work(None, 100).unwrap();
+    w.billing.engine().run_due_work(None, 100).unwrap();
     let urls: Vec<String> = t.sent.lock().unwrap().iter().map(|s| s.0.clone()).collect();
     let count = |u: &str| urls.iter().filter(|x| x.as_str() == u).count();
     assert_eq!((count(&payments.url), count(&everything.url)), (1, 2));
@@ -606,12 +617,12 @@ pub fn subscriptions_disabled_deleted_and_branches<H: Harness>() {
         .webhooks()
         .update(&second, theirs.id, EndpointFields::parse(&json!({"enabled": true}), false).unwrap())
         .unwrap();
-    let claimed = w.billing.claim_due_work(None, &[FANOUT_KIND], Duration::seconds(30), 10).unwrap();
+    let claimed = w.billing.engine().claim_due_work(None, &[FANOUT_KIND], Duration::seconds(30), 10).unwrap();
     let mut r = crate::work::WorkReport::default();
-    w.billing.run_work(&claimed, &mut r);
+    w.billing.engine().run_work(&claimed, &mut r);
     assert_eq!(r.errors, 0);
     w.billing.webhooks().delete(&second, theirs.id).unwrap();
-    w.billing.run_due_work(None, 100).unwrap();
+    w.billing.engine().run_due_work(None, 100).unwrap();
     assert_eq!(count(&theirs.url), 0);
     assert_eq!(t.sent.lock().unwrap().iter().filter(|s| s.0 == theirs.url).count(), 0);
     let d = deliveries(&w, theirs.id);
@@ -662,7 +673,7 @@ pub fn work_due_times_of_free_and_held_items<H: Harness>() {
 pub fn one_long_advance_replays_the_retry_schedule<H: Harness>() {
     let w = World::new(H::store());
     let (e, t) = wired(&w, 500, json!({"url": "https://example.com/h"}));
-    let start_at = w.billing.now(&w.admin);
+    let start_at = w.billing.engine().now(&w.admin);
     record(&w, &event_in(&w.admin, EventType::PaymentFailed, w.now()));
     let reached = w.billing.sandbox().advance(&w.admin, Advance::By(Duration::days(1))).unwrap();
     assert_eq!(reached, start_at + Duration::days(1));
@@ -703,7 +714,7 @@ pub fn advances_report_progress<H: Harness>() {
     let (_, t) = wired(&w, 500, json!({"url": "https://example.com/h"}));
     let reports = Arc::new(Mutex::new(Vec::new()));
     let sink = reports.clone();
-    w.billing.set_advance_progress(
+    w.billing.engine().set_advance_progress(
         std::time::Duration::ZERO,
         Arc::new(move |p: &crate::sandbox::AdvanceProgress| sink.lock().unwrap().push(p.clone())),
     );
@@ -728,7 +739,7 @@ pub fn branch_users_cannot_manage_webhooks<H: Harness>() {
     let w = World::new(H::store());
     let (e, t) = wired(&w, 500, json!({"url": "https://example.com/h"}));
     record(&w, &event_in(&w.admin, EventType::PaymentFailed, w.now()));
-    w.billing.run_due_work(None, 100).unwrap();
+    w.billing.engine().run_due_work(None, 100).unwrap();
     let d = deliveries(&w, e.id)[0].clone();
     let branch = w.boot.branch.id;
     let user = w.auth(&w.bearer(&w.user(crate::org::Role::BranchUser, &[branch])), None);
@@ -756,7 +767,7 @@ pub fn branch_users_cannot_manage_webhooks<H: Harness>() {
 pub fn fan_out_batch_skips_lost_leases<H: Harness>() {
     let w = World::new(H::store());
     let t = FakeTransport::new(200);
-    w.billing.set_webhook_transport(t.clone());
+    w.billing.engine().set_webhook_transport(t.clone());
     let e = endpoint(&w, &w.admin, json!({"url": "https://example.com/h"}));
     let events: Vec<Event> = (0..3).map(|_| event_in(&w.admin, EventType::PaymentSucceeded, w.now())).collect();
     for ev in &events {
@@ -774,10 +785,10 @@ pub fn fan_out_batch_skips_lost_leases<H: Harness>() {
     mixed.push(DueWork::new(WorkId::new(), w.boot.org.id, KIND, now, json!({})));
     // A claim's fan-outs make one job for one runner; an item of a kind without a batched
     // handler makes a job of its own.
-    let jobs = w.billing.work_jobs(mixed.clone());
+    let jobs = w.billing.engine().work_jobs(mixed.clone());
     assert_eq!(jobs.iter().map(|j| j.len()).collect::<Vec<_>>(), vec![3, 1]);
     assert!(jobs[0].iter().all(|i| i.kind == FANOUT_KIND) && jobs[1][0].kind == KIND);
-    w.billing.run_work(&mixed, &mut report);
+    w.billing.engine().run_work(&mixed, &mut report);
     assert_eq!(report.count(FANNED_OUT), 2);
     assert_eq!(report.errors, 0, "a lost lease is not an error");
     let by_event: BTreeSet<EventId> = deliveries(&w, e.id).iter().map(|d| d.event_id).collect();
@@ -826,7 +837,7 @@ pub fn deliveries_of_one_stop_run_side_by_side<H: Harness>() {
         state: Mutex::new((0, 0)),
         changed: std::sync::Condvar::new(),
     });
-    w.billing.set_webhook_transport(t.clone());
+    w.billing.engine().set_webhook_transport(t.clone());
     endpoint(&w, &w.admin, json!({"url": "https://one.example.com/h"}));
     endpoint(&w, &w.admin, json!({"url": "https://two.example.com/h"}));
     record(&w, &event_in(&w.admin, EventType::PaymentFailed, w.now()));
@@ -840,7 +851,7 @@ pub fn deliveries_of_one_stop_run_side_by_side<H: Harness>() {
 pub fn webhook_destinations_must_be_public<H: Harness>() {
     let w = World::new(H::store());
     let t = FakeTransport::new(200);
-    w.billing.set_webhook_transport(t.clone());
+    w.billing.engine().set_webhook_transport(t.clone());
     let ok = endpoint(&w, &w.admin, json!({"url": "https://example.com/h"}));
     for url in [
         "http://127.0.0.1:8080/h",
@@ -866,16 +877,16 @@ pub fn webhook_destinations_must_be_public<H: Harness>() {
     assert_eq!(listed, vec![ok.clone()], "nothing was created or changed");
 
     // Allowed (development): a local endpoint is accepted ...
-    w.billing.set_allow_private_webhooks(true);
+    w.billing.engine().set_allow_private_webhooks(true);
     let local = endpoint(&w, &w.admin, json!({"url": "http://127.0.0.1:9/h"}));
     // ... and once disallowed again, its deliveries are not sent but logged as refused.
-    w.billing.set_allow_private_webhooks(false);
+    w.billing.engine().set_allow_private_webhooks(false);
     w.billing
         .webhooks()
         .update(&w.admin, ok.id, EndpointFields::parse(&json!({"enabled": false}), false).unwrap())
         .unwrap();
     record(&w, &event_in(&w.admin, EventType::PaymentSucceeded, w.now()));
-    let r = w.billing.run_due_work(None, 100).unwrap();
+    let r = w.billing.engine().run_due_work(None, 100).unwrap();
     assert_eq!((r.count(DELIVERED), t.count()), (0, 0), "nothing sent");
     let d = deliveries(&w, local.id);
     assert_eq!(d.len(), 1);
@@ -890,7 +901,7 @@ pub fn webhook_destinations_must_be_public<H: Harness>() {
         t.set(status);
         let e = endpoint(&w, &w.admin, json!({"url": format!("https://example.com/{status}")}));
         record(&w, &event_in(&w.admin, EventType::PaymentSucceeded, w.now()));
-        w.billing.run_due_work(None, 100).unwrap();
+        w.billing.engine().run_due_work(None, 100).unwrap();
         let a = deliveries(&w, e.id)[0].attempts[0].clone();
         assert_eq!(a.response_status, Some(status));
         assert_eq!(a.response_body.is_some(), kept, "{a:?}");

@@ -29,13 +29,13 @@ fn create(b: &Billing<Backend>, s: &Scope, r: Request) -> Result<Reply> {
 
 /// InvoiceDetailed of `d`.
 fn detailed(b: &Billing<Backend>, s: &Scope, d: &InvoiceDetail) -> Result<Reply> {
-    Ok(Reply::of(&d.detailed(&s.branch.name, b.public_url(), &s.org.settings)))
+    Ok(Reply::of(&d.detailed(&s.branch.name, b.engine().public_url(), &s.org.settings)))
 }
 
 fn list(b: &Billing<Backend>, s: &Scope, r: Request) -> Result<Reply> {
     let req = parse_invoice_list(&r.query)?;
     let page = b.invoices().list(s, &req)?;
-    let data: Vec<_> = page.items.iter().map(|d| d.list_item(b.public_url(), req.include_payments)).collect();
+    let data: Vec<_> = page.items.iter().map(|d| d.list_item(b.engine().public_url(), req.include_payments)).collect();
     Ok(Reply::page(data, page.pagination()))
 }
 

@@ -24,7 +24,7 @@ pub static ROUTES: &[Route] = &[
 
 /// PaymentLinkDetailed of `l`.
 fn reply(b: &Billing<Backend>, s: &Scope, l: &PaymentLinkDetail) -> Reply {
-    Reply::of(&l.response(b.public_url(), &s.org.settings))
+    Reply::of(&l.response(b.engine().public_url(), &s.org.settings))
 }
 
 fn create(b: &Billing<Backend>, s: &Scope, r: Request) -> Result<Reply> {
@@ -35,7 +35,7 @@ fn create(b: &Billing<Backend>, s: &Scope, r: Request) -> Result<Reply> {
 fn list(b: &Billing<Backend>, s: &Scope, r: Request) -> Result<Reply> {
     let req = parse_payment_link_list(&r.query)?;
     let page = b.payment_links().list(s, &req)?;
-    let data: Vec<_> = page.items.iter().map(|l| l.response(b.public_url(), &s.org.settings)).collect();
+    let data: Vec<_> = page.items.iter().map(|l| l.response(b.engine().public_url(), &s.org.settings)).collect();
     Ok(Reply::page(data, page.pagination()))
 }
 

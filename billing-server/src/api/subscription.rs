@@ -36,7 +36,7 @@ fn cx<'a>(b: &'a Billing<Backend>, s: &'a Scope) -> ViewContext<'a> {
     ViewContext {
         settings: &s.org.settings,
         branch_name: &s.branch.name,
-        public_url: b.public_url(),
+        public_url: b.engine().public_url(),
     }
 }
 

@@ -111,9 +111,10 @@ fn snapshot_covers_every_table(srv: &TestServer) {
     let before = srv.snapshot();
     assert!(before.contains("== due_work (0 rows)"), "{before}");
     let org = srv.boot.org.id;
-    let now = srv.app.billing.clock().now();
+    let now = srv.app.billing.engine().clock().now();
     srv.app
         .billing
+        .engine()
         .store
         .write(|tx| {
             let item = billing_core::work::DueWork::new(billing_core::ids::WorkId::new(), org, "test.kind", now, json!({}));

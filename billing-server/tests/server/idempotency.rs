@@ -39,7 +39,7 @@ fn record(srv: &TestServer, idem: &str) -> Option<IdempotencyRecord> {
     let org = srv.boot.org.id;
     let scope = admin_scope(srv);
     let who = billing_core::idempotency::ops::scope_of(&scope);
-    srv.app.billing.store.read(|tx| Ok(tx.idempotency_record(org, &who, idem)?)).unwrap()
+    srv.app.billing.engine().store.read(|tx| Ok(tx.idempotency_record(org, &who, idem)?)).unwrap()
 }
 
 fn admin_scope(srv: &TestServer) -> billing_core::auth::Scope {
@@ -308,23 +308,26 @@ fn the_servers_store_marks_every_write_under_a_key(srv: &TestServer) {
     let billing = &srv.app.billing;
     let key = IdempotencyKey::parse(b"seam").unwrap();
     let print = Fingerprint::of("POST", PRODUCTS, "", scope.branch_id(), b"{}");
-    let Ok(Begin::Run(claim)) = billing.idempotency_begin(&scope, &key, &print) else {
+    let Ok(Begin::Run(claim)) = billing.engine().idempotency_begin(&scope, &key, &print) else {
         panic!("the key is free")
     };
     assert_eq!(record(srv, "seam").unwrap().state, State::Running);
     // A failed write under the key marks nothing.
     {
-        let _marking = billing.idempotency_marking(&claim);
-        let failed: billing_core::Result<()> = billing.store.write(|_| Err(billing_core::Error::code(billing_core::Code::INVALID_STATUS)));
+        let _marking = billing.engine().idempotency_marking(&claim);
+        let failed: billing_core::Result<()> = billing
+            .engine()
+            .store
+            .write(|_| Err(billing_core::Error::code(billing_core::Code::INVALID_STATUS)));
         assert!(failed.is_err());
     }
     assert_eq!(record(srv, "seam").unwrap().state, State::Running);
     // Outside the guard, nothing is marked either.
-    billing.store.write(|_| Ok(())).unwrap();
+    billing.engine().store.write(|_| Ok(())).unwrap();
     assert_eq!(record(srv, "seam").unwrap().state, State::Running);
     {
-        let _marking = billing.idempotency_marking(&claim);
-        billing.store.write(|_| Ok(())).unwrap();
+        let _marking = billing.engine().idempotency_marking(&claim);
+        billing.engine().store.write(|_| Ok(())).unwrap();
     }
     assert_eq!(record(srv, "seam").unwrap().state, State::Committed);
 }
@@ -354,7 +357,7 @@ fn leftovers_of_a_crash_are_taken_over_or_refused(srv: &TestServer) {
         leftover("dead-after-commit", State::Committed, chrono::Duration::seconds(-1)),
         leftover("still-running", State::Running, chrono::Duration::seconds(60)),
     ] {
-        srv.app.billing.store.write(|tx| Ok(tx.insert_idempotency_record(&r)?)).unwrap();
+        srv.app.billing.engine().store.write(|tx| Ok(tx.insert_idempotency_record(&r)?)).unwrap();
     }
     let send = |key: &str| keyed(srv, &srv.key, key, Method::POST, PRODUCTS, Some(body));
     srv.unchanged(|| assert_error(&send("dead-after-commit"), 409, "IDEMPOTENCY_OUTCOME_UNKNOWN"));

@@ -88,7 +88,14 @@ fn amounts(inv: &Value) -> Vec<String> {
 /// The saved cards of the organization (network and last four).
 fn saved_cards(srv: &TestServer, consumer: &str) -> usize {
     let c: billing_core::ids::ConsumerId = consumer.parse().unwrap();
-    srv.app.billing.store.read(|tx| Ok(tx.latest_active_card(c)?)).unwrap().into_iter().count()
+    srv.app
+        .billing
+        .engine()
+        .store
+        .read(|tx| Ok(tx.latest_active_card(c)?))
+        .unwrap()
+        .into_iter()
+        .count()
 }
 
 fn new_event_types(srv: &TestServer, from: usize) -> Vec<String> {
@@ -120,7 +127,7 @@ impl PaymentGateway for Voids {
 
 fn card_outcomes(srv: &TestServer) {
     let voids = std::sync::Arc::new(Voids::default());
-    srv.app.billing.set_sandbox_gateway(voids.clone());
+    srv.app.billing.engine().set_sandbox_gateway(voids.clone());
     let table = [
         ("4201320111111010", "paid", "APPROVED"),
         ("4201320000013020", "failed", "UNSPECIFIED FAILURE"),
@@ -185,11 +192,11 @@ fn card_outcomes(srv: &TestServer) {
             let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
             while !voids.0.lock().unwrap().contains(&reference) {
                 assert!(std::time::Instant::now() < deadline, "the charge {reference} was not voided");
-                srv.app.billing.run_due_work(None, 10).unwrap();
+                srv.app.billing.engine().run_due_work(None, 10).unwrap();
                 std::thread::sleep(std::time::Duration::from_millis(20));
             }
         } else {
-            srv.app.billing.run_due_work(None, 10).unwrap();
+            srv.app.billing.engine().run_due_work(None, 10).unwrap();
             assert!(!voids.0.lock().unwrap().contains(&reference), "{number}: voided");
         }
     }
@@ -266,7 +273,7 @@ fn installments_exact_and_later_ones(srv: &TestServer) {
     let inv = invoice_at(srv, "400.00");
     ok(attempt(srv, &inv, body(card(PAID), 2)));
     ok(srv.post("/api/v2/sandbox/clock/advance", json!({"seconds": 40 * 86_400})));
-    srv.app.billing.run_due_work(None, 100).unwrap();
+    srv.app.billing.engine().run_due_work(None, 100).unwrap();
     let now = get_invoice(srv, &inv);
     assert_eq!(statuses(&now), ["SUCCEEDED", "SUCCEEDED"]);
     assert_eq!((now["status"].as_str(), now["paid_amount"].as_str()), (Some("COMPLETED"), Some("400.00")));
@@ -344,7 +351,7 @@ impl PaymentGateway for Slow {
 
 fn concurrent_attempts_charge_once(srv: &TestServer) {
     let slow = std::sync::Arc::new(Slow::default());
-    srv.app.billing.set_sandbox_gateway(slow.clone());
+    srv.app.billing.engine().set_sandbox_gateway(slow.clone());
     // A double-clicked pay button (and a third click): one charge.
     for n in [1u8, 3] {
         let inv = invoice_at(srv, "400.00");
@@ -510,6 +517,7 @@ fn go_live(srv: &TestServer) {
     let org_id = srv.boot.org.id;
     srv.app
         .billing
+        .engine()
         .store
         .write(|tx| {
             let mut org = tx.org(org_id)?.expect("org");
@@ -552,7 +560,7 @@ fn live_without_gateway_takes_no_payment(srv: &TestServer) {
     assert_error(&r, 400, "PAYMENT_FLOW_NOT_ALLOWED");
     assert_eq!(statuses(&get_invoice(srv, &inv)), ["PENDING"]);
     // With a live gateway configured, it takes payments.
-    srv.app.billing.set_live_gateway(std::sync::Arc::new(SandboxGateway));
+    srv.app.billing.engine().set_live_gateway(std::sync::Arc::new(SandboxGateway));
     assert_eq!(ok(attempt(srv, &inv, body(card(PAID), 1)))["status"], "paid");
 }
 

@@ -55,7 +55,7 @@ fn a_held_gateway_call_holds_up_no_write(srv: &TestServer) {
         .unwrap();
     let (entered_tx, entered) = channel();
     let (go, go_rx) = channel();
-    srv.app.billing.set_sandbox_gateway(Arc::new(HeldGateway {
+    srv.app.billing.engine().set_sandbox_gateway(Arc::new(HeldGateway {
         entered: Mutex::new(entered_tx),
         go: Mutex::new(go_rx),
     }));

@@ -57,7 +57,7 @@ fn param(url: &str, k: &str) -> Option<String> {
 
 fn card_outcomes_and_redirects(srv: &TestServer) {
     // The table fails more often on one link than a client may (card testing).
-    srv.app.billing.set_failed_attempts_allowed(100);
+    srv.app.billing.engine().set_failed_attempts_allowed(100);
     let l = link_at(
         srv,
         "115.00",
@@ -269,7 +269,7 @@ impl PaymentGateway for Slow {
 }
 
 fn concurrent_attempts_charge_once(srv: &TestServer) {
-    srv.app.billing.set_sandbox_gateway(std::sync::Arc::new(Slow));
+    srv.app.billing.engine().set_sandbox_gateway(std::sync::Arc::new(Slow));
     // A double-clicked pay button: one payer, one link, two attempts at once.
     let l = link_at(srv, "100.00", json!({}));
     let path = format!("/pay/{}/attempts", l["short_id"].as_str().unwrap());

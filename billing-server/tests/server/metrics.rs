@@ -59,10 +59,10 @@ fn requests_and_queue(srv: &TestServer) {
 
     // Two items of a test kind: one 30 s late, one tomorrow.
     let org = srv.boot.org.id;
-    let now = srv.app.billing.clock().now();
+    let now = srv.app.billing.engine().clock().now();
     for due in [now - chrono::Duration::seconds(30), now + chrono::Duration::days(1)] {
         let item = DueWork::new(WorkId::new(), org, "metrics.test", due, serde_json::json!({}));
-        srv.app.billing.store.write(|tx| Ok(tx.insert_work(&item)?)).unwrap();
+        srv.app.billing.engine().store.write(|tx| Ok(tx.insert_work(&item)?)).unwrap();
     }
     let text = scrape(srv);
     assert_eq!(sample(&text, r#"billing_due_work_items{kind="metrics.test"}"#), Some(2.0), "{text}");

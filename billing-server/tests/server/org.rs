@@ -11,7 +11,7 @@ use hyper::Method;
 use serde_json::{json, Value};
 
 fn notifications(srv: &TestServer) -> Vec<billing_core::notification::Notification> {
-    srv.app.billing.store.read(|tx| Ok(tx.list_notifications(srv.boot.org.id)?)).unwrap()
+    srv.app.billing.engine().store.read(|tx| Ok(tx.list_notifications(srv.boot.org.id)?)).unwrap()
 }
 
 fn invite_as(srv: &TestServer, key: &str, language: Option<&str>, body: Value) -> crate::common::Resp {

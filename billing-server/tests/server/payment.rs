@@ -105,6 +105,7 @@ fn mark_paid_refusals_change_nothing(srv: &TestServer) {
     use billing_core::store::Store;
     srv.app
         .billing
+        .engine()
         .store
         .write(|tx| {
             let mut i = tx.invoice(branch, inv_id)?.unwrap();
@@ -167,6 +168,7 @@ fn refund_related_payments(srv: &TestServer) {
     use billing_core::store::Store;
     srv.app
         .billing
+        .engine()
         .store
         .write(|tx| {
             for mut p in tx.invoice_payments(inv_id)? {

@@ -219,6 +219,7 @@ pub fn set_link_status(srv: &TestServer, id: &str, status: billing_core::payment
     let branch = srv.boot.branch.id;
     srv.app
         .billing
+        .engine()
         .store
         .write(|tx| {
             let mut l = tx.payment_link(branch, id.parse().unwrap())?.expect("link");

@@ -69,7 +69,7 @@ fn seed(url: &str, n: usize) -> String {
         secret: boot.api_key.secret.clone(),
     };
     let scope = billing.auth().authenticate(&cred, None).unwrap();
-    let start = (billing.clock().now() - chrono::Duration::minutes(1))
+    let start = (billing.engine().clock().now() - chrono::Duration::minutes(1))
         .checked_sub_months(chrono::Months::new(1))
         .unwrap();
     let ids = billing_core::testkit::renewal_day::seed(&billing, &scope, n, start, 500).unwrap();

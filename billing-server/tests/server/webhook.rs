@@ -116,7 +116,7 @@ fn create(srv: &TestServer, body: Value) -> Value {
 /// Writes an event to the outbox as the engine does, with a spec-shaped payload.
 fn emit(srv: &TestServer, branch: &str, t: EventType) -> Event {
     let entity = uuid::Uuid::now_v7();
-    let base = srv.app.billing.public_url().to_string();
+    let base = srv.app.billing.engine().public_url().to_string();
     let now = Utc::now();
     let ev = Event {
         id: EventId::new(),
@@ -136,7 +136,7 @@ fn emit(srv: &TestServer, branch: &str, t: EventType) -> Event {
         }),
         created_at: billing_core::clock::truncate_micros(now),
     };
-    srv.app.billing.store.write(|tx| billing_core::event::record(tx, &ev)).unwrap();
+    srv.app.billing.engine().store.write(|tx| billing_core::event::record(tx, &ev)).unwrap();
     ev
 }
 
@@ -229,7 +229,7 @@ fn delivery_headers_body_and_signature(srv: &TestServer) {
     let body: Value = serde_json::from_slice(&r.body).unwrap();
     assert_eq!(
         body["entity_url"],
-        json!(format!("{}/api/v2/payments/{}", srv.app.billing.public_url(), ev.entity_id))
+        json!(format!("{}/api/v2/payments/{}", srv.app.billing.engine().public_url(), ev.entity_id))
     );
     assert_eq!(r.h("Content-Type"), "application/json");
     assert_eq!(r.h("User-Agent"), "Billing-Webhook/1.0");
@@ -421,7 +421,10 @@ fn panics_do_not_stop_the_worker(srv: &TestServer) {
     let rx = Receiver::start();
     let mut transport = billing_server::HttpTransport::new(std::time::Duration::from_secs(5));
     transport.allow_private = true;
-    srv.app.billing.set_webhook_transport(std::sync::Arc::new(PanickingTransport(transport)));
+    srv.app
+        .billing
+        .engine()
+        .set_webhook_transport(std::sync::Arc::new(PanickingTransport(transport)));
     create(srv, json!({"url": rx.url("/boom"), "event_types": ["PAYMENT_FAILED"]}));
     create(srv, json!({"url": rx.url("/ok")}));
     let runners = billing_server::DEFAULT_WORKER_CONCURRENCY;
@@ -574,7 +577,7 @@ fn events_of_real_operations(srv: &TestServer) {
     let mut types: Vec<&str> = got.iter().map(|r| r.h("X-Webhook-Event")).collect();
     types.sort();
     assert_eq!(types, vec!["INVOICE_COMPLETED", "INVOICE_CREATED", "PAYMENT_MARKED_AS_PAID"]);
-    let stored = srv.app.billing.store.read(|tx| Ok(tx.list_events(srv.boot.org.id)?)).unwrap();
+    let stored = srv.app.billing.engine().store.read(|tx| Ok(tx.list_events(srv.boot.org.id)?)).unwrap();
     for r in &got {
         assert!(verify(Some(r.h("X-Webhook-Signature")), &r.body, &secret, 300).is_ok());
         let body: Value = serde_json::from_slice(&r.body).unwrap();

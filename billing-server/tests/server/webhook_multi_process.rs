@@ -187,6 +187,7 @@ fn two_stores_claim_each_item_once<S: Store>(a: S, b: S) {
     let total = 300;
     let mut ids = std::collections::BTreeSet::new();
     billing
+        .engine()
         .store
         .write(|tx| {
             for i in 0..total {
@@ -199,7 +200,7 @@ fn two_stores_claim_each_item_once<S: Store>(a: S, b: S) {
         .unwrap();
     let taken = Mutex::new(Vec::new());
     std::thread::scope(|s| {
-        for store in [&billing.store as &S, &b] {
+        for store in [&billing.engine().store as &S, &b] {
             for _ in 0..4 {
                 let taken = &taken;
                 s.spawn(move || loop {

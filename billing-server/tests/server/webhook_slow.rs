@@ -58,7 +58,7 @@ fn emit(srv: &TestServer, org: OrgId, branch: BranchId, at: chrono::DateTime<chr
         payload: json!({"event_type": "PAYMENT_SUCCEEDED", "entity_id": entity}),
         created_at: billing_core::clock::truncate_micros(at),
     };
-    srv.app.billing.store.write(|tx| billing_core::event::record(tx, &ev)).unwrap();
+    srv.app.billing.engine().store.write(|tx| billing_core::event::record(tx, &ev)).unwrap();
 }
 
 /// Six receivers that never answer, one event: a one-day advance makes every scheduled attempt

@@ -183,7 +183,10 @@ fn use_ca_file(srv: &TestServer, ca_file: Option<&Path>) {
         ..Config::new("sqlite::memory:")
     };
     let app = App::open(config).expect("open with the CA file");
-    srv.app.billing.set_webhook_transport(app.billing.webhook_transport().expect("a transport"));
+    srv.app
+        .billing
+        .engine()
+        .set_webhook_transport(app.billing.engine().webhook_transport().expect("a transport"));
 }
 
 fn hook(srv: &TestServer, url: &str) -> (String, String) {
@@ -246,7 +249,7 @@ fn trusted_certificate_receives_signed_delivery(srv: &TestServer) {
     assert_eq!(verify(Some(r.h("X-Webhook-Signature")), &r.body, &secret, 300), Ok(ts));
     assert!(verify(Some(r.h("X-Webhook-Signature")), &r.body, "whsec_other", 300).is_err());
     // The body is the stored event's payload, byte for byte.
-    let events = srv.app.billing.store.read(|tx| Ok(tx.list_events(srv.boot.org.id)?)).unwrap();
+    let events = srv.app.billing.engine().store.read(|tx| Ok(tx.list_events(srv.boot.org.id)?)).unwrap();
     let ev = events.iter().find(|e| e.event_type.as_str() == "INVOICE_CREATED").unwrap();
     assert_eq!(r.body, serde_json::to_vec(&ev.payload).unwrap());
     assert_eq!(r.h("Content-Length"), r.body.len().to_string());

@@ -230,6 +230,7 @@ pub fn freeze_product(srv: &TestServer, product_id: &str) {
     let id = product_id.parse().unwrap();
     srv.app
         .billing
+        .engine()
         .store
         .write(|tx| {
             let mut p = tx.product(branch, id)?.expect("product exists");
@@ -246,6 +247,7 @@ pub fn freeze_coupon(srv: &TestServer, coupon_id: &str) {
     let id = coupon_id.parse().unwrap();
     srv.app
         .billing
+        .engine()
         .store
         .write(|tx| {
             let mut c = tx.coupon(branch, id)?.expect("coupon exists");

@@ -87,6 +87,7 @@ pub fn set_auto_charge(srv: &TestServer, on: bool) {
     let org_id = srv.boot.org.id;
     srv.app
         .billing
+        .engine()
         .store
         .write(|tx| {
             let mut org = tx.org(org_id)?.expect("org");
@@ -102,6 +103,7 @@ pub fn events(srv: &TestServer) -> Vec<(String, String)> {
     let org_id = srv.boot.org.id;
     srv.app
         .billing
+        .engine()
         .store
         .read(|tx| Ok(tx.list_events(org_id)?))
         .unwrap()
@@ -115,6 +117,7 @@ pub fn event_payloads(srv: &TestServer) -> Vec<Value> {
     let org_id = srv.boot.org.id;
     srv.app
         .billing
+        .engine()
         .store
         .read(|tx| Ok(tx.list_events(org_id)?))
         .unwrap()
@@ -129,6 +132,7 @@ pub fn snapshot(srv: &TestServer) -> String {
     let branch = srv.boot.branch.id;
     srv.app
         .billing
+        .engine()
         .store
         .read(|tx| {
             let mut page = 1;
