@@ -867,6 +867,11 @@ pub fn webhook_destinations_must_be_public<H: Harness>() {
             Err(crate::error::Error::Validation(d)) => {
                 assert_eq!(serde_json::to_value(&d[0].loc).unwrap(), json!(["body", "url"]), "{url}");
                 assert!(d[0].msg.contains("public addresses"), "{url}: {}", d[0].msg);
+                assert!(
+                    d[0].msg.contains("--webhook-allow-private"),
+                    "the refusal names the development flag: {}",
+                    d[0].msg
+                );
             }
             other => panic!("{url}: expected a 422, got {other:?}"),
         }

@@ -44,7 +44,10 @@ fn check_destination<S: Store>(billing: &Engine<S>, url: &str) -> Result<()> {
         Some(why) => Err(Error::invalid(FieldError::body(
             "value_error",
             "url",
-            format!("Value error, webhooks are sent only to public addresses: {why}"),
+            format!(
+                "Value error, webhooks are sent only to public addresses: {why} (for a receiver on your own machine in \
+                 development, start the server with --webhook-allow-private)"
+            ),
         ))),
         None => Ok(()),
     }
