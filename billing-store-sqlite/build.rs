@@ -7,7 +7,9 @@ use std::path::Path;
 
 fn main() {
     println!("cargo:rerun-if-changed=migrations");
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("migrations");
+    // Read when the script runs (not baked in when it is compiled): a checkout that moves keeps
+    // building with the same compiled script.
+    let root = Path::new(&std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR")).join("migrations");
     let mut found: Vec<(u32, String)> = Vec::new();
     for entry in std::fs::read_dir(&root).expect("the migrations folder").flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();

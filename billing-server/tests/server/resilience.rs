@@ -82,6 +82,39 @@ impl Server {
     }
 }
 
+/// Sends one more byte of each held body every second, on a thread of its own, until stopped.
+struct Dribbler {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: std::thread::JoinHandle<Vec<TcpStream>>,
+}
+
+impl Dribbler {
+    /// Starts dribbling into `slow`, and gives the server half a second to see them all.
+    fn start(mut slow: Vec<TcpStream>) -> Dribbler {
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let thread = {
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    for s in &mut slow {
+                        let _ = s.write_all(b" ");
+                    }
+                    std::thread::sleep(Duration::from_secs(1));
+                }
+                slow
+            })
+        };
+        std::thread::sleep(Duration::from_millis(500));
+        Dribbler { stop, thread }
+    }
+
+    /// Stops, and hands the connections back (still open).
+    fn stop(self) -> Vec<TcpStream> {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        self.thread.join().unwrap()
+    }
+}
+
 fn open_idle(addr: SocketAddr, n: usize) -> Vec<TcpStream> {
     (0..n).filter_map(|_| TcpStream::connect(addr).ok()).collect()
 }
@@ -107,27 +140,14 @@ fn legitimate_clients_are_served_during_a_connection_flood() {
         "POST /api/v2/consumers HTTP/1.1\r\nhost: x\r\nx-api-key: {}\r\ncontent-type: application/json\r\ncontent-length: 1000\r\n\r\n{{",
         srv.key
     );
-    let mut slow: Vec<TcpStream> = (0..200)
+    let slow: Vec<TcpStream> = (0..200)
         .map(|_| {
             let mut s = TcpStream::connect(srv.addr).unwrap();
             s.write_all(head.as_bytes()).unwrap();
             s
         })
         .collect();
-    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let dribbler = {
-        let stop = stop.clone();
-        std::thread::spawn(move || {
-            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                for s in &mut slow {
-                    let _ = s.write_all(b" ");
-                }
-                std::thread::sleep(Duration::from_secs(1));
-            }
-            slow
-        })
-    };
-    std::thread::sleep(Duration::from_millis(500));
+    let dribbler = Dribbler::start(slow);
 
     let mut latencies = Vec::new();
     let started = Instant::now();
@@ -144,8 +164,7 @@ fn legitimate_clients_are_served_during_a_connection_flood() {
         latencies.push(took);
     }
     let rss_mib = srv.rss_kib() / 1024;
-    stop.store(true, std::sync::atomic::Ordering::Relaxed);
-    let slow = dribbler.join().unwrap();
+    let slow = dribbler.stop();
     let p99 = p99(latencies.clone());
     eprintln!("{} requests during the flood, p99 {p99:?}, server RSS {rss_mib} MiB", latencies.len());
     assert!(latencies.len() >= 50, "only {} requests in 5 s", latencies.len());
@@ -223,27 +242,14 @@ fn unauthenticated_bodies_cannot_crowd_out_payers() {
         "POST /mcp HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\naccept: application/json, text/event-stream\r\ncontent-length: 60000\r\n\r\n{"
             .to_string(),
     ];
-    let mut slow: Vec<TcpStream> = (0..1100)
+    let slow: Vec<TcpStream> = (0..1100)
         .filter_map(|i| {
             let mut s = TcpStream::connect(srv.addr).ok()?;
             s.write_all(heads[i % 3].as_bytes()).ok()?;
             Some(s)
         })
         .collect();
-    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let dribbler = {
-        let stop = stop.clone();
-        std::thread::spawn(move || {
-            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                for s in &mut slow {
-                    let _ = s.write_all(b" ");
-                }
-                std::thread::sleep(Duration::from_secs(1));
-            }
-            slow
-        })
-    };
-    std::thread::sleep(Duration::from_millis(500));
+    let dribbler = Dribbler::start(slow);
 
     let mut latencies = Vec::new();
     let started = Instant::now();
@@ -263,8 +269,7 @@ fn unauthenticated_bodies_cannot_crowd_out_payers() {
         latencies.push(took);
     }
     let during_mib = srv.rss_kib() / 1024;
-    stop.store(true, std::sync::atomic::Ordering::Relaxed);
-    let slow = dribbler.join().unwrap();
+    let slow = dribbler.stop();
     drop(slow);
     std::thread::sleep(Duration::from_secs(2));
     let after_mib = srv.rss_kib() / 1024;
